@@ -1,0 +1,206 @@
+#include "core/cluster.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <sstream>
+
+#include "core/errors.h"
+
+namespace aware {
+namespace {
+
+std::atomic<std::uint64_t> g_next_cluster_revision{1};
+
+std::string where(const Cluster& cluster) {
+  return cluster.source().empty() ? cluster.name() : cluster.source();
+}
+
+void check_positive(const Cluster& cluster, const std::string& what, const std::string& name,
+                    const char* field, double value, bool allow_zero = false) {
+  const bool ok = std::isfinite(value) && (allow_zero ? value >= 0 : value > 0);
+  if (!ok) {
+    std::ostringstream out;
+    out << where(cluster) << ": " << what << " '" << name << "': field '" << field << "' must be "
+        << (allow_zero ? "finite and non-negative" : "finite and positive") << ", got " << value;
+    throw DeviceError(out.str());
+  }
+}
+
+}  // namespace
+
+void Cluster::touch() {
+  finalized_ = false;
+  revision_ = g_next_cluster_revision.fetch_add(1, std::memory_order_relaxed);
+}
+
+int Cluster::add_device(Device device) {
+  if (device.name.empty()) throw DeviceError(where(*this) + ": a device has an empty 'name'");
+  if (find_node(device.name) >= 0)
+    throw DeviceError(where(*this) + ": device '" + device.name + "': field 'name' is a duplicate");
+  if (!switches_.empty())
+    throw DeviceError(where(*this) + ": devices must be added before switches");
+  devices_.push_back(std::move(device));
+  touch();
+  return num_devices() - 1;
+}
+
+int Cluster::add_switch(std::string name) {
+  if (name.empty()) throw DeviceError(where(*this) + ": a switch has an empty 'name'");
+  if (find_node(name) >= 0)
+    throw DeviceError(where(*this) + ": switch '" + name + "': field 'name' is a duplicate");
+  switches_.push_back(std::move(name));
+  touch();
+  return num_nodes() - 1;
+}
+
+int Cluster::add_link(Link link) {
+  if (link.a < 0 || link.a >= num_nodes() || link.b < 0 || link.b >= num_nodes() ||
+      link.a == link.b) {
+    throw DeviceError(where(*this) + ": link '" + link.name +
+                      "': fields 'a'/'b' must name two different devices or switches");
+  }
+  if (link.name.empty()) link.name = node_name(link.a) + "<->" + node_name(link.b);
+  links_.push_back(std::move(link));
+  touch();
+  return num_links() - 1;
+}
+
+int Cluster::connect(const std::string& a, const std::string& b, double bandwidth_Bps,
+                     double latency_us, std::string link_name) {
+  const int na = find_node(a);
+  const int nb = find_node(b);
+  if (na < 0) throw DeviceError(where(*this) + ": link '" + link_name + "': unknown node '" + a + "'");
+  if (nb < 0) throw DeviceError(where(*this) + ": link '" + link_name + "': unknown node '" + b + "'");
+  return add_link(Link{std::move(link_name), na, nb, bandwidth_Bps, latency_us});
+}
+
+const std::string& Cluster::node_name(int node) const {
+  AWARE_CHECK(node >= 0 && node < num_nodes(), "node id in range");
+  return node < num_devices() ? devices_[node].name : switches_[node - num_devices()];
+}
+
+int Cluster::find_node(const std::string& name) const {
+  for (int i = 0; i < num_devices(); ++i)
+    if (devices_[i].name == name) return i;
+  for (int i = 0; i < static_cast<int>(switches_.size()); ++i)
+    if (switches_[i] == name) return num_devices() + i;
+  return -1;
+}
+
+int Cluster::find_device(const std::string& name) const {
+  for (int i = 0; i < num_devices(); ++i)
+    if (devices_[i].name == name) return i;
+  return -1;
+}
+
+void Cluster::finalize() {
+  if (devices_.empty()) throw DeviceError(where(*this) + ": the cluster has no devices");
+  for (const Device& d : devices_) {
+    check_positive(*this, "device", d.name, "peak_flops", d.peak_flops);
+    check_positive(*this, "device", d.name, "efficiency", d.efficiency);
+    if (d.efficiency > 1) check_positive(*this, "device", d.name, "efficiency (<= 1)", -1);
+    check_positive(*this, "device", d.name, "memory_bytes", d.memory_bytes);
+    check_positive(*this, "device", d.name, "memory_Bps", d.memory_Bps);
+    check_positive(*this, "device", d.name, "launch_overhead_us", d.launch_overhead_us, true);
+  }
+  for (const Link& l : links_) {
+    check_positive(*this, "link", l.name, "bandwidth_Bps", l.bandwidth_Bps);
+    check_positive(*this, "link", l.name, "latency_us", l.latency_us, true);
+  }
+  const int nodes = num_nodes();
+  const int devices = num_devices();
+  std::vector<std::vector<Hop>> adjacency(nodes);
+  for (int l = 0; l < num_links(); ++l) {
+    adjacency[links_[l].a].push_back(Hop{l, 0});
+    adjacency[links_[l].b].push_back(Hop{l, 1});
+  }
+  routes_.assign(static_cast<size_t>(devices) * devices, {});
+  route_latency_us_.assign(static_cast<size_t>(devices) * devices, 0);
+  route_bandwidth_Bps_.assign(static_cast<size_t>(devices) * devices,
+                              std::numeric_limits<double>::infinity());
+  // Dijkstra from each device on (latency, hops); deterministic because the
+  // adjacency lists are in link order and ties keep the first path found.
+  using Key = std::pair<double, int>;  // (latency, hops)
+  for (int src = 0; src < devices; ++src) {
+    std::vector<Key> best(nodes, Key{std::numeric_limits<double>::infinity(), 0});
+    std::vector<Hop> via(nodes, Hop{-1, 0});
+    std::vector<bool> done(nodes, false);
+    best[src] = Key{0, 0};
+    using Item = std::pair<Key, int>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+    queue.push({best[src], src});
+    while (!queue.empty()) {
+      const auto [key, node] = queue.top();
+      queue.pop();
+      if (done[node]) continue;
+      done[node] = true;
+      // Routes pass through switches, and through devices only as endpoints.
+      if (node != src && node < devices) continue;
+      for (const Hop& hop : adjacency[node]) {
+        const Link& link = links_[hop.link];
+        const int next = hop.direction == 0 ? link.b : link.a;
+        const Key cand{key.first + link.latency_us, key.second + 1};
+        if (cand < best[next]) {
+          best[next] = cand;
+          via[next] = hop;
+          queue.push({cand, next});
+        }
+      }
+    }
+    for (int dst = 0; dst < devices; ++dst) {
+      if (dst == src) continue;
+      if (!done[dst]) {
+        throw DeviceError(where(*this) + ": device '" + devices_[dst].name +
+                          "' cannot be reached from device '" + devices_[src].name +
+                          "' (field 'links')");
+      }
+      std::vector<Hop> path;
+      double bandwidth = std::numeric_limits<double>::infinity();
+      for (int node = dst; node != src;) {
+        const Hop hop = via[node];
+        path.push_back(hop);
+        bandwidth = std::min(bandwidth, links_[hop.link].bandwidth_Bps);
+        node = hop.direction == 0 ? links_[hop.link].a : links_[hop.link].b;
+      }
+      std::reverse(path.begin(), path.end());
+      const size_t idx = static_cast<size_t>(src) * devices + dst;
+      routes_[idx] = std::move(path);
+      route_latency_us_[idx] = best[dst].first;
+      route_bandwidth_Bps_[idx] = bandwidth;
+    }
+  }
+  finalized_ = true;
+}
+
+const std::vector<Hop>& Cluster::route(int src, int dst) const {
+  AWARE_CHECK(finalized_, "Cluster::finalize() must run before route()");
+  return routes_[static_cast<size_t>(src) * num_devices() + dst];
+}
+
+double Cluster::route_latency_us(int src, int dst) const {
+  AWARE_CHECK(finalized_, "Cluster::finalize() must run before route_latency_us()");
+  return route_latency_us_[static_cast<size_t>(src) * num_devices() + dst];
+}
+
+double Cluster::route_bandwidth_Bps(int src, int dst) const {
+  AWARE_CHECK(finalized_, "Cluster::finalize() must run before route_bandwidth_Bps()");
+  return route_bandwidth_Bps_[static_cast<size_t>(src) * num_devices() + dst];
+}
+
+double Cluster::transfer_time_us(int src, int dst, double bytes) const {
+  if (src == dst) return 0;
+  return route_latency_us(src, dst) + bytes / route_bandwidth_Bps(src, dst) * 1e6;
+}
+
+double Cluster::slowest_route_bandwidth_Bps() const {
+  double slowest = std::numeric_limits<double>::infinity();
+  for (int s = 0; s < num_devices(); ++s)
+    for (int d = 0; d < num_devices(); ++d)
+      if (s != d) slowest = std::min(slowest, route_bandwidth_Bps(s, d));
+  return slowest;
+}
+
+}  // namespace aware

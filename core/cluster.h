@@ -1,0 +1,121 @@
+// Cluster: devices, switches and the links between them, with a route between
+// every pair of devices.
+//
+// Nodes are numbered devices first (0..num_devices-1), then switches. Links are
+// full duplex: each direction is a separate channel. A copyable value; read-only
+// use from several threads is safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace aware {
+
+struct Device {
+  std::string name;
+  std::string kind;              // "K40", "V100", "cpu", ...
+  double peak_flops = 0;         // FLOP/s at peak
+  double efficiency = 1;         // fraction of peak that kernels reach (0, 1]
+  double memory_bytes = 0;       // device memory capacity
+  double memory_Bps = 0;         // device memory bandwidth, bytes/s
+  double launch_overhead_us = 0; // fixed cost added to every op
+};
+
+struct Link {
+  std::string name;
+  int a = -1;                    // node id of one end
+  int b = -1;                    // node id of the other end
+  double bandwidth_Bps = 0;      // per direction
+  double latency_us = 0;
+};
+
+// One step of a route: a link crossed in one direction (0: a->b, 1: b->a).
+struct Hop {
+  int link = -1;
+  int direction = 0;
+  int channel() const { return 2 * link + direction; }  // dense id of the directed channel
+};
+
+class Cluster {
+ public:
+  Cluster() = default;
+  explicit Cluster(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  const std::string& source() const { return source_; }
+  void set_source(std::string source) { source_ = std::move(source); }
+
+  // Adders return the new id. Names must be unique among devices and switches.
+  int add_device(Device device);
+  int add_switch(std::string name);
+  int add_link(Link link);
+  // Convenience: link by node names.
+  int connect(const std::string& a, const std::string& b, double bandwidth_Bps, double latency_us,
+              std::string link_name = "");
+
+  int num_devices() const { return static_cast<int>(devices_.size()); }
+  int num_nodes() const { return num_devices() + static_cast<int>(switches_.size()); }
+  int num_links() const { return static_cast<int>(links_.size()); }
+  const Device& device(int id) const { return devices_[id]; }
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<std::string>& switches() const { return switches_; }
+  const Link& link(int id) const { return links_[id]; }
+  const std::vector<Link>& links() const { return links_; }
+  const std::string& node_name(int node) const;
+  // Node id by device or switch name, or -1.
+  int find_node(const std::string& name) const;
+  int find_device(const std::string& name) const;
+
+  // Validates numbers (throws DeviceError naming the device/link and field) and
+  // computes the route between every ordered pair of devices: the path of least
+  // total latency, ties broken by fewer hops. Throws DeviceError when a pair is
+  // unreachable. Must be called after the last add_*; the presets and the JSON
+  // reader call it.
+  void finalize();
+  bool finalized() const { return finalized_; }
+
+  // The hops from device `src` to device `dst` (empty when src == dst).
+  const std::vector<Hop>& route(int src, int dst) const;
+  // Sum of latencies along the route, in µs.
+  double route_latency_us(int src, int dst) const;
+  // Smallest bandwidth along the route, bytes/s (infinity when src == dst).
+  double route_bandwidth_Bps(int src, int dst) const;
+  // Time for `bytes` to cross an idle route: latency + bytes / bottleneck bandwidth.
+  double transfer_time_us(int src, int dst, double bytes) const;
+  // The slowest device-to-device route's bandwidth, bytes/s.
+  double slowest_route_bandwidth_Bps() const;
+
+  std::uint64_t revision() const { return revision_; }
+
+ private:
+  void touch();
+
+  std::string name_;
+  std::string source_;
+  std::vector<Device> devices_;
+  std::vector<std::string> switches_;
+  std::vector<Link> links_;
+  std::vector<std::vector<Hop>> routes_;  // num_devices^2
+  std::vector<double> route_latency_us_;
+  std::vector<double> route_bandwidth_Bps_;
+  bool finalized_ = false;
+  std::uint64_t revision_ = 0;
+};
+
+// Names of the built-in presets ("k40x4", "dgx-a100", "multi-node:2x8" is a pattern).
+std::vector<std::string> cluster_preset_names();
+// Builds a preset by name (without the "preset:" prefix). Throws ConfigError listing
+// the known presets for an unknown name.
+Cluster make_cluster_preset(const std::string& name);
+// "preset:NAME" -> make_cluster_preset, anything else -> read a JSON cluster file.
+Cluster load_cluster(const std::string& spec);
+
+}  // namespace aware
+
+namespace aware {
+// The first `count` devices of `cluster` with every switch and the links among
+// them (for "the same box with fewer GPUs"). Throws ConfigError on a bad count.
+Cluster restrict_devices(const Cluster& cluster, int count);
+}  // namespace aware

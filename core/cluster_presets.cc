@@ -1,0 +1,199 @@
+// Built-in cluster presets. Device rates are datasheet numbers (fp32 peak, memory
+// size and bandwidth) with an efficiency factor; see docs/clusters.md for sources.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "core/formats.h"
+
+namespace aware {
+namespace {
+
+constexpr double kGB = 1e9;
+
+Device gpu(const std::string& name, const std::string& kind) {
+  Device d;
+  d.name = name;
+  d.kind = kind;
+  if (kind == "K80") {  // one GK210 of a K80 board
+    d.peak_flops = 4.37e12, d.memory_bytes = 12 * kGB, d.memory_Bps = 240 * kGB;
+    d.efficiency = 0.6, d.launch_overhead_us = 5;
+  } else if (kind == "K40") {
+    d.peak_flops = 4.29e12, d.memory_bytes = 12 * kGB, d.memory_Bps = 288 * kGB;
+    d.efficiency = 0.6, d.launch_overhead_us = 5;
+  } else if (kind == "V100") {
+    d.peak_flops = 15.7e12, d.memory_bytes = 32 * kGB, d.memory_Bps = 900 * kGB;
+    d.efficiency = 0.65, d.launch_overhead_us = 4;
+  } else if (kind == "A100") {
+    d.peak_flops = 19.5e12, d.memory_bytes = 80 * kGB, d.memory_Bps = 2039 * kGB;
+    d.efficiency = 0.65, d.launch_overhead_us = 4;
+  } else if (kind == "H100") {
+    d.peak_flops = 67e12, d.memory_bytes = 80 * kGB, d.memory_Bps = 3350 * kGB;
+    d.efficiency = 0.6, d.launch_overhead_us = 3;
+  } else if (kind == "H200") {
+    d.peak_flops = 67e12, d.memory_bytes = 141 * kGB, d.memory_Bps = 4800 * kGB;
+    d.efficiency = 0.6, d.launch_overhead_us = 3;
+  } else {
+    throw InternalError("unknown GPU kind " + kind);
+  }
+  return d;
+}
+
+// n GPUs of `kind`, each linked to one switch.
+Cluster star(const std::string& name, const std::string& kind, int n, const std::string& hub,
+             double link_Bps, double latency_us) {
+  Cluster c(name);
+  for (int i = 0; i < n; ++i) c.add_device(gpu("gpu" + std::to_string(i), kind));
+  c.add_switch(hub);
+  for (int i = 0; i < n; ++i)
+    c.connect("gpu" + std::to_string(i), hub, link_Bps, latency_us,
+              hub + "-gpu" + std::to_string(i));
+  return c;
+}
+
+// K40s on PCIe 3: up to four behind each PCIe switch, switches joined at the root complex.
+Cluster k40(int n) {
+  Cluster c("k40x" + std::to_string(n));
+  const double pcie_Bps = 10 * kGB;  // effective PCIe 3 x16 peer-to-peer
+  const double latency_us = 5;
+  for (int i = 0; i < n; ++i) c.add_device(gpu("gpu" + std::to_string(i), "K40"));
+  const int switches = (n + 3) / 4;
+  for (int s = 0; s < switches; ++s) c.add_switch("pcie" + std::to_string(s));
+  if (switches > 1) c.add_switch("root");
+  for (int i = 0; i < n; ++i) {
+    const std::string sw = "pcie" + std::to_string(i / 4);
+    c.connect("gpu" + std::to_string(i), sw, pcie_Bps, latency_us, sw + "-gpu" + std::to_string(i));
+  }
+  for (int s = 0; s < switches && switches > 1; ++s)
+    c.connect("pcie" + std::to_string(s), "root", pcie_Bps, latency_us,
+              "root-pcie" + std::to_string(s));
+  return c;
+}
+
+// N nodes x G A100 GPUs: NVSwitch inside a node (300 GB/s per GPU), each node's
+// 400 Gb/s uplink to a leaf switch (four nodes per leaf), leaves joined by a spine
+// at four times the uplink rate: a two-level fat-tree.
+Cluster multi_node(int nodes, int gpus_per_node) {
+  Cluster c("multi-node:" + std::to_string(nodes) + "x" + std::to_string(gpus_per_node));
+  for (int n = 0; n < nodes; ++n)
+    for (int g = 0; g < gpus_per_node; ++g)
+      c.add_device(gpu("node" + std::to_string(n) + "-gpu" + std::to_string(g), "A100"));
+  for (int n = 0; n < nodes; ++n) c.add_switch("node" + std::to_string(n) + "-nvswitch");
+  const int leaves = (nodes + 3) / 4;
+  for (int l = 0; l < leaves; ++l) c.add_switch("leaf" + std::to_string(l));
+  if (leaves > 1) c.add_switch("spine");
+  const double uplink_Bps = 50 * kGB;  // 400 Gb/s
+  for (int n = 0; n < nodes; ++n) {
+    const std::string nv = "node" + std::to_string(n) + "-nvswitch";
+    for (int g = 0; g < gpus_per_node; ++g) {
+      const std::string dev = "node" + std::to_string(n) + "-gpu" + std::to_string(g);
+      c.connect(dev, nv, 300 * kGB, 2, nv + "-gpu" + std::to_string(g));
+    }
+    const std::string leaf = "leaf" + std::to_string(n / 4);
+    c.connect(nv, leaf, uplink_Bps, 5, leaf + "-node" + std::to_string(n));
+  }
+  for (int l = 0; l < leaves && leaves > 1; ++l)
+    c.connect("leaf" + std::to_string(l), "spine", 4 * uplink_Bps, 5,
+              "spine-leaf" + std::to_string(l));
+  return c;
+}
+
+Cluster cpu_host() {
+  Cluster c("cpu-host");
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  for (int i = 0; i < cores; ++i) {
+    Device d;
+    d.name = "cpu" + std::to_string(i);
+    d.kind = "cpu";
+    d.peak_flops = 50e9;  // AVX2 FMA at ~3 GHz
+    d.efficiency = 0.3;
+    d.memory_bytes = 4 * kGB;
+    d.memory_Bps = 10 * kGB;
+    d.launch_overhead_us = 2;
+    c.add_device(d);
+  }
+  c.add_switch("host-memory");
+  for (int i = 0; i < cores; ++i)
+    c.connect("cpu" + std::to_string(i), "host-memory", 10 * kGB, 1);
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::string> cluster_preset_names() {
+  return {"p2.8xlarge", "k40x2",    "k40x4",    "k40x8",   "dgx-v100",
+          "dgx-a100",   "hgx-h100", "hgx-h200", "multi-node:NxG", "cpu-host"};
+}
+
+Cluster make_cluster_preset(const std::string& name) {
+  Cluster c;
+  if (name == "p2.8xlarge") {
+    // Placeto's machine; 7.6 GB/s per direction matches its simulator's bus speed.
+    c = star(name, "K80", 8, "pcie", 7.6 * kGB, 5);
+  } else if (name == "k40x2" || name == "k40x4" || name == "k40x8") {
+    c = k40(std::stoi(name.substr(4)));
+  } else if (name == "dgx-v100") {
+    c = star(name, "V100", 8, "nvlink", 150 * kGB, 2);
+  } else if (name == "dgx-a100") {
+    c = star(name, "A100", 8, "nvswitch", 300 * kGB, 2);
+  } else if (name == "hgx-h100") {
+    c = star(name, "H100", 8, "nvswitch", 450 * kGB, 1.5);
+  } else if (name == "hgx-h200") {
+    c = star(name, "H200", 8, "nvswitch", 450 * kGB, 1.5);
+  } else if (name.rfind("multi-node:", 0) == 0) {
+    int nodes = 0, gpus = 0;
+    char tail = 0;
+    if (std::sscanf(name.c_str() + 11, "%dx%d%c", &nodes, &gpus, &tail) != 2 || nodes < 1 ||
+        gpus < 1 || nodes > 64 || gpus > 16) {
+      throw ConfigError("cluster preset '" + name +
+                        "': expected multi-node:NxG with 1 <= N <= 64 and 1 <= G <= 16");
+    }
+    c = multi_node(nodes, gpus);
+  } else if (name == "cpu-host") {
+    c = cpu_host();
+  } else {
+    std::string known;
+    for (const auto& n : cluster_preset_names()) known += (known.empty() ? "" : ", ") + n;
+    throw ConfigError("unknown cluster preset '" + name + "' (known: " + known + ")");
+  }
+  c.set_source("preset:" + name);
+  c.finalize();
+  return c;
+}
+
+Cluster load_cluster(const std::string& spec) {
+  if (spec.rfind("preset:", 0) == 0) return make_cluster_preset(spec.substr(7));
+  // Bare preset names are accepted too, as long as no file of that name exists.
+  for (const auto& n : cluster_preset_names())
+    if (spec == n) return make_cluster_preset(spec);
+  if (spec.rfind("multi-node:", 0) == 0) return make_cluster_preset(spec);
+  return read_cluster_file(spec);
+}
+
+Cluster restrict_devices(const Cluster& cluster, int count) {
+  if (count < 1 || count > cluster.num_devices()) {
+    throw ConfigError("cluster '" + cluster.name() + "' has " +
+                      std::to_string(cluster.num_devices()) + " devices; cannot take " +
+                      std::to_string(count));
+  }
+  Cluster out(cluster.name() + "[" + std::to_string(count) + "]");
+  out.set_source(cluster.source());
+  for (int d = 0; d < count; ++d) out.add_device(cluster.device(d));
+  for (const auto& s : cluster.switches()) out.add_switch(s);
+  auto remap = [&](int node) {
+    if (node < cluster.num_devices()) return node < count ? node : -1;
+    return node - cluster.num_devices() + count;
+  };
+  for (const Link& l : cluster.links()) {
+    const int a = remap(l.a), b = remap(l.b);
+    if (a < 0 || b < 0) continue;
+    out.add_link(Link{l.name, a, b, l.bandwidth_Bps, l.latency_us});
+  }
+  out.finalize();
+  return out;
+}
+
+}  // namespace aware

@@ -1,0 +1,50 @@
+#include "core/cost_model.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/cluster.h"
+#include "core/op_graph.h"
+
+namespace aware {
+
+double CostTable::lookup(const std::string& op_name, const std::string& device_kind) const {
+  auto it = us.find({op_name, device_kind});
+  if (it != us.end()) return it->second;
+  it = us.find({op_name, "*"});
+  return it == us.end() ? -1 : it->second;
+}
+
+double roofline_time_us(const Op& op, const Device& device) {
+  const double compute_s = op.flops / (device.peak_flops * device.efficiency);
+  const double memory_s = op.bytes_accessed / device.memory_Bps;
+  return std::max(compute_s, memory_s) * 1e6 + device.launch_overhead_us;
+}
+
+double op_time_us(const Op& op, const Device& device, const CostTable* table) {
+  if (table != nullptr && !table->empty()) {
+    const double measured = table->lookup(op.name, device.kind);
+    if (measured >= 0) return measured;
+  }
+  if (op.has_measured_cost()) return op.compute_us;
+  return roofline_time_us(op, device);
+}
+
+OpCostMatrix::OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const CostTable* table)
+    : num_devices_(cluster.num_devices()) {
+  const int n = graph.num_ops();
+  time_us_.resize(static_cast<size_t>(n) * num_devices_);
+  min_time_us_.assign(n, std::numeric_limits<double>::infinity());
+  mean_time_us_.assign(n, 0);
+  for (int op = 0; op < n; ++op) {
+    for (int d = 0; d < num_devices_; ++d) {
+      const double t = op_time_us(graph.op(op), cluster.device(d), table);
+      time_us_[static_cast<size_t>(op) * num_devices_ + d] = t;
+      min_time_us_[op] = std::min(min_time_us_[op], t);
+      mean_time_us_[op] += t / num_devices_;
+    }
+    if (num_devices_ == 0) min_time_us_[op] = 0;
+  }
+}
+
+}  // namespace aware

@@ -1,0 +1,50 @@
+// Per-op compute time on each device: a measured cost (Op::compute_us or a cost
+// table entry) when there is one, else a roofline:
+//   max(flops / (peak * efficiency), bytes_accessed / memory bandwidth) + launch overhead.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace aware {
+
+class OpGraph;
+class Cluster;
+struct Op;
+struct Device;
+
+// Measured op costs that override the roofline: (op name, device kind) -> µs.
+// A kind of "*" matches every device. Filled by hw/ profiling or imported.
+struct CostTable {
+  std::map<std::pair<std::string, std::string>, double> us;
+  bool empty() const { return us.empty(); }
+  // Returns the entry for (op, kind), or (op, "*"), or -1.
+  double lookup(const std::string& op_name, const std::string& device_kind) const;
+};
+
+// Roofline time of `op` on `device`, µs (ignores measured costs).
+double roofline_time_us(const Op& op, const Device& device);
+// Time of `op` on `device`, µs: measured if available, else roofline.
+double op_time_us(const Op& op, const Device& device, const CostTable* table = nullptr);
+
+// Dense op x device time matrix, computed once per (graph, cluster).
+class OpCostMatrix {
+ public:
+  OpCostMatrix() = default;
+  OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const CostTable* table = nullptr);
+  double time_us(int op, int device) const { return time_us_[op * num_devices_ + device]; }
+  double min_time_us(int op) const { return min_time_us_[op]; }
+  double mean_time_us(int op) const { return mean_time_us_[op]; }
+  int num_devices() const { return num_devices_; }
+  int num_ops() const { return static_cast<int>(min_time_us_.size()); }
+
+ private:
+  int num_devices_ = 0;
+  std::vector<double> time_us_;
+  std::vector<double> min_time_us_;
+  std::vector<double> mean_time_us_;
+};
+
+}  // namespace aware

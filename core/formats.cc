@@ -1,0 +1,502 @@
+#include "core/formats.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+
+namespace aware {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------- files
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(path + ": cannot open file for reading");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw ParseError(path + ": read error");
+  return buffer.str();
+}
+
+void write_text_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw ParseError(path + ": cannot open file for writing");
+    out << text;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw ParseError(path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw ParseError(path + ": cannot rename the temporary file into place");
+  }
+}
+
+json parse_json_text(const std::string& text, const std::string& source) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw ParseError(source + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+}
+
+// ---------------------------------------------------------------- field helpers
+
+namespace {
+
+// Context for error messages: "<file>: op 'x': field 'y' ...".
+struct Where {
+  std::string source;
+  std::string object;  // "op 'conv1'", "device 'gpu0'", "" for the document
+  std::string prefix() const { return object.empty() ? source + ": " : source + ": " + object + ": "; }
+};
+
+[[noreturn]] void fail(const Where& w, const std::string& field, const std::string& what) {
+  throw ParseError(w.prefix() + "field '" + field + "' " + what);
+}
+
+const json& require(const json& obj, const char* field, const Where& w) {
+  auto it = obj.find(field);
+  if (it == obj.end()) fail(w, field, "is missing");
+  return *it;
+}
+
+std::string get_string(const json& obj, const char* field, const Where& w, bool required,
+                       const std::string& fallback = "") {
+  auto it = obj.find(field);
+  if (it == obj.end()) {
+    if (required) fail(w, field, "is missing");
+    return fallback;
+  }
+  if (!it->is_string()) fail(w, field, "must be a string");
+  return it->get<std::string>();
+}
+
+double to_number(const json& v, const std::string& field, const Where& w, bool non_negative) {
+  if (!v.is_number()) fail(w, field, "must be a number");
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) fail(w, field, "must be finite");
+  if (non_negative && x < 0) fail(w, field, "must not be negative, got " + std::to_string(x));
+  return x;
+}
+
+double get_number(const json& obj, const char* field, const Where& w, bool required,
+                  double fallback = 0, bool non_negative = true) {
+  auto it = obj.find(field);
+  if (it == obj.end()) {
+    if (required) fail(w, field, "is missing");
+    return fallback;
+  }
+  return to_number(*it, field, w, non_negative);
+}
+
+int get_int(const json& obj, const char* field, const Where& w, bool required, int fallback) {
+  auto it = obj.find(field);
+  if (it == obj.end()) {
+    if (required) fail(w, field, "is missing");
+    return fallback;
+  }
+  if (!it->is_number_integer()) fail(w, field, "must be an integer");
+  return it->get<int>();
+}
+
+void check_header(const json& doc, const char* format, int version, const std::string& source) {
+  const Where w{source, ""};
+  if (!doc.is_object()) throw ParseError(source + ": expected a JSON object at the top level");
+  const std::string f = get_string(doc, "format", w, true);
+  if (f != format) fail(w, "format", "is '" + f + "', expected '" + format + "'");
+  const int v = get_int(doc, "version", w, true, 0);
+  if (v != version) {
+    fail(w, "version", "is " + std::to_string(v) + ", this build reads version " +
+                           std::to_string(version));
+  }
+}
+
+
+}  // namespace
+
+// ---------------------------------------------------------------- graphs
+
+json graph_to_json(const OpGraph& graph) {
+  json ops = json::array();
+  for (const Op& op : graph.ops()) {
+    json o;
+    o["name"] = op.name;
+    o["type"] = op.type;
+    o["phase"] = phase_name(op.phase);
+    o["flops"] = op.flops;
+    o["bytes_accessed"] = op.bytes_accessed;
+    o["output_bytes"] = op.output_bytes;
+    o["param_bytes"] = op.param_bytes;
+    o["temp_bytes"] = op.temp_bytes;
+    if (!op.colocation_group.empty()) o["colocation_group"] = op.colocation_group;
+    if (op.has_measured_cost()) o["compute_us"] = op.compute_us;
+    if (!op.shape.empty()) o["shape"] = op.shape;
+    if (!op.block.empty()) o["block"] = op.block;
+    if (op.layer >= 0) o["layer"] = op.layer;
+    if (op.forward_of >= 0) o["forward_of"] = graph.op(op.forward_of).name;
+    ops.push_back(std::move(o));
+  }
+  json edges = json::array();
+  for (const Edge& e : graph.edges()) {
+    edges.push_back({{"src", graph.op(e.src).name},
+                     {"dst", graph.op(e.dst).name},
+                     {"src_output", e.src_output},
+                     {"bytes", e.bytes}});
+  }
+  return json{{"format", "aware-graph"}, {"version", kGraphFormatVersion}, {"name", graph.name()},
+              {"ops", std::move(ops)},     {"edges", std::move(edges)}};
+}
+
+OpGraph graph_from_json(const json& doc, const std::string& source) {
+  check_header(doc, "aware-graph", kGraphFormatVersion, source);
+  const Where top{source, ""};
+  OpGraph graph(get_string(doc, "name", top, false, source));
+  graph.set_source(source);
+  const json& ops = require(doc, "ops", top);
+  if (!ops.is_array()) fail(top, "ops", "must be an array");
+  std::vector<std::string> forward_of(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const json& o = ops[i];
+    Where w{source, "op #" + std::to_string(i)};
+    if (!o.is_object()) throw ParseError(w.prefix() + "must be an object");
+    Op op;
+    op.name = get_string(o, "name", w, true);
+    w.object = "op '" + op.name + "'";
+    if (op.name.empty()) fail(w, "name", "is empty");
+    if (graph.find(op.name) >= 0) fail(w, "name", "is a duplicate");
+    op.type = get_string(o, "type", w, false, "Op");
+    const std::string phase = get_string(o, "phase", w, false, "forward");
+    if (!parse_phase(phase, &op.phase)) fail(w, "phase", "must be forward, backward or update");
+    op.flops = get_number(o, "flops", w, false);
+    op.bytes_accessed = get_number(o, "bytes_accessed", w, false);
+    op.param_bytes = get_number(o, "param_bytes", w, false);
+    op.temp_bytes = get_number(o, "temp_bytes", w, false);
+    if (auto it = o.find("output_bytes"); it != o.end()) {
+      if (!it->is_array()) fail(w, "output_bytes", "must be an array of numbers");
+      for (const json& b : *it) op.output_bytes.push_back(to_number(b, "output_bytes", w, true));
+    }
+    op.colocation_group = get_string(o, "colocation_group", w, false);
+    if (o.contains("compute_us")) op.compute_us = get_number(o, "compute_us", w, true);
+    if (auto it = o.find("shape"); it != o.end()) {
+      if (!it->is_object()) fail(w, "shape", "must be an object of numbers");
+      for (auto s = it->begin(); s != it->end(); ++s)
+        op.shape[s.key()] = to_number(s.value(), "shape." + s.key(), w, false);
+    }
+    op.block = get_string(o, "block", w, false);
+    op.layer = get_int(o, "layer", w, false, -1);
+    forward_of[i] = get_string(o, "forward_of", w, false);
+    graph.add_op(std::move(op));
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (forward_of[i].empty()) continue;
+    const int f = graph.find(forward_of[i]);
+    if (f < 0) {
+      fail(Where{source, "op '" + graph.op(static_cast<int>(i)).name + "'"}, "forward_of",
+           "names unknown op '" + forward_of[i] + "'");
+    }
+    graph.mutable_op(static_cast<int>(i)).forward_of = f;
+  }
+  const json& edges = require(doc, "edges", top);
+  if (!edges.is_array()) fail(top, "edges", "must be an array");
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const json& e = edges[i];
+    Where w{source, "edge #" + std::to_string(i)};
+    if (!e.is_object()) throw ParseError(w.prefix() + "must be an object");
+    const std::string src = get_string(e, "src", w, true);
+    const std::string dst = get_string(e, "dst", w, true);
+    w.object = "edge '" + src + "' -> '" + dst + "'";
+    const int s = graph.find(src);
+    const int d = graph.find(dst);
+    if (s < 0) fail(w, "src", "names unknown op '" + src + "'");
+    if (d < 0) fail(w, "dst", "names unknown op '" + dst + "'");
+    const int out = get_int(e, "src_output", w, false, 0);
+    if (out < 0) fail(w, "src_output", "must not be negative");
+    double bytes = -1;
+    if (e.contains("bytes")) {
+      bytes = get_number(e, "bytes", w, true);
+    } else if (out >= static_cast<int>(graph.op(s).output_bytes.size())) {
+      fail(w, "src_output", "is " + std::to_string(out) + " but op '" + src + "' has " +
+                                std::to_string(graph.op(s).output_bytes.size()) +
+                                " output sizes (give 'bytes')");
+    }
+    graph.add_edge(s, d, out, bytes);
+  }
+  try {
+    graph.validate();
+  } catch (const GraphError& e) {
+    throw ParseError(e.what());
+  }
+  return graph;
+}
+
+OpGraph read_graph_file(const std::string& path) {
+  return graph_from_json(parse_json_text(read_text_file(path), path), path);
+}
+
+void write_graph_file(const OpGraph& graph, const std::string& path) {
+  write_text_file_atomic(path, graph_to_json(graph).dump(1) + "\n");
+}
+
+// ---------------------------------------------------------------- clusters
+
+json cluster_to_json(const Cluster& cluster) {
+  json devices = json::array();
+  for (const Device& d : cluster.devices()) {
+    devices.push_back({{"name", d.name},
+                       {"kind", d.kind},
+                       {"peak_flops", d.peak_flops},
+                       {"efficiency", d.efficiency},
+                       {"memory_bytes", d.memory_bytes},
+                       {"memory_Bps", d.memory_Bps},
+                       {"launch_overhead_us", d.launch_overhead_us}});
+  }
+  json links = json::array();
+  for (const Link& l : cluster.links()) {
+    links.push_back({{"name", l.name},
+                     {"a", cluster.node_name(l.a)},
+                     {"b", cluster.node_name(l.b)},
+                     {"bandwidth_Bps", l.bandwidth_Bps},
+                     {"latency_us", l.latency_us}});
+  }
+  return json{{"format", "aware-cluster"}, {"version", kClusterFormatVersion},
+              {"name", cluster.name()},    {"devices", std::move(devices)},
+              {"switches", cluster.switches()}, {"links", std::move(links)}};
+}
+
+Cluster cluster_from_json(const json& doc, const std::string& source) {
+  check_header(doc, "aware-cluster", kClusterFormatVersion, source);
+  const Where top{source, ""};
+  Cluster cluster(get_string(doc, "name", top, false, source));
+  cluster.set_source(source);
+  const json& devices = require(doc, "devices", top);
+  if (!devices.is_array() || devices.empty()) fail(top, "devices", "must be a non-empty array");
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const json& o = devices[i];
+    Where w{source, "device #" + std::to_string(i)};
+    if (!o.is_object()) throw ParseError(w.prefix() + "must be an object");
+    Device d;
+    d.name = get_string(o, "name", w, true);
+    w.object = "device '" + d.name + "'";
+    d.kind = get_string(o, "kind", w, false, "gpu");
+    d.peak_flops = get_number(o, "peak_flops", w, true);
+    d.efficiency = get_number(o, "efficiency", w, false, 1.0);
+    d.memory_bytes = get_number(o, "memory_bytes", w, true);
+    d.memory_Bps = get_number(o, "memory_Bps", w, true);
+    d.launch_overhead_us = get_number(o, "launch_overhead_us", w, false, 0);
+    try {
+      cluster.add_device(std::move(d));
+    } catch (const DeviceError& e) {
+      throw ParseError(e.what());
+    }
+  }
+  if (auto it = doc.find("switches"); it != doc.end()) {
+    if (!it->is_array()) fail(top, "switches", "must be an array of names");
+    for (const json& s : *it) {
+      if (!s.is_string()) fail(top, "switches", "must be an array of names");
+      try {
+        cluster.add_switch(s.get<std::string>());
+      } catch (const DeviceError& e) {
+        throw ParseError(e.what());
+      }
+    }
+  }
+  if (auto it = doc.find("links"); it != doc.end()) {
+    if (!it->is_array()) fail(top, "links", "must be an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& o = (*it)[i];
+      Where w{source, "link #" + std::to_string(i)};
+      if (!o.is_object()) throw ParseError(w.prefix() + "must be an object");
+      Link l;
+      l.name = get_string(o, "name", w, false);
+      if (!l.name.empty()) w.object = "link '" + l.name + "'";
+      const std::string a = get_string(o, "a", w, true);
+      const std::string b = get_string(o, "b", w, true);
+      l.a = cluster.find_node(a);
+      l.b = cluster.find_node(b);
+      if (l.a < 0) fail(w, "a", "names unknown device or switch '" + a + "'");
+      if (l.b < 0) fail(w, "b", "names unknown device or switch '" + b + "'");
+      if (l.a == l.b) fail(w, "b", "is the same node as 'a'");
+      l.bandwidth_Bps = get_number(o, "bandwidth_Bps", w, true);
+      if (l.bandwidth_Bps <= 0) fail(w, "bandwidth_Bps", "must be positive");
+      l.latency_us = get_number(o, "latency_us", w, false, 0);
+      cluster.add_link(std::move(l));
+    }
+  }
+  try {
+    cluster.finalize();
+  } catch (const DeviceError& e) {
+    throw ParseError(e.what());
+  }
+  return cluster;
+}
+
+Cluster read_cluster_file(const std::string& path) {
+  return cluster_from_json(parse_json_text(read_text_file(path), path), path);
+}
+
+void write_cluster_file(const Cluster& cluster, const std::string& path) {
+  write_text_file_atomic(path, cluster_to_json(cluster).dump(1) + "\n");
+}
+
+// ---------------------------------------------------------------- placements
+
+json placement_to_json(const OpGraph& graph, const Cluster& cluster, const Placement& placement) {
+  json devices = json::object();
+  for (int op = 0; op < graph.num_ops(); ++op)
+    devices[graph.op(op).name] = cluster.device(placement[op]).name;
+  return json{{"format", "aware-placement"},
+              {"version", kPlacementFormatVersion},
+              {"graph", graph.name()},
+              {"cluster", cluster.name()},
+              {"devices", std::move(devices)}};
+}
+
+Placement placement_from_json(const json& doc, const OpGraph& graph, const Cluster& cluster,
+                              const std::string& source) {
+  check_header(doc, "aware-placement", kPlacementFormatVersion, source);
+  const Where top{source, ""};
+  const json& devices = require(doc, "devices", top);
+  if (!devices.is_object()) fail(top, "devices", "must be an object mapping op name to device");
+  Placement placement(std::vector<int>(graph.num_ops(), -1));
+  for (auto it = devices.begin(); it != devices.end(); ++it) {
+    const Where w{source, "op '" + it.key() + "'"};
+    const int op = graph.find(it.key());
+    if (op < 0) throw ParseError(w.prefix() + "is not an op of graph '" + graph.name() + "'");
+    int device = -1;
+    if (it.value().is_string()) {
+      device = cluster.find_device(it.value().get<std::string>());
+      if (device < 0) {
+        fail(w, "device", "names device '" + it.value().get<std::string>() +
+                              "' that cluster '" + cluster.name() + "' lacks");
+      }
+    } else if (it.value().is_number_integer()) {
+      device = it.value().get<int>();
+      if (device < 0 || device >= cluster.num_devices()) {
+        fail(w, "device", "is " + std::to_string(device) + " but cluster '" + cluster.name() +
+                              "' has " + std::to_string(cluster.num_devices()) + " devices");
+      }
+    } else {
+      fail(w, "device", "must be a device name or index");
+    }
+    placement[op] = device;
+  }
+  for (int op = 0; op < graph.num_ops(); ++op) {
+    if (placement[op] < 0) {
+      throw ParseError(source + ": op '" + graph.op(op).name +
+                       "': field 'devices' has no device for this op");
+    }
+  }
+  try {
+    check_placement(graph, cluster, placement, source);
+  } catch (const DeviceError& e) {
+    throw ParseError(e.what());
+  }
+  return placement;
+}
+
+Placement read_placement_file(const std::string& path, const OpGraph& graph,
+                              const Cluster& cluster) {
+  return placement_from_json(parse_json_text(read_text_file(path), path), graph, cluster, path);
+}
+
+void write_placement_file(const OpGraph& graph, const Cluster& cluster,
+                          const Placement& placement, const std::string& path) {
+  write_text_file_atomic(path, placement_to_json(graph, cluster, placement).dump(1) + "\n");
+}
+
+// ---------------------------------------------------------------- DOT and traces
+
+namespace {
+const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+                          "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+}  // namespace
+
+std::string graph_to_dot(const OpGraph& graph, const Placement* placement) {
+  std::ostringstream out;
+  out << "digraph \"" << dot_escape(graph.name()) << "\" {\n  rankdir=TB;\n"
+      << "  node [shape=box, style=filled, fontsize=10];\n";
+  for (int op = 0; op < graph.num_ops(); ++op) {
+    const Op& o = graph.op(op);
+    const char* shape = o.phase == Phase::kForward    ? "box"
+                        : o.phase == Phase::kBackward ? "ellipse"
+                                                      : "diamond";
+    std::string fill = "#dddddd";
+    if (placement != nullptr) fill = kPalette[(*placement)[op] % 10];
+    out << "  n" << op << " [label=\"" << dot_escape(o.name) << "\\n" << dot_escape(o.type)
+        << "\", shape=" << shape << ", fillcolor=\"" << fill << "\"];\n";
+  }
+  for (const Edge& e : graph.edges()) {
+    const bool cut = placement != nullptr && (*placement)[e.src] != (*placement)[e.dst];
+    const double width = 1 + std::log10(1 + e.bytes / 1e6);
+    out << "  n" << e.src << " -> n" << e.dst << " [penwidth=" << width
+        << (cut ? ", color=red" : "") << "];\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
+json trace_to_chrome(const OpGraph& graph, const Cluster& cluster, const Trace& trace) {
+  json events = json::array();
+  // Process 1: devices (one thread per device). Process 2: links / buses.
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 1}, {"args", {{"name", "devices"}}}});
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", 2}, {"args", {{"name", "links"}}}});
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 1}, {"tid", d},
+                      {"args", {{"name", cluster.device(d).name}}}});
+  }
+  for (const OpSpan& s : trace.ops) {
+    if (s.op < 0) continue;
+    const Op& op = graph.op(s.op);
+    events.push_back({{"ph", "X"},
+                      {"name", op.name},
+                      {"cat", phase_name(op.phase)},
+                      {"pid", 1},
+                      {"tid", s.device},
+                      {"ts", s.start_us},
+                      {"dur", s.end_us - s.start_us},
+                      {"args", {{"type", op.type}, {"flops", op.flops}}}});
+  }
+  std::map<std::string, int> lanes;
+  for (const TransferSpan& t : trace.transfers) {
+    auto [it, inserted] = lanes.emplace(t.lane, static_cast<int>(lanes.size()));
+    if (inserted) {
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 2}, {"tid", it->second},
+                        {"args", {{"name", t.lane}}}});
+    }
+    json args = {{"bytes", t.bytes}, {"src_device", cluster.device(t.src_device).name}};
+    if (t.dst_device >= 0) args["dst_device"] = cluster.device(t.dst_device).name;
+    events.push_back({{"ph", "X"},
+                      {"name", graph.op(t.src_op).name + ":" + std::to_string(t.src_output)},
+                      {"cat", "transfer"},
+                      {"pid", 2},
+                      {"tid", it->second},
+                      {"ts", t.start_us},
+                      {"dur", t.end_us - t.start_us},
+                      {"args", std::move(args)}});
+  }
+  return json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace aware

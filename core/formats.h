@@ -1,0 +1,56 @@
+// Versioned JSON formats for graphs, clusters and placements; Graphviz DOT export
+// of a graph; Chrome trace-event export of a trace. See docs/formats.md.
+//
+// Readers throw ParseError with the file, the op / device and the field; writers
+// write to a temporary file and rename it, so a failed write leaves nothing behind.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/cluster.h"
+#include "core/op_graph.h"
+#include "core/placement.h"
+
+namespace aware {
+
+constexpr int kGraphFormatVersion = 1;
+constexpr int kClusterFormatVersion = 1;
+constexpr int kPlacementFormatVersion = 1;
+
+nlohmann::json graph_to_json(const OpGraph& graph);
+// `source` names the document in error messages. Validates the graph.
+OpGraph graph_from_json(const nlohmann::json& doc, const std::string& source);
+OpGraph read_graph_file(const std::string& path);
+void write_graph_file(const OpGraph& graph, const std::string& path);
+
+nlohmann::json cluster_to_json(const Cluster& cluster);
+Cluster cluster_from_json(const nlohmann::json& doc, const std::string& source);
+Cluster read_cluster_file(const std::string& path);
+void write_cluster_file(const Cluster& cluster, const std::string& path);
+
+// Placements are stored by op name and device name, so they survive re-numbering.
+nlohmann::json placement_to_json(const OpGraph& graph, const Cluster& cluster,
+                                 const Placement& placement);
+Placement placement_from_json(const nlohmann::json& doc, const OpGraph& graph,
+                              const Cluster& cluster, const std::string& source);
+Placement read_placement_file(const std::string& path, const OpGraph& graph,
+                              const Cluster& cluster);
+void write_placement_file(const OpGraph& graph, const Cluster& cluster,
+                          const Placement& placement, const std::string& path);
+
+// Graphviz DOT; when `placement` is non-null, nodes are coloured by device.
+std::string graph_to_dot(const OpGraph& graph, const Placement* placement = nullptr);
+// Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one process
+// for devices, one for links, a thread per lane.
+nlohmann::json trace_to_chrome(const OpGraph& graph, const Cluster& cluster, const Trace& trace);
+
+// Reads a whole file; throws ParseError naming the path when it cannot.
+std::string read_text_file(const std::string& path);
+// Writes `text` to `path` through a temporary file and a rename.
+void write_text_file_atomic(const std::string& path, const std::string& text);
+// Parses JSON text, throwing ParseError with the path and the position.
+nlohmann::json parse_json_text(const std::string& text, const std::string& source);
+
+}  // namespace aware

@@ -1,0 +1,66 @@
+// The Placer interface every non-learned placer and every agent implements, and
+// its registry ("heft", "metis", "anneal", "placeto", "aware", ...).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/evaluator.h"
+#include "core/placement.h"
+
+namespace aware {
+
+class OpGraph;
+class Cluster;
+class ProgressObserver;
+
+// What a placer is given besides the graph and the cluster.
+struct PlaceContext {
+  Evaluator* evaluator = nullptr;    // for placers that search by simulation; may be null
+  std::uint64_t seed = 1;            // every random choice derives from it
+  long long budget_evals = 0;        // evaluator calls allowed; 0 = the placer's default
+  double budget_seconds = 0;         // wall-clock budget; 0 = none
+  ProgressObserver* progress = nullptr;  // may be null
+  const Placement* start = nullptr;  // a starting placement for local search, may be null
+  Options options;                   // placer-specific settings
+};
+
+class Placer {
+ public:
+  virtual ~Placer() = default;
+  virtual std::string name() const = 0;
+  // Returns a complete placement. Never returns one it knows to be infeasible when
+  // it can find a feasible one under its rules. Throws ConfigError on bad options,
+  // and Error when the graph cannot fit in the cluster at all.
+  virtual Placement place(const OpGraph& graph, const Cluster& cluster,
+                          const PlaceContext& context) = 0;
+  // True when the placer needs context.evaluator.
+  virtual bool needs_evaluator() const { return false; }
+};
+
+using PlacerFactory = std::function<std::unique_ptr<Placer>()>;
+
+// Name -> factory. Thread-safe for lookups after registration.
+class PlacerRegistry {
+ public:
+  static PlacerRegistry& instance();
+  void add(const std::string& name, const std::string& description, PlacerFactory factory);
+  bool has(const std::string& name) const;
+  // Throws ConfigError listing the known names for an unknown one.
+  std::unique_ptr<Placer> create(const std::string& name) const;
+  std::vector<std::string> names() const;
+  std::string description(const std::string& name) const;
+
+ private:
+  struct Entry {
+    std::string description;
+    PlacerFactory factory;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+}  // namespace aware

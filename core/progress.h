@@ -1,0 +1,47 @@
+// The one observer interface long work reports through (search, compare,
+// pre-training). The CLI prints it on stderr; the GUI draws it.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+namespace aware {
+
+struct Progress {
+  std::string task;          // what is running, e.g. "anneal on nmt4"
+  long long done = 0;        // units done (evaluations, episodes, cells)
+  long long total = 0;       // units planned; 0 when unknown
+  double best_step_us = -1;  // best step time so far, < 0 when none
+  double elapsed_s = 0;
+  double eta_s = -1;         // < 0 when unknown
+  std::string message;
+};
+
+class ProgressObserver {
+ public:
+  virtual ~ProgressObserver() = default;
+  // Called from the working thread; implementations must be quick.
+  virtual void on_progress(const Progress& progress) = 0;
+  // Work polls this and stops early (returning its best so far) when true.
+  virtual bool cancelled() const { return cancel_.load(std::memory_order_relaxed); }
+  void cancel() { cancel_.store(true, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> cancel_{false};
+};
+
+// Prints one self-overwriting line on stderr, at most every `interval_s` seconds.
+class StderrProgress : public ProgressObserver {
+ public:
+  explicit StderrProgress(double interval_s = 0.5) : interval_s_(interval_s) {}
+  ~StderrProgress() override;
+  void on_progress(const Progress& progress) override;
+  void finish();
+
+ private:
+  double interval_s_;
+  double last_print_s_ = -1e9;
+  bool printed_ = false;
+};
+
+}  // namespace aware

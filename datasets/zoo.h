@@ -1,0 +1,31 @@
+// The model zoo: training-step operator graphs (forward + backward + update) at
+// framework-op granularity, with per-op FLOPs, bytes, output sizes, parameter and
+// workspace bytes derived from layer shapes. Defaults and their sources are in
+// datasets/README.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/op_graph.h"
+
+namespace aware {
+
+// Overrides for a builder's defaults; a value <= 0 keeps the model's default.
+struct ModelOptions {
+  int batch = 0;
+  int seq_len = 0;     // recurrent / attention models: time steps (tokens)
+  int hidden = 0;      // recurrent / attention models: hidden size
+  int layers = 0;      // NMT / GNMT / RNNLM / Transformer: layers per stack
+  int vocab = 0;       // language models: vocabulary size
+  int image_size = 0;  // CNNs: input height = width
+};
+
+// "inception_v3", "resnet50", "resnet101", "resnet152", "nasnet", "nmt2", "nmt4",
+// "nmt8", "gnmt", "rnnlm", "transformer".
+std::vector<std::string> zoo_model_names();
+// Builds a validated graph named `name` with source "zoo:<name>". Throws ConfigError
+// listing the known names for an unknown one, or for an option the model rejects.
+OpGraph build_zoo_model(const std::string& name, const ModelOptions& options = {});
+
+}  // namespace aware
