@@ -1,0 +1,637 @@
+#include "sim/analytic/analytic_simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "core/graph_algorithms.h"
+#include "core/op_graph.h"
+
+namespace aware {
+
+// Everything that depends only on (graph, cluster), plus the scratch buffers the
+// simulation reuses, sized once so evaluate() does not allocate.
+struct AnalyticSimulator::Prepared {
+  std::uint64_t graph_revision = 0;
+  std::uint64_t cluster_revision = 0;
+  int num_ops = 0;
+  int num_devices = 0;
+  int num_channels = 0;
+  OpCostMatrix costs;
+  std::vector<int> topo_rank;
+  std::vector<double> out_total_bytes;
+  std::vector<double> param_bytes;
+  std::vector<double> temp_bytes;
+  // Routes, flattened: channels of route (s, d) are
+  // route_channels[route_begin[s*D+d] .. route_begin[s*D+d+1]).
+  std::vector<int> route_begin;
+  std::vector<int> route_channels;
+  std::vector<double> route_latency_us;
+  std::vector<double> route_bandwidth_Bps;
+  // Placeto mode: distinct (child, output index) pairs per parent, the output index
+  // being that of the last listed input edge from the parent.
+  std::vector<int> child_begin;
+  std::vector<int> child_op;
+  std::vector<int> child_output;
+  std::vector<int> distinct_parents;
+  std::vector<int> name_rank;         // op's rank in byte order of names
+  std::vector<int> device_name_rank;  // device's rank in byte order of names
+
+  // ---- scratch
+  struct ReadyEntry {
+    double time;
+    long long key;  // contention: topological rank; placeto: insertion counter
+    int op;
+    bool operator>(const ReadyEntry& o) const {
+      return time != o.time ? time > o.time : key > o.key;
+    }
+  };
+  struct Event {
+    double time;
+    int kind;  // contention: 0 op end, 1 transfer end. placeto: 0 dep, 1 bus, 2 dev
+    int a;     // placeto: payload ranks; contention: id
+    int b;
+    int id;
+    int id2;
+    bool operator>(const Event& o) const {
+      if (time != o.time) return time > o.time;
+      if (kind != o.kind) return kind > o.kind;
+      if (a != o.a) return a > o.a;
+      return b > o.b;
+    }
+  };
+  struct Transfer {
+    int src_op, output, src_dev, dst_dev;
+    double bytes, ready_us, start_us, end_us;
+    int refs;
+  };
+  std::vector<std::vector<ReadyEntry>> ready;  // per device heap
+  std::vector<std::vector<ReadyEntry>> bus;    // placeto: per device bus heap (op = transfer id)
+  std::vector<Event> events;
+  std::vector<Transfer> transfers;
+  std::vector<int> pending;  // contention: transfers waiting for channels, oldest first
+  std::vector<int> deps_left;
+  std::vector<int> op_refs;
+  std::vector<int> edge_transfer;
+  std::vector<double> start_us;
+  std::vector<double> end_us;
+  std::vector<double> device_free_us;
+  std::vector<double> bus_free_us;
+  std::vector<char> device_busy;
+  std::vector<char> channel_busy;
+  std::vector<double> mem_now;
+  std::vector<std::pair<double, double>> mem_sweep;  // placeto: (time, +/- bytes) per device
+  std::vector<int> mem_sweep_device;
+  std::vector<int> sweep_order;
+};
+
+namespace {
+
+template <typename T>
+void heap_push(std::vector<T>& heap, const T& value) {
+  heap.push_back(value);
+  std::push_heap(heap.begin(), heap.end(), std::greater<T>());
+}
+
+template <typename T>
+T heap_pop(std::vector<T>& heap) {
+  std::pop_heap(heap.begin(), heap.end(), std::greater<T>());
+  T top = heap.back();
+  heap.pop_back();
+  return top;
+}
+
+std::vector<int> byte_order_rank(const std::vector<std::string>& names) {
+  std::vector<int> order(names.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int x, int y) { return names[x] < names[y]; });
+  std::vector<int> rank(names.size());
+  for (size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<int>(i);
+  return rank;
+}
+
+std::string format_bytes(double bytes) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.3f GB", bytes / 1e9);
+  return buffer;
+}
+
+}  // namespace
+
+AnalyticSimulator::AnalyticSimulator(AnalyticMode mode, PlacetoConstants constants)
+    : mode_(mode), constants_(constants) {}
+
+std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options& options) {
+  check_known_options(options, {"mode", "placeto.delta1_us", "placeto.delta2_us", "placeto.bytes_per_us"},
+                      "evaluator 'analytic'");
+  const std::string mode = option_string(options, "mode", "contention");
+  AnalyticMode m;
+  if (mode == "contention") {
+    m = AnalyticMode::kContention;
+  } else if (mode == "placeto") {
+    m = AnalyticMode::kPlaceto;
+  } else {
+    throw ConfigError("evaluator 'analytic': mode '" + mode + "' unknown (known: contention, placeto)");
+  }
+  PlacetoConstants c;
+  const std::string owner = "evaluator 'analytic'";
+  c.device_overhead_us = option_double(options, "placeto.delta1_us", c.device_overhead_us, owner);
+  c.bus_overhead_us = option_double(options, "placeto.delta2_us", c.bus_overhead_us, owner);
+  c.transfer_bytes_per_us = option_double(options, "placeto.bytes_per_us", c.transfer_bytes_per_us, owner);
+  if (c.device_overhead_us < 0 || c.bus_overhead_us < 0 || !(c.transfer_bytes_per_us > 0)) {
+    throw ConfigError(owner + ": placeto overheads must be >= 0 and bytes_per_us > 0");
+  }
+  return std::make_unique<AnalyticSimulator>(m, c);
+}
+
+std::string AnalyticSimulator::describe() const {
+  if (mode_ == AnalyticMode::kContention) {
+    return "analytic (contention: one stream per device, one transfer per link direction, "
+           "memory tracked)";
+  }
+  char buffer[200];
+  std::snprintf(buffer, sizeof buffer,
+                "analytic (placeto: bus per source device at %.0f B/us, %.1f us after ops, "
+                "%.1f us after transfers)",
+                constants_.transfer_bytes_per_us, constants_.device_overhead_us,
+                constants_.bus_overhead_us);
+  return buffer;
+}
+
+std::unique_ptr<Evaluator> AnalyticSimulator::clone() const {
+  return std::make_unique<AnalyticSimulator>(mode_, constants_);
+}
+
+void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
+  if (prepared_ && prepared_->graph_revision == graph.revision() &&
+      prepared_->cluster_revision == cluster.revision()) {
+    return;
+  }
+  if (!cluster.finalized()) {
+    throw ConfigError("cluster '" + cluster.name() + "' must be finalized before evaluation");
+  }
+  auto p = std::make_shared<Prepared>();
+  p->graph_revision = graph.revision();
+  p->cluster_revision = cluster.revision();
+  const int n = graph.num_ops();
+  const int D = cluster.num_devices();
+  p->num_ops = n;
+  p->num_devices = D;
+  p->num_channels = 2 * cluster.num_links();
+  p->costs = OpCostMatrix(graph, cluster);
+  p->topo_rank = topological_rank(graph);
+  p->out_total_bytes.resize(n);
+  p->param_bytes.resize(n);
+  p->temp_bytes.resize(n);
+  for (int op = 0; op < n; ++op) {
+    p->out_total_bytes[op] = graph.op(op).total_output_bytes();
+    p->param_bytes[op] = graph.op(op).param_bytes;
+    p->temp_bytes[op] = graph.op(op).temp_bytes;
+  }
+  p->route_begin.assign(static_cast<size_t>(D) * D + 1, 0);
+  p->route_latency_us.assign(static_cast<size_t>(D) * D, 0);
+  p->route_bandwidth_Bps.assign(static_cast<size_t>(D) * D, 0);
+  for (int s = 0; s < D; ++s) {
+    for (int d = 0; d < D; ++d) {
+      const size_t idx = static_cast<size_t>(s) * D + d;
+      p->route_begin[idx] = static_cast<int>(p->route_channels.size());
+      for (const Hop& hop : cluster.route(s, d)) p->route_channels.push_back(hop.channel());
+      p->route_latency_us[idx] = cluster.route_latency_us(s, d);
+      p->route_bandwidth_Bps[idx] = cluster.route_bandwidth_Bps(s, d);
+    }
+  }
+  p->route_begin.back() = static_cast<int>(p->route_channels.size());
+
+  // Placeto pairs: one dependency per (parent, child); the last listed input wins.
+  p->child_begin.assign(n + 1, 0);
+  p->distinct_parents.assign(n, 0);
+  std::vector<std::vector<std::pair<int, int>>> children(n);
+  for (int c = 0; c < n; ++c) {
+    std::vector<std::pair<int, int>> last;  // (parent, output) in order of first appearance
+    for (int e : graph.in_edges(c)) {
+      const Edge& edge = graph.edge(e);
+      bool found = false;
+      for (auto& [parent, output] : last) {
+        if (parent == edge.src) {
+          output = edge.src_output;
+          found = true;
+        }
+      }
+      if (!found) last.push_back({edge.src, edge.src_output});
+    }
+    p->distinct_parents[c] = static_cast<int>(last.size());
+    for (const auto& [parent, output] : last) children[parent].push_back({c, output});
+  }
+  for (int op = 0; op < n; ++op) {
+    p->child_begin[op] = static_cast<int>(p->child_op.size());
+    for (const auto& [c, output] : children[op]) {
+      p->child_op.push_back(c);
+      p->child_output.push_back(output);
+    }
+  }
+  p->child_begin[n] = static_cast<int>(p->child_op.size());
+  std::vector<std::string> names(n);
+  for (int op = 0; op < n; ++op) names[op] = graph.op(op).name;
+  p->name_rank = byte_order_rank(names);
+  std::vector<std::string> device_names(D);
+  for (int d = 0; d < D; ++d) device_names[d] = cluster.device(d).name;
+  p->device_name_rank = byte_order_rank(device_names);
+
+  // Scratch, sized for the worst case.
+  const size_t edges = static_cast<size_t>(graph.num_edges());
+  p->ready.assign(D, {});
+  p->bus.assign(D, {});
+  for (auto& q : p->ready) q.reserve(n);
+  for (auto& q : p->bus) q.reserve(n + 1);
+  p->events.reserve(4 * (n + edges) + 4 * D + 16);
+  p->transfers.reserve(edges + 1);
+  p->pending.reserve(edges + 1);
+  p->deps_left.resize(n);
+  p->op_refs.resize(n);
+  p->edge_transfer.resize(edges);
+  p->start_us.resize(n);
+  p->end_us.resize(n);
+  p->device_free_us.resize(D);
+  p->bus_free_us.resize(D);
+  p->device_busy.resize(D);
+  p->channel_busy.resize(p->num_channels);
+  p->mem_now.resize(D);
+  p->mem_sweep.reserve(2 * static_cast<size_t>(n));
+  p->mem_sweep_device.reserve(2 * static_cast<size_t>(n));
+  p->sweep_order.reserve(2 * static_cast<size_t>(n));
+  prepared_ = std::move(p);
+}
+
+StepResult AnalyticSimulator::evaluate(const OpGraph& graph, const Cluster& cluster,
+                                       const Placement& placement, Trace* trace) {
+  if (placement.size() != graph.num_ops()) check_placement(graph, cluster, placement);
+  for (int op = 0; op < graph.num_ops(); ++op) {
+    if (placement[op] < 0 || placement[op] >= cluster.num_devices()) {
+      check_placement(graph, cluster, placement);
+    }
+  }
+  prepare(graph, cluster);
+  StepResult result = mode_ == AnalyticMode::kContention
+                          ? run_contention(graph, cluster, placement, trace)
+                          : run_placeto(graph, cluster, placement, trace);
+  result.evaluator = "analytic";
+  return result;
+}
+
+// ------------------------------------------------------------ contention mode
+
+StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster& cluster,
+                                             const Placement& placement, Trace* trace) {
+  Prepared& p = *prepared_;
+  using ReadyEntry = Prepared::ReadyEntry;
+  using Event = Prepared::Event;
+  const int n = p.num_ops;
+  const int D = p.num_devices;
+  StepResult result;
+  result.device_busy_us.assign(D, 0);
+  result.peak_memory_bytes.assign(D, 0);
+
+  for (auto& q : p.ready) q.clear();
+  p.events.clear();
+  p.transfers.clear();
+  p.pending.clear();
+  std::fill(p.device_busy.begin(), p.device_busy.end(), 0);
+  std::fill(p.channel_busy.begin(), p.channel_busy.end(), 0);
+  std::fill(p.mem_now.begin(), p.mem_now.end(), 0.0);
+  if (trace != nullptr) {
+    trace->clear();
+    trace->ops.resize(n);
+  }
+
+  auto allocate = [&](int device, double bytes, int op) {
+    p.mem_now[device] += bytes;
+    if (p.mem_now[device] > result.peak_memory_bytes[device])
+      result.peak_memory_bytes[device] = p.mem_now[device];
+    if (result.feasible && p.mem_now[device] > cluster.device(device).memory_bytes) {
+      result.feasible = false;
+      result.infeasible_reason = "device '" + cluster.device(device).name + "' out of memory at op '" +
+                                 graph.op(op).name + "': needs " + format_bytes(p.mem_now[device]) +
+                                 ", has " + format_bytes(cluster.device(device).memory_bytes);
+    }
+  };
+
+  // Parameters stay resident for the whole step.
+  for (int op = 0; op < n; ++op) {
+    if (p.param_bytes[op] > 0) allocate(placement[op], p.param_bytes[op], op);
+  }
+  for (int op = 0; op < n; ++op) {
+    p.deps_left[op] = static_cast<int>(graph.in_edges(op).size());
+    if (p.deps_left[op] == 0) heap_push(p.ready[placement[op]], ReadyEntry{0.0, p.topo_rank[op], op});
+  }
+  auto release = [&](int op, double now) {
+    if (--p.deps_left[op] == 0)
+      heap_push(p.ready[placement[op]], ReadyEntry{now, p.topo_rank[op], op});
+  };
+
+  double now = 0;
+  int finished = 0;
+  for (;;) {
+    // Dispatch: transfers whose whole route is free, then idle devices.
+    for (size_t i = 0; i < p.pending.size();) {
+      Prepared::Transfer& t = p.transfers[p.pending[i]];
+      const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
+      bool free = true;
+      for (int c = p.route_begin[r]; c < p.route_begin[r + 1] && free; ++c)
+        free = !p.channel_busy[p.route_channels[c]];
+      if (!free) {
+        ++i;
+        continue;
+      }
+      for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c)
+        p.channel_busy[p.route_channels[c]] = 1;
+      t.start_us = now;
+      t.end_us = now + p.route_latency_us[r] + t.bytes / p.route_bandwidth_Bps[r] * 1e6;
+      allocate(t.dst_dev, t.bytes, t.src_op);
+      heap_push(p.events, Event{t.end_us, 1, 0, 0, p.pending[i], 0});
+      p.pending.erase(p.pending.begin() + static_cast<long>(i));
+    }
+    for (int d = 0; d < D; ++d) {
+      if (p.device_busy[d] || p.ready[d].empty()) continue;
+      const ReadyEntry e = heap_pop(p.ready[d]);
+      const double cost = p.costs.time_us(e.op, d);
+      p.device_busy[d] = 1;
+      p.start_us[e.op] = now;
+      p.end_us[e.op] = now + cost;
+      result.device_busy_us[d] += cost;
+      allocate(d, p.out_total_bytes[e.op] + p.temp_bytes[e.op], e.op);
+      heap_push(p.events, Event{now + cost, 0, 0, 0, e.op, 0});
+    }
+    if (p.events.empty()) break;
+    // Process every event at the earliest time before dispatching again, so ops
+    // made ready at the same instant compete by topological rank.
+    now = p.events.front().time;
+    while (!p.events.empty() && p.events.front().time == now) {
+      const Event ev = heap_pop(p.events);
+      if (ev.kind == 0) {
+        const int op = ev.id;
+        const int d = placement[op];
+        p.device_busy[d] = 0;
+        ++finished;
+        p.mem_now[d] -= p.temp_bytes[op];
+        // This op's inputs are consumed: release the buffers it was holding.
+        for (int e : graph.in_edges(op)) {
+          const int src = graph.edge(e).src;
+          if (placement[src] == d) {
+            if (--p.op_refs[src] == 0) p.mem_now[d] -= p.out_total_bytes[src];
+          } else {
+            Prepared::Transfer& t = p.transfers[p.edge_transfer[e]];
+            if (--t.refs == 0) p.mem_now[d] -= t.bytes;
+          }
+        }
+        // Outputs: same-device consumers are released now; each (output, device)
+        // pair elsewhere gets one transfer.
+        int refs = 0;
+        const int first_new = static_cast<int>(p.transfers.size());
+        for (int e : graph.out_edges(op)) {
+          const Edge& edge = graph.edge(e);
+          const int dst_dev = placement[edge.dst];
+          if (dst_dev == d) {
+            ++refs;
+            release(edge.dst, now);
+            continue;
+          }
+          int tid = -1;
+          for (int t = first_new; t < static_cast<int>(p.transfers.size()); ++t) {
+            if (p.transfers[t].output == edge.src_output && p.transfers[t].dst_dev == dst_dev) {
+              tid = t;
+              break;
+            }
+          }
+          if (tid < 0) {
+            tid = static_cast<int>(p.transfers.size());
+            p.transfers.push_back(Prepared::Transfer{op, edge.src_output, d, dst_dev, edge.bytes,
+                                                     now, 0, 0, 0});
+            p.pending.push_back(tid);
+            ++refs;
+          }
+          p.transfers[tid].bytes = std::max(p.transfers[tid].bytes, edge.bytes);
+          ++p.transfers[tid].refs;
+          p.edge_transfer[e] = tid;
+        }
+        p.op_refs[op] = refs;
+        if (refs == 0) p.mem_now[d] -= p.out_total_bytes[op];
+      } else {
+        Prepared::Transfer& t = p.transfers[ev.id];
+        const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
+        for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c)
+          p.channel_busy[p.route_channels[c]] = 0;
+        result.bytes_moved += t.bytes;
+        ++result.transfers;
+        if (--p.op_refs[t.src_op] == 0) p.mem_now[t.src_dev] -= p.out_total_bytes[t.src_op];
+        for (int e : graph.out_edges(t.src_op)) {
+          const Edge& edge = graph.edge(e);
+          if (edge.src_output == t.output && placement[edge.dst] == t.dst_dev) release(edge.dst, now);
+        }
+      }
+    }
+  }
+  AWARE_CHECK(finished == n, "every op must run once (a cycle would leave some unscheduled)");
+  result.step_time_us = now;
+
+  if (trace != nullptr) {
+    for (int op = 0; op < n; ++op) trace->ops[op] = OpSpan{op, placement[op], p.start_us[op], p.end_us[op]};
+    trace->transfers.reserve(p.transfers.size());
+    for (const Prepared::Transfer& t : p.transfers) {
+      TransferSpan span;
+      span.src_op = t.src_op;
+      span.src_output = t.output;
+      span.src_device = t.src_dev;
+      span.dst_device = t.dst_dev;
+      span.bytes = t.bytes;
+      span.start_us = t.start_us;
+      span.end_us = t.end_us;
+      const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
+      for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c) span.channels.push_back(p.route_channels[c]);
+      span.lane = cluster.device(t.src_dev).name + "->" + cluster.device(t.dst_dev).name;
+      trace->transfers.push_back(std::move(span));
+    }
+  }
+  return result;
+}
+
+// ------------------------------------------------------------ placeto mode
+
+StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& cluster,
+                                          const Placement& placement, Trace* trace) {
+  Prepared& p = *prepared_;
+  using ReadyEntry = Prepared::ReadyEntry;
+  using Event = Prepared::Event;
+  enum { kRemoveDependency = 0, kRunBus = 1, kRunDevice = 2 };
+  const int n = p.num_ops;
+  const int D = p.num_devices;
+  const PlacetoConstants& k = constants_;
+  StepResult result;
+  result.device_busy_us.assign(D, 0);
+  result.peak_memory_bytes.assign(D, 0);
+
+  for (auto& q : p.ready) q.clear();
+  for (auto& q : p.bus) q.clear();
+  p.events.clear();
+  p.transfers.clear();
+  std::fill(p.device_free_us.begin(), p.device_free_us.end(), k.init_offset_us);
+  std::fill(p.bus_free_us.begin(), p.bus_free_us.end(), k.init_offset_us);
+  std::fill(p.start_us.begin(), p.start_us.end(), -1.0);
+  if (trace != nullptr) {
+    trace->clear();
+    trace->ops.resize(n);
+  }
+
+  long long counter = 0;
+  auto push_device = [&](int d, double t) {
+    heap_push(p.events, Event{t, kRunDevice, p.device_name_rank[d], 0, d, 0});
+  };
+  auto push_bus = [&](int d, double t) {
+    heap_push(p.events, Event{t, kRunBus, p.device_name_rank[d], 0, d, 0});
+  };
+  auto push_dependency = [&](int parent, int child, double t) {
+    heap_push(p.events, Event{t, kRemoveDependency, p.name_rank[parent], p.name_rank[child], parent, child});
+  };
+  for (int op = 0; op < n; ++op) {
+    p.deps_left[op] = p.distinct_parents[op];
+    if (p.deps_left[op] == 0) {
+      heap_push(p.ready[placement[op]], ReadyEntry{k.init_offset_us, counter++, op});
+      push_device(placement[op], k.init_offset_us);
+    }
+  }
+
+  double last_event_us = k.init_offset_us;
+  int finished = 0;
+  while (!p.events.empty()) {
+    const Event ev = heap_pop(p.events);
+    const double now = ev.time;
+    last_event_us = now;
+    if (ev.kind == kRemoveDependency) {
+      const int child = ev.id2;
+      if (--p.deps_left[child] == 0) {
+        heap_push(p.ready[placement[child]], ReadyEntry{now, counter++, child});
+        push_device(placement[child], now);
+      }
+    } else if (ev.kind == kRunDevice) {
+      const int d = ev.id;
+      auto& queue = p.ready[d];
+      if (now < p.device_free_us[d] || queue.empty() || queue.front().time > now) continue;
+      const int op = heap_pop(queue).op;
+      const double cost = p.costs.time_us(op, d);
+      const double end = now + cost;
+      p.start_us[op] = now;
+      p.end_us[op] = end;
+      result.device_busy_us[d] += cost;
+      ++finished;
+      p.device_free_us[d] = cost > 0 ? end + k.device_overhead_us : end;
+      push_device(d, p.device_free_us[d]);
+      // Same-device children are released at the end; each output index needed
+      // elsewhere becomes one transfer on this device's bus.
+      const int first_new = static_cast<int>(p.transfers.size());
+      for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c) {
+        const int child = p.child_op[c];
+        if (placement[child] == d) {
+          push_dependency(op, child, end);
+          continue;
+        }
+        const int output = p.child_output[c];
+        bool exists = false;
+        for (int t = first_new; t < static_cast<int>(p.transfers.size()) && !exists; ++t)
+          exists = p.transfers[t].output == output;
+        if (exists) continue;
+        const std::vector<double>& sizes = graph.op(op).output_bytes;
+        const double bytes = output < static_cast<int>(sizes.size()) ? sizes[output] : 0.0;
+        const int tid = static_cast<int>(p.transfers.size());
+        p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0});
+        heap_push(p.bus[d], ReadyEntry{end, counter++, tid});
+        push_bus(d, end);
+      }
+    } else {  // kRunBus
+      const int d = ev.id;
+      auto& queue = p.bus[d];
+      if (now < p.bus_free_us[d] || queue.empty() || queue.front().time > now) continue;
+      const int tid = heap_pop(queue).op;
+      Prepared::Transfer& t = p.transfers[tid];
+      const double end = now + t.bytes / k.transfer_bytes_per_us;
+      t.start_us = now;
+      t.end_us = end;
+      result.bytes_moved += t.bytes;
+      ++result.transfers;
+      for (int c = p.child_begin[t.src_op]; c < p.child_begin[t.src_op + 1]; ++c) {
+        const int child = p.child_op[c];
+        if (placement[child] != d && p.child_output[c] == t.output) push_dependency(t.src_op, child, end);
+      }
+      p.bus_free_us[d] = end + k.bus_overhead_us;
+      push_bus(d, p.bus_free_us[d]);
+    }
+  }
+  AWARE_CHECK(finished == n, "every op must run once (a cycle would leave some unscheduled)");
+  result.step_time_us = last_event_us;
+
+  // Memory: an op's outputs are held on its device from its start until its last
+  // child ends (or its own end when it has none).
+  p.mem_sweep.clear();
+  p.mem_sweep_device.clear();
+  for (int op = 0; op < n; ++op) {
+    const double bytes = p.out_total_bytes[op];
+    if (bytes <= 0) continue;
+    double until = p.end_us[op];
+    for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c)
+      until = std::max(until, p.end_us[p.child_op[c]]);
+    p.mem_sweep.push_back({p.start_us[op], bytes});
+    p.mem_sweep_device.push_back(placement[op]);
+    p.mem_sweep.push_back({until, -bytes});
+    p.mem_sweep_device.push_back(placement[op]);
+  }
+  std::fill(p.mem_now.begin(), p.mem_now.end(), 0.0);
+  // Frees sort before allocations at the same instant.
+  p.sweep_order.resize(p.mem_sweep.size());
+  std::iota(p.sweep_order.begin(), p.sweep_order.end(), 0);
+  std::sort(p.sweep_order.begin(), p.sweep_order.end(), [&](int x, int y) {
+    if (p.mem_sweep[x].first != p.mem_sweep[y].first) return p.mem_sweep[x].first < p.mem_sweep[y].first;
+    return p.mem_sweep[x].second < p.mem_sweep[y].second;
+  });
+  for (int i : p.sweep_order) {
+    const int d = p.mem_sweep_device[i];
+    p.mem_now[d] += p.mem_sweep[i].second;
+    result.peak_memory_bytes[d] = std::max(result.peak_memory_bytes[d], p.mem_now[d]);
+  }
+  for (int d = 0; d < D; ++d) {
+    if (result.peak_memory_bytes[d] > cluster.device(d).memory_bytes) {
+      result.feasible = false;
+      result.infeasible_reason = "device '" + cluster.device(d).name + "' out of memory: peak " +
+                                 format_bytes(result.peak_memory_bytes[d]) + ", has " +
+                                 format_bytes(cluster.device(d).memory_bytes);
+      break;
+    }
+  }
+
+  if (trace != nullptr) {
+    for (int op = 0; op < n; ++op) trace->ops[op] = OpSpan{op, placement[op], p.start_us[op], p.end_us[op]};
+    for (const Prepared::Transfer& t : p.transfers) {
+      TransferSpan span;
+      span.src_op = t.src_op;
+      span.src_output = t.output;
+      span.src_device = t.src_dev;
+      span.bytes = t.bytes;
+      span.start_us = t.start_us;
+      span.end_us = t.end_us;
+      span.lane = "/bus/" + cluster.device(t.src_dev).name;
+      trace->transfers.push_back(std::move(span));
+    }
+  }
+  return result;
+}
+
+void register_analytic_evaluator() {
+  EvaluatorRegistry::instance().add(
+      "analytic", "event-driven simulator; modes: contention (default), placeto",
+      [](const Options& options) -> std::unique_ptr<Evaluator> {
+        return AnalyticSimulator::from_options(options);
+      });
+}
+
+}  // namespace aware

@@ -1,0 +1,72 @@
+// The analytic (event-driven) simulator, registered as evaluator "analytic".
+//
+// Two modes:
+//  - "contention" (default): each device runs one stream of ops in order of
+//    readiness (ties by topological rank); each cross-device tensor is sent once
+//    per (output, destination device) along the cluster route; copy engines are
+//    separate from compute, so transfers overlap computation; a directed link
+//    channel carries one transfer at a time; a transfer occupies every channel of
+//    its route for latency + bytes / bottleneck bandwidth. Memory is tracked:
+//    parameters resident, outputs from the op's start until their last consumer
+//    finishes (received copies likewise on the receiving device), workspace while
+//    the op runs. A device over its capacity makes the result infeasible.
+//  - "placeto": the semantics of Placeto's simulator (see docs/simulators.md):
+//    per-source-device bus at 7600 B/us, 5.7 us after each op, 25 us after each
+//    transfer, one global event order with its tie rules.
+//
+// Deterministic. After the first call on a (graph, cluster) pair, evaluate()
+// allocates nothing. An instance is not thread-safe; clone() one per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cost_model.h"
+#include "core/evaluator.h"
+
+namespace aware {
+
+enum class AnalyticMode { kContention, kPlaceto };
+
+struct PlacetoConstants {
+  double device_overhead_us = 5.7;   // delta1: a device stays busy this long after an op
+  double bus_overhead_us = 25.0;     // delta2: a bus stays busy this long after a transfer
+  double transfer_bytes_per_us = 7600.0;
+  double init_offset_us = 0.0;
+};
+
+class AnalyticSimulator final : public Evaluator {
+ public:
+  explicit AnalyticSimulator(AnalyticMode mode = AnalyticMode::kContention,
+                             PlacetoConstants constants = {});
+  // Options: mode=contention|placeto; placeto.delta1_us, placeto.delta2_us,
+  // placeto.bytes_per_us. Throws ConfigError on unknown keys or values.
+  static std::unique_ptr<AnalyticSimulator> from_options(const Options& options);
+
+  std::string name() const override { return "analytic"; }
+  std::string describe() const override;
+  StepResult evaluate(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      Trace* trace = nullptr) override;
+  std::unique_ptr<Evaluator> clone() const override;
+
+  AnalyticMode mode() const { return mode_; }
+
+ private:
+  struct Prepared;
+  void prepare(const OpGraph& graph, const Cluster& cluster);
+  StepResult run_contention(const OpGraph& graph, const Cluster& cluster,
+                            const Placement& placement, Trace* trace);
+  StepResult run_placeto(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                         Trace* trace);
+
+  AnalyticMode mode_;
+  PlacetoConstants constants_;
+  std::shared_ptr<Prepared> prepared_;  // per (graph, cluster) revision; scratch included
+};
+
+// Adds "analytic" to the EvaluatorRegistry. Idempotent.
+void register_analytic_evaluator();
+
+}  // namespace aware
