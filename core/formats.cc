@@ -49,6 +49,12 @@ json parse_json_text(const std::string& text, const std::string& source) {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     throw ParseError(source + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const json::exception& e) {
+    // e.g. a number too large for a double: "number overflow parsing '1e999'"
+    std::string what = e.what();
+    const auto pos = what.find("] ");
+    if (pos != std::string::npos) what = what.substr(pos + 2);
+    throw ParseError(source + ": not valid JSON (" + what + ")");
   }
 }
 
@@ -478,23 +484,38 @@ json trace_to_chrome(const OpGraph& graph, const Cluster& cluster, const Trace& 
                       {"dur", s.end_us - s.start_us},
                       {"args", {{"type", op.type}, {"flops", op.flops}}}});
   }
+  // Transfers: one lane per directed link channel (a multi-hop transfer shows on
+  // every link it crosses), or the span's own lane (a bus) when it has no channels.
   std::map<std::string, int> lanes;
-  for (const TransferSpan& t : trace.transfers) {
-    auto [it, inserted] = lanes.emplace(t.lane, static_cast<int>(lanes.size()));
+  auto lane_id = [&](const std::string& lane) {
+    auto [it, inserted] = lanes.emplace(lane, static_cast<int>(lanes.size()));
     if (inserted) {
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 2}, {"tid", it->second},
-                        {"args", {{"name", t.lane}}}});
+                        {"args", {{"name", lane}}}});
     }
+    return it->second;
+  };
+  for (const TransferSpan& t : trace.transfers) {
     json args = {{"bytes", t.bytes}, {"src_device", cluster.device(t.src_device).name}};
     if (t.dst_device >= 0) args["dst_device"] = cluster.device(t.dst_device).name;
-    events.push_back({{"ph", "X"},
-                      {"name", graph.op(t.src_op).name + ":" + std::to_string(t.src_output)},
-                      {"cat", "transfer"},
-                      {"pid", 2},
-                      {"tid", it->second},
-                      {"ts", t.start_us},
-                      {"dur", t.end_us - t.start_us},
-                      {"args", std::move(args)}});
+    std::vector<std::string> span_lanes;
+    for (int channel : t.channels) {
+      const Link& link = cluster.link(channel / 2);
+      const int from = channel % 2 == 0 ? link.a : link.b;
+      const int to = channel % 2 == 0 ? link.b : link.a;
+      span_lanes.push_back(cluster.node_name(from) + "->" + cluster.node_name(to));
+    }
+    if (span_lanes.empty()) span_lanes.push_back(t.lane);
+    for (const std::string& lane : span_lanes) {
+      events.push_back({{"ph", "X"},
+                        {"name", graph.op(t.src_op).name + ":" + std::to_string(t.src_output)},
+                        {"cat", "transfer"},
+                        {"pid", 2},
+                        {"tid", lane_id(lane)},
+                        {"ts", t.start_us},
+                        {"dur", t.end_us - t.start_us},
+                        {"args", args}});
+    }
   }
   return json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
 }

@@ -1,0 +1,102 @@
+#include <gtest/gtest.h>
+
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "test_graphs.h"
+
+namespace aware {
+namespace {
+
+TEST(Cluster, EveryPresetBuildsWithRoutesBetweenAllDevices) {
+  for (std::string name : cluster_preset_names()) {
+    if (name == "multi-node:NxG") name = "multi-node:2x4";
+    const Cluster c = make_cluster_preset(name);
+    ASSERT_GT(c.num_devices(), 0) << name;
+    for (int s = 0; s < c.num_devices(); ++s) {
+      for (int d = 0; d < c.num_devices(); ++d) {
+        if (s == d) continue;
+        EXPECT_FALSE(c.route(s, d).empty()) << name;
+        EXPECT_GT(c.route_bandwidth_Bps(s, d), 0) << name;
+      }
+    }
+  }
+}
+
+TEST(Cluster, K40x8CrossesTheRootComplexBetweenSwitches) {
+  const Cluster c = make_cluster_preset("k40x8");
+  EXPECT_EQ(c.route(0, 1).size(), 2u);  // gpu0 -> pcie0 -> gpu1
+  EXPECT_EQ(c.route(0, 5).size(), 4u);  // gpu0 -> pcie0 -> root -> pcie1 -> gpu5
+  EXPECT_DOUBLE_EQ(c.route_latency_us(0, 5), 20);
+}
+
+TEST(Cluster, MultiNodeRoutesLeaveTheNodeThroughTheUplink) {
+  const Cluster c = make_cluster_preset("multi-node:2x4");
+  EXPECT_EQ(c.num_devices(), 8);
+  EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 1), 300e9);  // inside a node: NVSwitch
+  EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 4), 50e9);   // across nodes: the 400 Gb/s uplink
+}
+
+TEST(Cluster, TransferTimeIsLatencyPlusBytesOverBottleneck) {
+  const Cluster c = testing::star_cluster(2, 1e9, 1);
+  EXPECT_DOUBLE_EQ(c.transfer_time_us(0, 1, 3000), 2 + 3);
+  EXPECT_DOUBLE_EQ(c.transfer_time_us(0, 0, 3000), 0);
+}
+
+TEST(Cluster, UnknownPresetListsTheKnownOnes) {
+  try {
+    make_cluster_preset("k41x4");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("k40x4"), std::string::npos);
+  }
+}
+
+TEST(Cluster, ZeroBandwidthLinkIsRejected) {
+  Cluster c("bad");
+  Device d;
+  d.name = "a";
+  d.peak_flops = 1;
+  d.memory_bytes = 1;
+  d.memory_Bps = 1;
+  c.add_device(d);
+  d.name = "b";
+  c.add_device(d);
+  c.connect("a", "b", 0, 1, "ab");
+  try {
+    c.finalize();
+    FAIL();
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("link 'ab'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bandwidth_Bps"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cluster, UnreachableDevicePairIsRejected) {
+  Cluster c("split");
+  Device d;
+  d.peak_flops = 1;
+  d.memory_bytes = 1;
+  d.memory_Bps = 1;
+  for (const char* n : {"a", "b", "c"}) {
+    d.name = n;
+    c.add_device(d);
+  }
+  c.connect("a", "b", 1e9, 1);
+  try {
+    c.finalize();
+    FAIL();
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("'c'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cluster, RestrictDevicesKeepsTheFirstN) {
+  const Cluster c = restrict_devices(make_cluster_preset("dgx-a100"), 4);
+  EXPECT_EQ(c.num_devices(), 4);
+  EXPECT_EQ(c.device(3).name, "gpu3");
+  EXPECT_FALSE(c.route(0, 3).empty());
+  EXPECT_THROW(restrict_devices(c, 9), ConfigError);
+}
+
+}  // namespace
+}  // namespace aware

@@ -1,0 +1,164 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "core/formats.h"
+#include "core/placement.h"
+#include "core/random_dag.h"
+#include "test_graphs.h"
+
+namespace aware {
+namespace {
+
+std::string tmp_path(const std::string& name) {
+  return (std::filesystem::path(AWARE_TEST_TMPDIR) / name).string();
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+// Expects `fn` to throw ParseError mentioning every fragment.
+template <typename Fn>
+void expect_parse_error(Fn fn, std::vector<std::string> fragments) {
+  try {
+    fn();
+    FAIL() << "no error";
+  } catch (const ParseError& e) {
+    for (const auto& f : fragments)
+      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what() << " lacks " << f;
+  }
+}
+
+const char* kGoodGraph = R"({"format":"aware-graph","version":1,"name":"g","ops":[
+  {"name":"a","type":"MatMul","flops":100,"output_bytes":[8]},
+  {"name":"b","type":"Relu","phase":"backward","flops":5,"output_bytes":[8],"forward_of":"a"}],
+  "edges":[{"src":"a","dst":"b"}]})";
+
+TEST(Formats, GraphRoundTripIsIdentical) {
+  OpGraph g = random_layered_dag(200, 5);
+  g.mutable_op(3).colocation_group = "grp";
+  g.mutable_op(4).compute_us = 12.5;
+  g.mutable_op(5).shape = {{"M", 128}, {"K", 64}};
+  g.mutable_op(6).block = "encoder";
+  g.mutable_op(6).layer = 2;
+  g.mutable_op(7).forward_of = 1;
+  const std::string path = tmp_path("roundtrip.json");
+  write_graph_file(g, path);
+  const OpGraph back = read_graph_file(path);
+  EXPECT_EQ(graph_to_json(back).dump(), graph_to_json(g).dump());
+}
+
+TEST(Formats, ClusterAndPlacementRoundTrip) {
+  const Cluster c = make_cluster_preset("k40x8");
+  const std::string cpath = tmp_path("cluster.json");
+  write_cluster_file(c, cpath);
+  const Cluster back = read_cluster_file(cpath);
+  EXPECT_EQ(cluster_to_json(back).dump(), cluster_to_json(c).dump());
+  EXPECT_EQ(back.route(0, 5).size(), c.route(0, 5).size());
+
+  const OpGraph g = random_layered_dag(50, 1);
+  const Placement p = round_robin_placement(g, c);
+  const std::string ppath = tmp_path("placement.json");
+  write_placement_file(g, c, p, ppath);
+  EXPECT_EQ(read_placement_file(ppath, g, c), p);
+}
+
+TEST(Formats, BadGraphFilesNameTheFileOpAndField) {
+  const std::string path = tmp_path("bad.json");
+  write(path, "{not json");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "not valid JSON"});
+
+  write(path, R"({"format":"aware-graph","version":7,"ops":[],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "version"});
+
+  write(path, R"({"format":"aware-graph","version":1,"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "'ops'", "missing"});
+
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","flops":-3}],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "op 'a'", "'flops'"});
+
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","flops":1e999}],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "1e999"});
+
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","flops":"lots"}],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "op 'a'", "'flops'", "number"});
+
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","output_bytes":[1]}],
+    "edges":[{"src":"a","dst":"zz"}]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "'dst'", "zz"});
+
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","output_bytes":[1]},
+    {"name":"b","output_bytes":[1]}],"edges":[{"src":"a","dst":"b"},{"src":"b","dst":"a"}]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "cycle"});
+
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a"},{"name":"a"}],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "duplicate"});
+
+  expect_parse_error([&] { read_graph_file(tmp_path("does-not-exist.json")); }, {"does-not-exist", "cannot open"});
+}
+
+TEST(Formats, BadPlacementsAreRejected) {
+  const std::string gpath = tmp_path("good.json");
+  write(gpath, kGoodGraph);
+  const OpGraph g = read_graph_file(gpath);
+  const Cluster c = testing::star_cluster(2);
+  const std::string path = tmp_path("badplacement.json");
+  write(path, R"({"format":"aware-placement","version":1,"devices":{"a":"dev0"}})");
+  expect_parse_error([&] { read_placement_file(path, g, c); }, {path, "op 'b'"});
+  write(path, R"({"format":"aware-placement","version":1,"devices":{"a":"dev0","b":"gpu9"}})");
+  expect_parse_error([&] { read_placement_file(path, g, c); }, {path, "op 'b'", "gpu9"});
+  write(path, R"({"format":"aware-placement","version":1,"devices":{"a":"dev0","b":"dev1","zz":"dev0"}})");
+  expect_parse_error([&] { read_placement_file(path, g, c); }, {path, "zz"});
+}
+
+TEST(Formats, BadClustersAreRejected) {
+  const std::string path = tmp_path("badcluster.json");
+  write(path, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11},
+    {"name":"b","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11}],
+    "links":[{"name":"ab","a":"a","b":"b","bandwidth_Bps":0}]})");
+  expect_parse_error([&] { read_cluster_file(path); }, {path, "link 'ab'", "bandwidth_Bps"});
+  write(path, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11},
+    {"name":"b","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11}],"links":[]})");
+  expect_parse_error([&] { read_cluster_file(path); }, {path, "'b'", "cannot be reached"});
+  write(path, R"({"format":"aware-cluster","version":1,"devices":[{"name":"a","memory_bytes":1e9,"memory_Bps":1e11}]})");
+  expect_parse_error([&] { read_cluster_file(path); }, {path, "device 'a'", "peak_flops"});
+}
+
+TEST(Formats, FailedWriteLeavesNothingBehind) {
+  const std::string dir = tmp_path("no-such-dir/sub");
+  EXPECT_THROW(write_text_file_atomic(dir + "/x.json", "{}"), ParseError);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/x.json"));
+}
+
+TEST(Formats, DotAndChromeTraceExports) {
+  const OpGraph g = testing::diamond_graph();
+  const Placement p({0, 0, 1, 0});
+  const std::string dot = graph_to_dot(g, &p);
+  EXPECT_NE(dot.find("digraph"), std::string::npos);
+  EXPECT_NE(dot.find("color=red"), std::string::npos);  // the cut edges
+  const Cluster c = testing::star_cluster(2);
+  Trace t;
+  t.ops = {{0, 0, 0, 10}, {1, 0, 10, 30}, {2, 1, 13, 43}, {3, 0, 46, 51}};
+  TransferSpan s;
+  s.src_op = 0;
+  s.src_device = 0;
+  s.dst_device = 1;
+  s.start_us = 10;
+  s.end_us = 13;
+  s.channels = c.route(0, 1).empty() ? std::vector<int>{} : std::vector<int>{c.route(0, 1)[0].channel(), c.route(0, 1)[1].channel()};
+  t.transfers.push_back(s);
+  const nlohmann::json doc = trace_to_chrome(g, c, t);
+  int complete = 0;
+  for (const auto& e : doc["traceEvents"]) complete += e["ph"] == "X";
+  EXPECT_EQ(complete, 4 + 2);  // four ops, one transfer shown on both links it crosses
+}
+
+}  // namespace
+}  // namespace aware
