@@ -1,0 +1,37 @@
+// Convolutional cells as in NASNet (Zoph et al. 2018) and the ENAS micro search
+// space (Pham et al. 2018), internal to datasets/. A cell takes the outputs of
+// the previous two cells, brings both to `filters` channels (and, for the older
+// one, to the newer one's spatial size), then computes B blocks; each block
+// applies an op to each of two earlier states and adds the results. The cell's
+// output concatenates the blocks no later block reads (plus any extra states the
+// cell names).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "datasets/builder.h"
+
+namespace aware::datasets_detail {
+
+enum class CellOp { kIdentity, kSepConv3, kSepConv5, kSepConv7, kAvgPool3, kMaxPool3 };
+
+struct CellBlock {
+  int input_a = 0;  // state index: 0 = previous cell, 1 = the one before, 2 + i = block i
+  CellOp op_a = CellOp::kIdentity;
+  int input_b = 0;
+  CellOp op_b = CellOp::kIdentity;
+};
+
+struct CellSpec {
+  std::vector<CellBlock> blocks;
+  bool reduction = false;          // ops on the two input states use stride 2
+  std::vector<int> extra_concat;   // states concatenated even though blocks read them
+  int sep_conv_repeats = 1;        // NASNet stacks its separable convolutions twice
+};
+
+// Adds one cell; `prev` is the previous cell's output, `prev_prev` the one before.
+Tensor build_cell(GraphBuilder& b, const std::string& name, const CellSpec& spec,
+                  const Tensor& prev, const Tensor& prev_prev, double filters);
+
+}  // namespace aware::datasets_detail

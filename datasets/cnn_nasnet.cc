@@ -1,0 +1,95 @@
+// NASNet-A (Zoph et al., "Learning Transferable Architectures", CVPR 2018), the
+// mobile configuration "4 @ 1056": N = 4 normal cells per stage, F = 44 filters
+// in the first stage (doubled at each reduction), 224x224x3 inputs, a 3x3/2 stem
+// convolution and two reduction "stem cells", then
+//   N normal -> reduction -> N normal -> reduction -> N normal -> pool -> 1000 classes.
+// Cell wiring is the paper's NASNet-A normal and reduction cell; each separable
+// convolution is (relu, depthwise, pointwise, batch norm) applied twice, as in
+// the paper's implementation. The auxiliary head and drop-path are left out.
+#include "core/errors.h"
+#include "datasets/cells.h"
+#include "datasets/layers.h"
+#include "datasets/models.h"
+
+namespace aware::datasets_detail {
+namespace {
+
+using C = CellOp;
+
+CellSpec normal_cell() {
+  CellSpec spec;
+  spec.blocks = {{0, C::kSepConv5, 1, C::kSepConv3},
+                 {1, C::kSepConv5, 1, C::kSepConv3},
+                 {0, C::kAvgPool3, 1, C::kIdentity},
+                 {1, C::kAvgPool3, 1, C::kAvgPool3},
+                 {0, C::kSepConv3, 0, C::kIdentity}};
+  spec.extra_concat = {1};  // the normal cell also passes its older input through
+  spec.sep_conv_repeats = 2;
+  return spec;
+}
+
+CellSpec reduction_cell() {
+  CellSpec spec;
+  spec.blocks = {{0, C::kSepConv5, 1, C::kSepConv7},
+                 {0, C::kMaxPool3, 1, C::kSepConv7},
+                 {0, C::kAvgPool3, 1, C::kSepConv5},
+                 {3, C::kIdentity, 2, C::kAvgPool3},
+                 {2, C::kSepConv3, 0, C::kMaxPool3}};
+  spec.reduction = true;
+  spec.sep_conv_repeats = 2;
+  return spec;
+}
+
+}  // namespace
+
+OpGraph build_nasnet(const ModelOptions& options) {
+  const double batch = option_or(options.batch, 32);
+  const double size = option_or(options.image_size, 224);
+  const int cells_per_stage = option_or(options.layers, 4);
+  const double filters = 44;
+  GraphBuilder b("nasnet", Optimizer::kRmsProp);
+  b.set_block("input");
+  const Tensor images = b.input("images", {batch, 3, size, size});
+  const Tensor labels = b.input("labels", {batch});
+
+  b.set_block("stem");
+  b.set_prefix("stem");
+  const Tensor stem = batch_norm(
+      b, "conv0/bn", conv2d(b, "conv0", images, 32, 3, 3, 2, Padding::kValid));
+  Tensor prev_prev = stem;
+  Tensor prev = build_cell(b, "stem_cell_0", reduction_cell(), stem, stem, filters / 4);
+  {
+    const Tensor next = build_cell(b, "stem_cell_1", reduction_cell(), prev, prev_prev,
+                                   filters / 2);
+    prev_prev = prev;
+    prev = next;
+  }
+  double f = filters;
+  int cell = 0;
+  for (int stage = 0; stage < 3; ++stage) {
+    if (stage > 0) {
+      f *= 2;
+      const std::string name = "reduction_cell_" + std::to_string(stage - 1);
+      b.set_block(name);
+      const Tensor next = build_cell(b, name, reduction_cell(), prev, prev_prev, f);
+      prev_prev = prev;
+      prev = next;
+    }
+    const std::string block = "stage" + std::to_string(stage + 1);
+    b.set_block(block);
+    for (int i = 0; i < cells_per_stage; ++i, ++cell) {
+      const Tensor next = build_cell(b, block + "/cell_" + std::to_string(cell), normal_cell(),
+                                     prev, prev_prev, f);
+      prev_prev = prev;
+      prev = next;
+    }
+  }
+
+  b.set_block("logits");
+  b.set_prefix("logits");
+  const Tensor pooled = global_avg_pool(b, "global_pool", relu(b, "relu", prev));
+  const Tensor logits = bias_add(b, "fc/bias", dense_matmul(b, "fc", pooled, 1000));
+  return b.finish(total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, labels)}));
+}
+
+}  // namespace aware::datasets_detail

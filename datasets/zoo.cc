@@ -1,0 +1,91 @@
+// The zoo registry: model name -> builder. Builders live one family per file.
+#include "datasets/zoo.h"
+
+#include <functional>
+#include <map>
+
+#include "core/errors.h"
+#include "datasets/models.h"
+
+namespace aware {
+namespace {
+
+using datasets_detail::Optimizer;
+using datasets_detail::option_or;
+using datasets_detail::Seq2SeqConfig;
+using Builder = std::function<OpGraph(const ModelOptions&)>;
+
+// NMT as in ColocRL / Hierarchical: 2, 4 or 8 layers per stack, 1024 hidden units.
+OpGraph build_nmt(int default_layers, const std::string& name, const ModelOptions& options) {
+  Seq2SeqConfig config;
+  config.name = name;
+  config.batch = option_or(options.batch, 128);
+  config.seq_len = option_or(options.seq_len, 40);
+  config.hidden = option_or(options.hidden, 1024);
+  config.layers = option_or(options.layers, default_layers);
+  config.vocab = option_or(options.vocab, 40000);
+  config.optimizer = Optimizer::kSgd;
+  return datasets_detail::build_seq2seq(config);
+}
+
+// GNMT (Wu et al. 2016): 8 + 8 layers, 1024 units, 32k wordpieces, Adam.
+OpGraph build_gnmt(const ModelOptions& options) {
+  Seq2SeqConfig config;
+  config.name = "gnmt";
+  config.batch = option_or(options.batch, 128);
+  config.seq_len = option_or(options.seq_len, 30);
+  config.hidden = option_or(options.hidden, 1024);
+  config.layers = option_or(options.layers, 8);
+  config.vocab = option_or(options.vocab, 32000);
+  config.gnmt = true;
+  config.optimizer = Optimizer::kAdam;
+  return datasets_detail::build_seq2seq(config);
+}
+
+const std::map<std::string, Builder>& registry() {
+  static const std::map<std::string, Builder> builders = {
+      {"inception_v3", datasets_detail::build_inception_v3},
+      {"resnet50", [](const ModelOptions& o) { return datasets_detail::build_resnet(50, o); }},
+      {"resnet101", [](const ModelOptions& o) { return datasets_detail::build_resnet(101, o); }},
+      {"resnet152", [](const ModelOptions& o) { return datasets_detail::build_resnet(152, o); }},
+      {"nasnet", datasets_detail::build_nasnet},
+      {"nmt2", [](const ModelOptions& o) { return build_nmt(2, "nmt2", o); }},
+      {"nmt4", [](const ModelOptions& o) { return build_nmt(4, "nmt4", o); }},
+      {"nmt8", [](const ModelOptions& o) { return build_nmt(8, "nmt8", o); }},
+      {"gnmt", build_gnmt},
+      {"rnnlm", datasets_detail::build_rnnlm},
+      {"transformer", datasets_detail::build_transformer},
+  };
+  return builders;
+}
+
+}  // namespace
+
+std::vector<std::string> zoo_model_names() {
+  // The documented order (papers' models first), not the map's alphabetical one.
+  return {"inception_v3", "resnet50", "resnet101", "resnet152", "nasnet", "nmt2",
+          "nmt4",         "nmt8",     "gnmt",      "rnnlm",     "transformer"};
+}
+
+OpGraph build_zoo_model(const std::string& name, const ModelOptions& options) {
+  const auto& builders = registry();
+  auto it = builders.find(name);
+  if (it == builders.end()) {
+    std::string known;
+    for (const std::string& n : zoo_model_names()) known += (known.empty() ? "" : ", ") + n;
+    throw ConfigError("unknown zoo model '" + name + "'; known models: " + known);
+  }
+  for (int value : {options.batch, options.seq_len, options.hidden, options.layers,
+                    options.vocab, options.image_size}) {
+    if (value > 1000000) {
+      throw ConfigError("zoo model '" + name + "': option value " + std::to_string(value) +
+                        " is too large");
+    }
+  }
+  OpGraph graph = it->second(options);
+  graph.set_name(name);
+  graph.set_source("zoo:" + name);
+  return graph;
+}
+
+}  // namespace aware
