@@ -195,7 +195,8 @@ TEST(Zoo, OpsRecordShapes) {
     }
   }
   EXPECT_TRUE(saw_conv);
-  for (const Op& op : build_zoo_model("nmt2").ops()) {
+  const OpGraph nmt = build_zoo_model("nmt2");
+  for (const Op& op : nmt.ops()) {
     if (op.type == "MatMul") {
       EXPECT_TRUE(op.shape.count("M") && op.shape.count("N") && op.shape.count("K"));
     }
