@@ -48,10 +48,10 @@ struct GradSpec {
   std::string suffix;  // name suffix, e.g. "grad_input"
   double flops = 0;
   double temp_bytes = 0;
-  std::vector<int> grad_of;           // forward input indices whose gradient it outputs
-  std::vector<double> grad_bytes;     // optional override of those outputs' sizes (sparse grads)
-  std::vector<int> reads;             // forward input indices whose values it reads
-  bool reads_output = false;          // reads the forward op's output 0
+  std::vector<int> grad_of;        // forward input indices whose gradient it outputs
+  std::vector<double> grad_bytes;  // optional override of those outputs' sizes (sparse grads)
+  std::vector<int> reads;          // forward input indices whose values it reads
+  bool reads_output = false;       // reads the forward op's output 0
 };
 
 // A forward op and the recipe for its gradient.

@@ -27,8 +27,8 @@ Tensor separable(GraphBuilder& b, const std::string& name, const Tensor& x, doub
   return y;
 }
 
-Tensor apply_op(GraphBuilder& b, const std::string& name, CellOp op, const Tensor& x,
-                double stride, double filters, int repeats) {
+Tensor apply_op(GraphBuilder& b, const std::string& name, CellOp op, const Tensor& x, double stride,
+                double filters, int repeats) {
   switch (op) {
     case CellOp::kIdentity:
       // A strided identity must still shrink the map: a 1x1 strided projection.
@@ -71,15 +71,14 @@ Tensor build_cell(GraphBuilder& b, const std::string& name, const CellSpec& spec
   for (std::size_t i = 0; i < spec.blocks.size(); ++i) {
     const CellBlock& block = spec.blocks[i];
     const int limit = static_cast<int>(states.size());
-    AWARE_CHECK(block.input_a >= 0 && block.input_a < limit && block.input_b >= 0 &&
-                    block.input_b < limit,
-                name + ": a block reads a state that does not exist yet");
+    AWARE_CHECK(
+        block.input_a >= 0 && block.input_a < limit && block.input_b >= 0 && block.input_b < limit,
+        name + ": a block reads a state that does not exist yet");
     const std::string bn = "block" + std::to_string(i);
     auto branch = [&](int input, CellOp op, const char* side) {
       const double stride = spec.reduction && input < 2 ? 2 : 1;
       used[input] = true;
-      return apply_op(b, bn + "/" + side, op, state(input), stride, filters,
-                      spec.sep_conv_repeats);
+      return apply_op(b, bn + "/" + side, op, state(input), stride, filters, spec.sep_conv_repeats);
     };
     const Tensor a = branch(block.input_a, block.op_a, "left");
     const Tensor c = branch(block.input_b, block.op_b, "right");

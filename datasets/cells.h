@@ -25,9 +25,9 @@ struct CellBlock {
 
 struct CellSpec {
   std::vector<CellBlock> blocks;
-  bool reduction = false;          // ops on the two input states use stride 2
-  std::vector<int> extra_concat;   // states concatenated even though blocks read them
-  int sep_conv_repeats = 1;        // NASNet stacks its separable convolutions twice
+  bool reduction = false;         // ops on the two input states use stride 2
+  std::vector<int> extra_concat;  // states concatenated even though blocks read them
+  int sep_conv_repeats = 1;       // NASNet stacks its separable convolutions twice
 };
 
 // Adds one cell; `prev` is the previous cell's output, `prev_prev` the one before.

@@ -50,12 +50,9 @@ Tensor mixed_17(GraphBuilder& b, const std::string& name, const Tensor& x, doubl
   std::vector<Tensor> outs;
   outs.push_back(branch(b, "branch_0", x, {{192, 1, 1, 1}}));
   outs.push_back(branch(b, "branch_1", x, {{mid, 1, 1, 1}, {mid, 1, 7, 1}, {192, 7, 1, 1}}));
-  outs.push_back(branch(b, "branch_2", x,
-                        {{mid, 1, 1, 1},
-                         {mid, 7, 1, 1},
-                         {mid, 1, 7, 1},
-                         {mid, 7, 1, 1},
-                         {192, 1, 7, 1}}));
+  outs.push_back(
+      branch(b, "branch_2", x,
+             {{mid, 1, 1, 1}, {mid, 7, 1, 1}, {mid, 1, 7, 1}, {mid, 7, 1, 1}, {192, 1, 7, 1}}));
   outs.push_back(pool_branch(b, "branch_3", x, 192));
   return concat(b, "concat", outs, 1);
 }
@@ -112,12 +109,12 @@ OpGraph build_inception_v3(const ModelOptions& options) {
 
   b.set_block("mixed_6a");
   b.set_prefix("mixed_6a");
-  x = concat(b, "concat",
-             {branch(b, "branch_0", x, {{384, 3, 3, 2, Padding::kValid}}),
-              branch(b, "branch_1", x,
-                     {{64, 1, 1, 1}, {96, 3, 3, 1}, {96, 3, 3, 2, Padding::kValid}}),
-              pool(b, "MaxPool", "branch_2/max_pool", x, 3, 2, Padding::kValid)},
-             1);
+  x = concat(
+      b, "concat",
+      {branch(b, "branch_0", x, {{384, 3, 3, 2, Padding::kValid}}),
+       branch(b, "branch_1", x, {{64, 1, 1, 1}, {96, 3, 3, 1}, {96, 3, 3, 2, Padding::kValid}}),
+       pool(b, "MaxPool", "branch_2/max_pool", x, 3, 2, Padding::kValid)},
+      1);
   x = mixed_17(b, "mixed_6b", x, 128);
   x = mixed_17(b, "mixed_6c", x, 160);
   x = mixed_17(b, "mixed_6d", x, 160);
@@ -133,15 +130,13 @@ OpGraph build_inception_v3(const ModelOptions& options) {
 
   b.set_block("mixed_7a");
   b.set_prefix("mixed_7a");
-  x = concat(b, "concat",
-             {branch(b, "branch_0", x, {{192, 1, 1, 1}, {320, 3, 3, 2, Padding::kValid}}),
-              branch(b, "branch_1", x,
-                     {{192, 1, 1, 1},
-                      {192, 1, 7, 1},
-                      {192, 7, 1, 1},
-                      {192, 3, 3, 2, Padding::kValid}}),
-              pool(b, "MaxPool", "branch_2/max_pool", x, 3, 2, Padding::kValid)},
-             1);
+  x = concat(
+      b, "concat",
+      {branch(b, "branch_0", x, {{192, 1, 1, 1}, {320, 3, 3, 2, Padding::kValid}}),
+       branch(b, "branch_1", x,
+              {{192, 1, 1, 1}, {192, 1, 7, 1}, {192, 7, 1, 1}, {192, 3, 3, 2, Padding::kValid}}),
+       pool(b, "MaxPool", "branch_2/max_pool", x, 3, 2, Padding::kValid)},
+      1);
   x = mixed_8(b, "mixed_7b", x);
   x = mixed_8(b, "mixed_7c", x);
 

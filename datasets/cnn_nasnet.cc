@@ -54,13 +54,13 @@ OpGraph build_nasnet(const ModelOptions& options) {
 
   b.set_block("stem");
   b.set_prefix("stem");
-  const Tensor stem = batch_norm(
-      b, "conv0/bn", conv2d(b, "conv0", images, 32, 3, 3, 2, Padding::kValid));
+  const Tensor stem =
+      batch_norm(b, "conv0/bn", conv2d(b, "conv0", images, 32, 3, 3, 2, Padding::kValid));
   Tensor prev_prev = stem;
   Tensor prev = build_cell(b, "stem_cell_0", reduction_cell(), stem, stem, filters / 4);
   {
-    const Tensor next = build_cell(b, "stem_cell_1", reduction_cell(), prev, prev_prev,
-                                   filters / 2);
+    const Tensor next =
+        build_cell(b, "stem_cell_1", reduction_cell(), prev, prev_prev, filters / 2);
     prev_prev = prev;
     prev = next;
   }
@@ -78,8 +78,8 @@ OpGraph build_nasnet(const ModelOptions& options) {
     const std::string block = "stage" + std::to_string(stage + 1);
     b.set_block(block);
     for (int i = 0; i < cells_per_stage; ++i, ++cell) {
-      const Tensor next = build_cell(b, block + "/cell_" + std::to_string(cell), normal_cell(),
-                                     prev, prev_prev, f);
+      const Tensor next =
+          build_cell(b, block + "/cell_" + std::to_string(cell), normal_cell(), prev, prev_prev, f);
       prev_prev = prev;
       prev = next;
     }

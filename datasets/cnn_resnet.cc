@@ -9,8 +9,7 @@
 namespace aware::datasets_detail {
 namespace {
 
-Tensor bottleneck(GraphBuilder& b, const Tensor& x, double planes, double stride,
-                  bool project) {
+Tensor bottleneck(GraphBuilder& b, const Tensor& x, double planes, double stride, bool project) {
   Tensor y = conv_bn_relu(b, "conv1", x, planes, 1, 1, stride);
   y = conv_bn_relu(b, "conv2", y, planes, 3, 3, 1);
   y = conv2d(b, "conv3", y, 4 * planes, 1, 1, 1);
@@ -67,7 +66,8 @@ OpGraph build_resnet(int depth, const ModelOptions& options) {
   b.set_prefix("logits");
   const Tensor pooled = global_avg_pool(b, "global_pool", x);
   const Tensor logits = bias_add(b, "fc/bias", dense_matmul(b, "fc", pooled, 1000));
-  const Tensor loss = total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, labels)});
+  const Tensor loss =
+      total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, labels)});
   return b.finish(loss);
 }
 

@@ -53,8 +53,7 @@ OpGraph build_cifar10_member(std::uint64_t seed) {
   const Tensor labels = b.input("labels", {batch});
   b.set_block("stem");
   b.set_prefix("stem");
-  const Tensor stem =
-      batch_norm(b, "conv/bn", conv2d(b, "conv", images, 3 * filters, 3, 3, 1));
+  const Tensor stem = batch_norm(b, "conv/bn", conv2d(b, "conv", images, 3 * filters, 3, 3, 1));
   Tensor prev = stem, prev_prev = stem;
   int cell = 0;
   for (int stage = 0; stage < 3; ++stage) {

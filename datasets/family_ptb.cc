@@ -37,10 +37,12 @@ Tensor highway_node(GraphBuilder& b, const std::string& name, const std::string&
   spec.output_dims = {{batch, hidden}};
   spec.flops = matmul_flops + 8 * batch * hidden;
   spec.temp_bytes = batch * 2 * hidden * kFloatBytes;
-  spec.shape = {{"batch", batch}, {"input", in}, {"hidden", hidden}, {"M", batch},
-                {"N", 2 * hidden}, {"K", in}};
-  spec.shape["activation"] = activation == "Tanh" ? 0 : activation == "Relu" ? 1
-                             : activation == "Identity" ? 2 : 3;
+  spec.shape = {{"batch", batch}, {"input", in},     {"hidden", hidden},
+                {"M", batch},     {"N", 2 * hidden}, {"K", in}};
+  spec.shape["activation"] = activation == "Tanh"       ? 0
+                             : activation == "Relu"     ? 1
+                             : activation == "Identity" ? 2
+                                                        : 3;
   GradSpec grad;
   grad.type = "HighwayNodeGrad";
   grad.suffix = "grad";
@@ -79,8 +81,7 @@ OpGraph build_ptb_member(std::uint64_t seed) {
   b.set_block("embedding");
   b.set_prefix("embedding");
   const Tensor table = b.variable("table", {kVocab, hidden});
-  const std::vector<Tensor> inputs =
-      unstack(b, "unstack", gather(b, "lookup", table, ids), kSteps);
+  const std::vector<Tensor> inputs = unstack(b, "unstack", gather(b, "lookup", table, ids), kSteps);
 
   b.set_block("encoder", 0);
   b.set_prefix("cell");
@@ -96,10 +97,10 @@ OpGraph build_ptb_member(std::uint64_t seed) {
     std::vector<Tensor> node_out(kNodes);
     std::vector<Tensor> ends;
     for (int i = 0; i < kNodes; ++i) {
-      const std::vector<Tensor> in =
-          i == 0 ? std::vector<Tensor>{inputs[t], h} : std::vector<Tensor>{node_out[nodes[i].input]};
-      node_out[i] = highway_node(b, ts + "node" + std::to_string(i), nodes[i].activation, in,
-                                 weights[i]);
+      const std::vector<Tensor> in = i == 0 ? std::vector<Tensor>{inputs[t], h}
+                                            : std::vector<Tensor>{node_out[nodes[i].input]};
+      node_out[i] =
+          highway_node(b, ts + "node" + std::to_string(i), nodes[i].activation, in, weights[i]);
       if (loose[i]) ends.push_back(node_out[i]);
     }
     h = add(b, ts + "average", ends);
@@ -110,7 +111,8 @@ OpGraph build_ptb_member(std::uint64_t seed) {
   b.set_prefix("softmax");
   const Tensor stacked = view(stack(b, "stack", outputs), {kSteps * batch, hidden});
   const Tensor logits = bias_add(b, "bias", dense_matmul(b, "logits", stacked, kVocab));
-  return b.finish(total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, next_ids)}));
+  return b.finish(
+      total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, next_ids)}));
 }
 
 }  // namespace aware::datasets_detail

@@ -59,9 +59,9 @@ Tensor conv2d(GraphBuilder& b, const std::string& name, const Tensor& x, double 
   spec.output_dims = {{n, filters, ho, wo}};
   spec.flops = flops;
   spec.temp_bytes = workspace;
-  spec.shape = {{"batch", n},          {"in_channels", c},      {"height", h},
-                {"width", w},          {"filters", filters},    {"kernel_h", kernel_h},
-                {"kernel_w", kernel_w}, {"stride", stride},     {"out_height", ho},
+  spec.shape = {{"batch", n},           {"in_channels", c},   {"height", h},
+                {"width", w},           {"filters", filters}, {"kernel_h", kernel_h},
+                {"kernel_w", kernel_w}, {"stride", stride},   {"out_height", ho},
                 {"out_width", wo}};
   GradSpec grad_input = grad("Conv2DBackpropInput", "grad_input", flops, {0}, {1});
   grad_input.temp_bytes = workspace;
@@ -91,9 +91,9 @@ Tensor depthwise_conv2d(GraphBuilder& b, const std::string& name, const Tensor& 
   spec.inputs = {x, weights};
   spec.output_dims = {{n, c, ho, wo}};
   spec.flops = flops;
-  spec.shape = {{"batch", n},       {"in_channels", c},  {"height", h},   {"width", w},
-                {"filters", c},     {"kernel_h", kernel}, {"kernel_w", kernel},
-                {"stride", stride}, {"out_height", ho},  {"out_width", wo}};
+  spec.shape = {{"batch", n},       {"in_channels", c},   {"height", h},        {"width", w},
+                {"filters", c},     {"kernel_h", kernel}, {"kernel_w", kernel}, {"stride", stride},
+                {"out_height", ho}, {"out_width", wo}};
   spec.grads = {grad("DepthwiseConv2dNativeBackpropInput", "grad_input", flops, {0}, {1}),
                 grad("DepthwiseConv2dNativeBackpropFilter", "grad_filter", flops, {1}, {0})};
   return b.add1(spec);
@@ -160,9 +160,9 @@ Tensor pool(GraphBuilder& b, const std::string& type, const std::string& name, c
   spec.inputs = {x};
   spec.output_dims = {{n, c, ho, wo}};
   spec.flops = flops;
-  spec.shape = {{"batch", n},        {"in_channels", c},  {"height", h},
-                {"width", w},        {"kernel_h", kernel}, {"kernel_w", kernel},
-                {"stride", stride},  {"out_height", ho},  {"out_width", wo}};
+  spec.shape = {{"batch", n},       {"in_channels", c},   {"height", h},
+                {"width", w},       {"kernel_h", kernel}, {"kernel_w", kernel},
+                {"stride", stride}, {"out_height", ho},   {"out_width", wo}};
   if (type == "MaxPool") {
     spec.grads = {grad("MaxPoolGrad", "grad", flops, {0}, {0}, true)};
   } else {
@@ -340,8 +340,7 @@ Tensor gather(GraphBuilder& b, const std::string& name, const Tensor& table, con
   return b.add1(spec);
 }
 
-std::vector<Tensor> unstack(GraphBuilder& b, const std::string& name, const Tensor& x,
-                            int parts) {
+std::vector<Tensor> unstack(GraphBuilder& b, const std::string& name, const Tensor& x, int parts) {
   const double rows = x.dim(0) / parts;
   ForwardSpec spec;
   spec.name = name;
@@ -382,8 +381,8 @@ LstmStep lstm_cell(GraphBuilder& b, const std::string& name, const Tensor& x, co
   spec.flops = matmul_flops + 20 * batch * hidden;
   spec.temp_bytes = gates_bytes;
   spec.shape = {{"batch", batch}, {"input", in}, {"hidden", hidden}};
-  GradSpec grad_input =
-      grad("LSTMBlockCellGrad", "grad", matmul_flops + 30 * batch * hidden, {0, 1}, {0, 1, 2}, true);
+  GradSpec grad_input = grad("LSTMBlockCellGrad", "grad", matmul_flops + 30 * batch * hidden,
+                             {0, 1}, {0, 1, 2}, true);
   grad_input.temp_bytes = gates_bytes;
   GradSpec grad_weight =
       grad("LSTMBlockCellGradWeight", "grad_weight", matmul_flops, {2, 3}, {0, 1});

@@ -22,11 +22,11 @@ OpGraph build_nasnet(const ModelOptions& options);
 struct Seq2SeqConfig {
   std::string name;
   int batch = 128;
-  int seq_len = 40;        // source and target time steps
+  int seq_len = 40;  // source and target time steps
   int hidden = 1024;
-  int layers = 2;          // per stack
-  int vocab = 40000;       // source and target vocabularies (each)
-  bool gnmt = false;       // bidirectional first encoder layer, residuals, bottom-layer attention
+  int layers = 2;     // per stack
+  int vocab = 40000;  // source and target vocabularies (each)
+  bool gnmt = false;  // bidirectional first encoder layer, residuals, bottom-layer attention
   Optimizer optimizer = Optimizer::kSgd;
 };
 OpGraph build_seq2seq(const Seq2SeqConfig& config);

@@ -32,14 +32,14 @@ LstmLayer lstm_layer(GraphBuilder& b, const std::string& name, double in, double
 }
 
 // Attention over the encoder memory for one decoder step; returns the context {B, H}.
-Tensor attend(GraphBuilder& b, int t, const Tensor& query, const Tensor& keys,
-              const Tensor& memory, double batch, double steps, double hidden) {
+Tensor attend(GraphBuilder& b, int t, const Tensor& query, const Tensor& keys, const Tensor& memory,
+              double batch, double steps, double hidden) {
   const std::string step = "t" + std::to_string(t);
   const Tensor scores = batch_matmul(b, step + "/score", view(query, {batch, 1, hidden}),
                                      view(keys, {batch, steps, hidden}), batch, 1, steps, hidden);
   const Tensor align = softmax(b, step + "/align", view(scores, {batch, steps}));
-  const Tensor context = batch_matmul(b, step + "/context", view(align, {batch, 1, steps}),
-                                      memory, batch, 1, hidden, steps);
+  const Tensor context = batch_matmul(b, step + "/context", view(align, {batch, 1, steps}), memory,
+                                      batch, 1, hidden, steps);
   return view(context, {batch, hidden});
 }
 
@@ -85,8 +85,8 @@ OpGraph build_seq2seq(const Seq2SeqConfig& config) {
     const LstmLayer fw = lstm_layer(b, "fw", in, hidden);
     Tensor state = zero_state;
     for (int t = 0; t < steps; ++t) {
-      const LstmStep s = lstm_cell(b, "fw/t" + std::to_string(t), inputs[t], state, fw.weights,
-                                   fw.bias);
+      const LstmStep s =
+          lstm_cell(b, "fw/t" + std::to_string(t), inputs[t], state, fw.weights, fw.bias);
       outputs[t] = s.h;
       state = s.state;
     }
@@ -97,8 +97,8 @@ OpGraph build_seq2seq(const Seq2SeqConfig& config) {
       std::vector<Tensor> backward(steps);
       Tensor bw_state = zero_state;
       for (int t = steps - 1; t >= 0; --t) {
-        const LstmStep s = lstm_cell(b, "bw/t" + std::to_string(t), inputs[t], bw_state,
-                                     bw.weights, bw.bias);
+        const LstmStep s =
+            lstm_cell(b, "bw/t" + std::to_string(t), inputs[t], bw_state, bw.weights, bw.bias);
         backward[t] = s.h;
         bw_state = s.state;
       }
@@ -118,8 +118,8 @@ OpGraph build_seq2seq(const Seq2SeqConfig& config) {
   b.set_block("attention");
   b.set_prefix("attention");
   const Tensor memory = stack(b, "memory", inputs);
-  const Tensor keys = dense_matmul(b, "memory_layer", view(memory, {batch * steps, hidden}),
-                                   hidden);
+  const Tensor keys =
+      dense_matmul(b, "memory_layer", view(memory, {batch * steps, hidden}), hidden);
 
   // ---- Decoder and per-step softmax.
   std::vector<LstmLayer> dec(layers);
@@ -173,15 +173,14 @@ OpGraph build_seq2seq(const Seq2SeqConfig& config) {
       b.set_prefix("attention");
       const Tensor context_top = attend(b, t, top, keys, memory, batch, steps, hidden);
       const Tensor joined = concat(b, "t" + std::to_string(t) + "/join", {top, context_top}, 1);
-      top = activation(b, "Tanh", "t" + std::to_string(t) + "/attention_tanh",
-                       matmul(b, "t" + std::to_string(t) + "/attention_layer", joined,
-                              attention_kernel));
+      top = activation(
+          b, "Tanh", "t" + std::to_string(t) + "/attention_tanh",
+          matmul(b, "t" + std::to_string(t) + "/attention_layer", joined, attention_kernel));
       fed_attention = top;
     }
     b.set_block("softmax");
     b.set_prefix("softmax");
-    const Tensor logits =
-        bias_add(b, "bias" + ts, matmul(b, "logits" + ts, top, proj), proj_bias);
+    const Tensor logits = bias_add(b, "bias" + ts, matmul(b, "logits" + ts, top, proj), proj_bias);
     losses.push_back(softmax_cross_entropy(b, "xent" + ts, logits, labels[t]));
   }
   b.set_block("softmax");

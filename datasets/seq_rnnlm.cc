@@ -48,8 +48,8 @@ OpGraph build_rnnlm(const ModelOptions& options) {
   std::vector<Tensor> losses;
   for (int t = 0; t < steps; ++t) {
     const std::string ts = "/t" + std::to_string(t);
-    const Tensor logits = bias_add(b, "bias" + ts, matmul(b, "logits" + ts, inputs[t], proj),
-                                   proj_bias);
+    const Tensor logits =
+        bias_add(b, "bias" + ts, matmul(b, "logits" + ts, inputs[t], proj), proj_bias);
     losses.push_back(softmax_cross_entropy(b, "xent" + ts, logits, labels[t]));
   }
   return b.finish(total_loss(b, "total_loss", losses));

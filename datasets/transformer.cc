@@ -29,8 +29,7 @@ Tensor attention(GraphBuilder& b, const std::string& name, const Dims& d, const 
   const Tensor v = dense(b, name + "/value", source, d.model);
   const Tensor scores = batch_matmul(b, name + "/scores", q, k, bh, d.len, d.len, head_dim);
   const Tensor weights = softmax(b, name + "/softmax", view(scores, {bh * d.len, d.len}));
-  const Tensor context =
-      batch_matmul(b, name + "/context", weights, v, bh, d.len, head_dim, d.len);
+  const Tensor context = batch_matmul(b, name + "/context", weights, v, bh, d.len, head_dim, d.len);
   return dense(b, name + "/output", view(context, {d.tokens(), d.model}), d.model);
 }
 
@@ -69,10 +68,8 @@ OpGraph build_transformer(const ModelOptions& options) {
   b.set_block("embedding");
   b.set_prefix("embedding");
   const Tensor table = b.variable("shared_table", {vocab, d.model});
-  Tensor src = add(b, "source_positions",
-                   {gather(b, "source_lookup", table, src_ids), positions});
-  Tensor tgt = add(b, "target_positions",
-                   {gather(b, "target_lookup", table, tgt_ids), positions});
+  Tensor src = add(b, "source_positions", {gather(b, "source_lookup", table, src_ids), positions});
+  Tensor tgt = add(b, "target_positions", {gather(b, "target_lookup", table, tgt_ids), positions});
 
   for (int l = 0; l < layers; ++l) {
     b.set_block("encoder", l);

@@ -63,7 +63,7 @@ const std::map<std::string, Builder>& registry() {
 
 std::vector<std::string> zoo_model_names() {
   // The documented order (papers' models first), not the map's alphabetical one.
-  return {"inception_v3", "resnet50", "resnet101", "resnet152", "nasnet", "nmt2",
+  return {"inception_v3", "resnet50", "resnet101", "resnet152", "nasnet",     "nmt2",
           "nmt4",         "nmt8",     "gnmt",      "rnnlm",     "transformer"};
 }
 
@@ -75,8 +75,8 @@ OpGraph build_zoo_model(const std::string& name, const ModelOptions& options) {
     for (const std::string& n : zoo_model_names()) known += (known.empty() ? "" : ", ") + n;
     throw ConfigError("unknown zoo model '" + name + "'; known models: " + known);
   }
-  for (int value : {options.batch, options.seq_len, options.hidden, options.layers,
-                    options.vocab, options.image_size}) {
+  for (int value : {options.batch, options.seq_len, options.hidden, options.layers, options.vocab,
+                    options.image_size}) {
     if (value > 1000000) {
       throw ConfigError("zoo model '" + name + "': option value " + std::to_string(value) +
                         " is too large");

@@ -155,15 +155,12 @@ TEST(Zoo, OptionsOverrideDefaults) {
   EXPECT_EQ(max_layer, 2);
 }
 
-TEST(Zoo, Nmt4StaysAFewThousandOps) {
-  EXPECT_LT(build_zoo_model("nmt4").num_ops(), 5000);
-}
+TEST(Zoo, Nmt4StaysAFewThousandOps) { EXPECT_LT(build_zoo_model("nmt4").num_ops(), 5000); }
 
 // The expert placer needs encoder and decoder layers 0..L-1 and the other blocks.
 TEST(Zoo, SequenceModelsRecordLayers) {
-  for (const auto& [name, layers] :
-       std::vector<std::pair<std::string, int>>{{"nmt2", 2}, {"nmt4", 4}, {"nmt8", 8},
-                                                {"gnmt", 8}, {"transformer", 6}}) {
+  for (const auto& [name, layers] : std::vector<std::pair<std::string, int>>{
+           {"nmt2", 2}, {"nmt4", 4}, {"nmt8", 8}, {"gnmt", 8}, {"transformer", 6}}) {
     const OpGraph graph = build_zoo_model(name);
     std::map<std::string, std::set<int>> layers_of;
     for (const Op& op : graph.ops()) layers_of[op.block].insert(op.layer);
@@ -189,8 +186,8 @@ TEST(Zoo, OpsRecordShapes) {
   for (const Op& op : graph.ops()) {
     if (op.type != "Conv2D") continue;
     saw_conv = true;
-    for (const char* key : {"batch", "in_channels", "height", "width", "filters", "kernel_h",
-                            "kernel_w", "stride"}) {
+    for (const char* key :
+         {"batch", "in_channels", "height", "width", "filters", "kernel_h", "kernel_w", "stride"}) {
       EXPECT_TRUE(op.shape.count(key)) << op.name << " lacks " << key;
     }
   }
