@@ -351,7 +351,7 @@ StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster
       t.start_us = now;
       t.end_us = now + p.route_latency_us[r] + t.bytes / p.route_bandwidth_Bps[r] * 1e6;
       allocate(t.dst_dev, t.bytes, t.src_op);
-      heap_push(p.events, Event{t.end_us, 1, 0, 0, p.pending[i], 0});
+      heap_push(p.events, Event{t.end_us, 1, p.pending[i], 0, p.pending[i], 0});
       p.pending.erase(p.pending.begin() + static_cast<long>(i));
     }
     for (int d = 0; d < D; ++d) {
@@ -363,7 +363,7 @@ StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster
       p.end_us[e.op] = now + cost;
       result.device_busy_us[d] += cost;
       allocate(d, p.out_total_bytes[e.op] + p.temp_bytes[e.op], e.op);
-      heap_push(p.events, Event{now + cost, 0, 0, 0, e.op, 0});
+      heap_push(p.events, Event{now + cost, 0, e.op, 0, e.op, 0});
     }
     if (p.events.empty()) break;
     // Process every event at the earliest time before dispatching again, so ops

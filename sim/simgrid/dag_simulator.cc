@@ -1,0 +1,453 @@
+#include "sim/simgrid/dag_simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <unordered_set>
+
+#include <simgrid/s4u.hpp>
+
+#include "core/cost_model.h"
+#include "core/errors.h"
+#include "core/graph_algorithms.h"
+#include "sim/analytic/analytic_simulator.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace aware {
+namespace {
+
+const std::vector<std::string> kExactNetwork = {
+    "network/latency-factor:1", "network/bandwidth-factor:1", "network/crosstraffic:0",
+    "network/TCP-gamma:0"};
+
+// SimGrid's clock keeps running across simulations; results are clock
+// differences, rounded to 1 ns so that the offset's last bits do not make two
+// runs of one placement differ.
+double to_us(double seconds) { return std::round(seconds * 1e9) / 1e3; }
+
+std::string first_line(const std::string& text) {
+  const auto nl = text.find('\n');
+  return nl == std::string::npos ? text : text.substr(0, nl);
+}
+
+std::string format_gb(double bytes) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.3f GB", bytes / 1e9);
+  return buffer;
+}
+
+}  // namespace
+
+struct DagSimulator::Impl {
+  std::unique_ptr<sg4::Engine> engine;
+  std::vector<std::string> cfg_used;
+  std::string platform_desc;
+  Cluster cluster;
+  std::vector<sg4::Host*> hosts;  // by device id
+  std::vector<double> speed;      // flop/s per device host
+  bool loaded = false;
+  // The device order comes from the analytic contention simulator.
+  AnalyticSimulator analytic{AnalyticMode::kContention};
+  Trace order_trace;
+  // Per graph.
+  std::uint64_t graph_revision = 0;
+  bool graph_ready = false;
+  OpCostMatrix costs;
+  std::vector<int> topo_rank;
+};
+
+DagSimulator::DagSimulator(const std::vector<std::string>& cfg) : impl_(std::make_unique<Impl>()) {
+  // SimGrid reads --log / --cfg from argv; keep its configuration chatter quiet.
+  static char arg0[] = "aware-simgrid-worker";
+  static char arg1[] = "--log=xbt_cfg.thres:warning";
+  static char* argv[] = {arg0, arg1, nullptr};
+  int argc = 2;
+  impl_->engine = std::make_unique<sg4::Engine>(&argc, argv);
+  std::vector<std::string> entries = kExactNetwork;
+  entries.insert(entries.end(), cfg.begin(), cfg.end());
+  for (const std::string& entry : entries) {
+    if (entry.find(':') == std::string::npos) {
+      throw ConfigError("evaluator 'simgrid': cfg entry '" + entry + "' must be KEY:VALUE");
+    }
+    try {
+      sg4::Engine::set_config(entry);
+    } catch (const std::exception& e) {
+      throw ConfigError("evaluator 'simgrid': SimGrid rejects cfg entry '" + entry +
+                        "': " + first_line(e.what()));
+    }
+  }
+  impl_->cfg_used = entries;
+}
+
+DagSimulator::~DagSimulator() = default;
+
+std::string DagSimulator::describe() const {
+  std::string out = "simgrid 3.32 (flow-level network, one in-order stream per device; cfg ";
+  for (size_t i = 0; i < impl_->cfg_used.size(); ++i) out += (i ? "," : "") + impl_->cfg_used[i];
+  out += ")";
+  if (!impl_->platform_desc.empty()) out += " on " + impl_->platform_desc;
+  return out;
+}
+
+void DagSimulator::load_cluster(const Cluster& cluster, const std::string& platform_file) {
+  Impl& m = *impl_;
+  AWARE_CHECK(!m.loaded, "a simgrid worker builds one platform per process");
+  if (!cluster.finalized()) {
+    throw ConfigError("cluster '" + cluster.name() + "' must be finalized before evaluation");
+  }
+  m.cluster = cluster;
+  const int D = cluster.num_devices();
+  m.hosts.assign(D, nullptr);
+  m.speed.assign(D, 0);
+  if (!platform_file.empty()) {
+    try {
+      m.engine->load_platform(platform_file);
+    } catch (const std::exception& e) {
+      throw ParseError(platform_file + ": SimGrid cannot load the platform: " + first_line(e.what()));
+    }
+    for (int d = 0; d < D; ++d) {
+      m.hosts[d] = m.engine->host_by_name_or_null(cluster.device(d).name);
+      if (m.hosts[d] == nullptr) {
+        throw DeviceError(platform_file + ": device '" + cluster.device(d).name +
+                          "' is not a host of this platform");
+      }
+      m.speed[d] = m.hosts[d]->get_speed();
+    }
+    m.platform_desc = "platform file " + platform_file;
+  } else {
+    // One full zone: explicit host-to-host routes are exactly Cluster::route.
+    auto* zone = sg4::create_full_zone(cluster.name().empty() ? "cluster" : cluster.name());
+    for (int d = 0; d < D; ++d) {
+      const Device& dev = cluster.device(d);
+      m.speed[d] = dev.peak_flops * dev.efficiency;
+      m.hosts[d] = zone->create_host(dev.name, m.speed[d])->seal();
+    }
+    for (const std::string& sw : cluster.switches()) zone->create_router(sw);
+    std::vector<sg4::Link*> links(cluster.num_links());
+    for (int l = 0; l < cluster.num_links(); ++l) {
+      const Link& link = cluster.link(l);
+      const std::string name = link.name.empty() ? "link" + std::to_string(l) : link.name;
+      links[l] = zone->create_split_duplex_link(name + "#" + std::to_string(l), link.bandwidth_Bps)
+                     ->set_latency(link.latency_us * 1e-6)
+                     ->seal();
+    }
+    for (int s = 0; s < D; ++s) {
+      for (int d = 0; d < D; ++d) {
+        if (s == d) continue;
+        std::vector<sg4::LinkInRoute> route;
+        for (const Hop& hop : cluster.route(s, d)) {
+          route.emplace_back(links[hop.link], hop.direction == 0 ? sg4::LinkInRoute::Direction::UP
+                                                                 : sg4::LinkInRoute::Direction::DOWN);
+        }
+        zone->add_route(m.hosts[s]->get_netpoint(), m.hosts[d]->get_netpoint(), nullptr, nullptr,
+                        route, false);
+      }
+    }
+    zone->seal();
+    m.platform_desc = "cluster '" + cluster.name() + "'";
+  }
+  m.loaded = true;
+}
+
+StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placement, Trace* trace) {
+  Impl& m = *impl_;
+  AWARE_CHECK(m.loaded, "simgrid worker: evaluate before the cluster was loaded");
+  const Cluster& cluster = m.cluster;
+  check_placement(graph, cluster, placement);
+  const int n = graph.num_ops();
+  const int D = cluster.num_devices();
+  if (!m.graph_ready || m.graph_revision != graph.revision()) {
+    m.costs = OpCostMatrix(graph, cluster);
+    m.topo_rank = topological_rank(graph);
+    m.graph_revision = graph.revision();
+    m.graph_ready = true;
+  }
+
+  // 1. The order each device runs its ops: the analytic contention schedule.
+  m.analytic.evaluate(graph, cluster, placement, &m.order_trace);
+  std::vector<std::vector<int>> order(D);
+  {
+    std::vector<int> ops(n);
+    std::iota(ops.begin(), ops.end(), 0);
+    const auto& spans = m.order_trace.ops;
+    std::sort(ops.begin(), ops.end(), [&](int a, int b) {
+      if (spans[a].start_us != spans[b].start_us) return spans[a].start_us < spans[b].start_us;
+      if (spans[a].end_us != spans[b].end_us) return spans[a].end_us < spans[b].end_us;
+      return m.topo_rank[a] < m.topo_rank[b];
+    });
+    for (int op : ops) order[placement[op]].push_back(op);
+  }
+
+  // 2. Activities: an Exec per op, a Comm per (op, output, destination device).
+  struct Transfer {
+    int src_op, output, src_dev, dst_dev;
+    double bytes;
+    int refs;  // consumer edges served
+  };
+  std::vector<sg4::ExecPtr> execs(n);
+  for (int op = 0; op < n; ++op) {
+    const int d = placement[op];
+    execs[op] = sg4::Exec::init()
+                    ->set_flops_amount(m.costs.time_us(op, d) * 1e-6 * m.speed[d])
+                    ->set_host(m.hosts[d]);
+  }
+  std::vector<Transfer> transfers;
+  std::vector<int> edge_transfer(graph.num_edges(), -1);
+  std::vector<int> op_refs(n, 0);
+  for (int op = 0; op < n; ++op) {
+    const int d = placement[op];
+    const int first = static_cast<int>(transfers.size());
+    for (int e : graph.out_edges(op)) {
+      const Edge& edge = graph.edge(e);
+      const int dd = placement[edge.dst];
+      if (dd == d) {
+        ++op_refs[op];
+        continue;
+      }
+      int tid = -1;
+      for (int t = first; t < static_cast<int>(transfers.size()) && tid < 0; ++t) {
+        if (transfers[t].output == edge.src_output && transfers[t].dst_dev == dd) tid = t;
+      }
+      if (tid < 0) {
+        tid = static_cast<int>(transfers.size());
+        transfers.push_back(Transfer{op, edge.src_output, d, dd, edge.bytes, 0});
+        ++op_refs[op];
+      }
+      transfers[tid].bytes = std::max(transfers[tid].bytes, edge.bytes);
+      ++transfers[tid].refs;
+      edge_transfer[e] = tid;
+    }
+  }
+  std::vector<sg4::CommPtr> comms(transfers.size());
+  for (size_t t = 0; t < transfers.size(); ++t) {
+    const Transfer& tr = transfers[t];
+    comms[t] = sg4::Comm::sendto_init(m.hosts[tr.src_dev], m.hosts[tr.dst_dev])
+                   ->set_payload_size(static_cast<std::uint64_t>(std::llround(tr.bytes)));
+  }
+
+  // 3. Dependencies (SimGrid throws on a duplicate edge, so remember them).
+  std::unordered_set<std::uint64_t> seen;
+  seen.reserve(2 * static_cast<size_t>(graph.num_edges() + n));
+  std::vector<char> has_pred(n, 0);
+  auto exec_edge = [&](int a, int b) {
+    if (seen.insert((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b)).second) {
+      execs[a]->add_successor(execs[b]);
+      has_pred[b] = 1;
+    }
+  };
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const Edge& edge = graph.edge(e);
+    if (edge_transfer[e] < 0) {
+      exec_edge(edge.src, edge.dst);
+      continue;
+    }
+    const int t = edge_transfer[e];
+    // Comm -> consumer, keyed apart from exec pairs by the high bit.
+    const std::uint64_t key = (1ULL << 63) | (static_cast<std::uint64_t>(t) << 32) |
+                              static_cast<std::uint32_t>(edge.dst);
+    if (seen.insert(key).second) {
+      comms[t]->add_successor(execs[edge.dst]);
+      has_pred[edge.dst] = 1;
+    }
+  }
+  for (size_t t = 0; t < transfers.size(); ++t) execs[transfers[t].src_op]->add_successor(comms[t]);
+  for (int d = 0; d < D; ++d) {
+    for (size_t k = 1; k < order[d].size(); ++k) exec_edge(order[d][k - 1], order[d][k]);
+  }
+
+  // 4. Run. Roots start now; the others start when SimGrid releases them.
+  const double t0 = sg4::Engine::get_clock();
+  for (int op = 0; op < n; ++op) {
+    if (!has_pred[op]) execs[op]->start();
+  }
+  m.engine->run();
+
+  StepResult result;
+  result.evaluator = "simgrid";
+  result.device_busy_us.assign(D, 0);
+  result.peak_memory_bytes.assign(D, 0);
+  std::vector<double> start(n), end(n), tstart(transfers.size()), tend(transfers.size());
+  double step_end = 0;
+  for (int op = 0; op < n; ++op) {
+    AWARE_CHECK(execs[op]->get_state() == sg4::Activity::State::FINISHED,
+                "simgrid left op '" + graph.op(op).name + "' unfinished");
+    start[op] = to_us(execs[op]->get_start_time() - t0);
+    end[op] = to_us(execs[op]->get_finish_time() - t0);
+    step_end = std::max(step_end, end[op]);
+    result.device_busy_us[placement[op]] += m.costs.time_us(op, placement[op]);
+  }
+  for (size_t t = 0; t < transfers.size(); ++t) {
+    tstart[t] = to_us(comms[t]->get_start_time() - t0);
+    tend[t] = to_us(comms[t]->get_finish_time() - t0);
+    step_end = std::max(step_end, tend[t]);
+    result.bytes_moved += transfers[t].bytes;
+  }
+  result.transfers = static_cast<int>(transfers.size());
+  result.step_time_us = step_end;
+
+  // 5. Memory, replayed from SimGrid's times with the analytic simulator's rules:
+  // parameters resident; outputs from the op's start until their last consumer
+  // ends (received copies from the transfer's start); workspace while running.
+  // At one instant frees come before allocations, producers before consumers.
+  struct MemEvent {
+    double time;
+    int phase;  // 0 free (op end), 1 free (transfer end), 2 alloc (op / transfer start)
+    int rank;   // topological rank of the op involved
+    int kind;   // 0 op, 1 transfer
+    int id;
+  };
+  std::vector<MemEvent> events;
+  events.reserve(2 * (n + transfers.size()));
+  for (int op = 0; op < n; ++op) {
+    events.push_back({start[op], 2, m.topo_rank[op], 0, op});
+    events.push_back({end[op], 0, m.topo_rank[op], 0, op});
+  }
+  for (size_t t = 0; t < transfers.size(); ++t) {
+    const int rank = m.topo_rank[transfers[t].src_op];
+    events.push_back({tstart[t], 2, rank, 1, static_cast<int>(t)});
+    events.push_back({tend[t], 1, rank, 1, static_cast<int>(t)});
+  }
+  std::sort(events.begin(), events.end(), [](const MemEvent& a, const MemEvent& b) {
+    if (a.time != b.time) return a.time < b.time;
+    if (a.phase != b.phase) return a.phase < b.phase;
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    return a.id < b.id;
+  });
+  std::vector<double> mem(D, 0);
+  auto allocate = [&](int device, double bytes, int op) {
+    mem[device] += bytes;
+    result.peak_memory_bytes[device] = std::max(result.peak_memory_bytes[device], mem[device]);
+    if (result.feasible && mem[device] > cluster.device(device).memory_bytes) {
+      result.feasible = false;
+      result.infeasible_reason = "device '" + cluster.device(device).name +
+                                 "' out of memory at op '" + graph.op(op).name + "': needs " +
+                                 format_gb(mem[device]) + ", has " +
+                                 format_gb(cluster.device(device).memory_bytes);
+    }
+  };
+  for (int op = 0; op < n; ++op) {
+    if (graph.op(op).param_bytes > 0) allocate(placement[op], graph.op(op).param_bytes, op);
+  }
+  std::vector<int> refs = op_refs;
+  std::vector<int> transfer_refs(transfers.size());
+  for (size_t t = 0; t < transfers.size(); ++t) transfer_refs[t] = transfers[t].refs;
+  for (const MemEvent& ev : events) {
+    if (ev.kind == 0) {
+      const int op = ev.id;
+      const int d = placement[op];
+      const Op& o = graph.op(op);
+      if (ev.phase == 2) {
+        allocate(d, o.total_output_bytes() + o.temp_bytes, op);
+        continue;
+      }
+      mem[d] -= o.temp_bytes;
+      for (int e : graph.in_edges(op)) {
+        const int src = graph.edge(e).src;
+        if (edge_transfer[e] < 0) {
+          if (--refs[src] == 0) mem[d] -= graph.op(src).total_output_bytes();
+        } else if (--transfer_refs[edge_transfer[e]] == 0) {
+          mem[d] -= transfers[edge_transfer[e]].bytes;
+        }
+      }
+      if (op_refs[op] == 0) mem[d] -= o.total_output_bytes();
+    } else {
+      const Transfer& tr = transfers[ev.id];
+      if (ev.phase == 2) {
+        allocate(tr.dst_dev, tr.bytes, tr.src_op);
+      } else if (--refs[tr.src_op] == 0) {
+        mem[tr.src_dev] -= graph.op(tr.src_op).total_output_bytes();
+      }
+    }
+  }
+
+  if (trace != nullptr) {
+    trace->clear();
+    trace->ops.resize(n);
+    for (int op = 0; op < n; ++op) trace->ops[op] = OpSpan{op, placement[op], start[op], end[op]};
+    trace->transfers.reserve(transfers.size());
+    for (size_t t = 0; t < transfers.size(); ++t) {
+      const Transfer& tr = transfers[t];
+      TransferSpan span;
+      span.src_op = tr.src_op;
+      span.src_output = tr.output;
+      span.src_device = tr.src_dev;
+      span.dst_device = tr.dst_dev;
+      span.bytes = tr.bytes;
+      span.start_us = tstart[t];
+      span.end_us = tend[t];
+      for (const Hop& hop : cluster.route(tr.src_dev, tr.dst_dev)) span.channels.push_back(hop.channel());
+      span.lane = cluster.device(tr.src_dev).name + "->" + cluster.device(tr.dst_dev).name;
+      trace->transfers.push_back(std::move(span));
+    }
+  }
+  return result;
+}
+
+Cluster convert_loaded_platform(const std::string& path) {
+  static char arg0[] = "aware-simgrid-worker";
+  static char arg1[] = "--log=root.thres:critical";
+  static char* argv[] = {arg0, arg1, nullptr};
+  int argc = 2;
+  sg4::Engine engine(&argc, argv);
+  try {
+    engine.load_platform(path);
+  } catch (const std::exception& e) {
+    throw ParseError(path + ": SimGrid cannot load the platform: " + first_line(e.what()));
+  }
+  std::vector<sg4::Host*> hosts = engine.get_all_hosts();
+  std::sort(hosts.begin(), hosts.end(),
+            [](const sg4::Host* a, const sg4::Host* b) { return a->get_name() < b->get_name(); });
+  if (hosts.empty()) throw ParseError(path + ": the platform has no host");
+  Cluster cluster(std::filesystem::path(path).stem().string());
+  cluster.set_source(path);
+  auto property = [&](const sg4::Host* host, const char* key, bool required, double fallback) {
+    const char* text = host->get_property(key);
+    if (text == nullptr) {
+      if (!required) return fallback;
+      throw DeviceError(path + ": host '" + host->get_name() + "' has no property '" + key +
+                        "' (device memory in bytes; add <prop id=\"" + key +
+                        "\" value=\"16e9\"/> to the host)");
+    }
+    char* end = nullptr;
+    const double value = std::strtod(text, &end);
+    if (*text == '\0' || *end != '\0' || !std::isfinite(value) || value < 0) {
+      throw DeviceError(path + ": host '" + host->get_name() + "': property '" + key +
+                        "' must be a non-negative number, got '" + text + "'");
+    }
+    return value;
+  };
+  for (const sg4::Host* host : hosts) {
+    Device dev;
+    dev.name = host->get_name();
+    const char* kind = host->get_property("kind");
+    dev.kind = kind != nullptr ? kind : "simgrid-host";
+    dev.peak_flops = host->get_speed();
+    dev.efficiency = 1;
+    dev.memory_bytes = property(host, "memory_bytes", true, 0);
+    dev.memory_Bps = property(host, "memory_Bps", false, 1e18);
+    dev.launch_overhead_us = property(host, "launch_overhead_us", false, 0);
+    cluster.add_device(std::move(dev));
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    for (size_t j = i + 1; j < hosts.size(); ++j) {
+      std::vector<sg4::Link*> links;
+      double latency_s = 0;
+      hosts[i]->route_to(hosts[j], links, &latency_s);
+      double bandwidth = std::numeric_limits<double>::infinity();
+      for (const sg4::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
+      if (!std::isfinite(bandwidth)) bandwidth = 1e15;  // no link: a loopback-like route
+      cluster.connect(hosts[i]->get_name(), hosts[j]->get_name(), bandwidth, latency_s * 1e6,
+                      "route:" + hosts[i]->get_name() + "-" + hosts[j]->get_name());
+    }
+  }
+  cluster.finalize();
+  return cluster;
+}
+
+}  // namespace aware

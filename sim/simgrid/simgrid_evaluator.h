@@ -1,0 +1,81 @@
+// The SimGrid evaluator, registered as "simgrid": scores a placement with
+// SimGrid's flow-level network model (links shared fairly between concurrent
+// transfers, multi-hop routes) and one in-order stream per device.
+//
+// SimGrid allows one Engine per process, so simulations run in a pool of
+// aware-simgrid-worker processes (see README.md); this header names no SimGrid
+// type and the library links no SimGrid.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/evaluator.h"
+
+namespace aware {
+
+class SimGridWorkerPool;
+
+struct SimGridOptions {
+  int workers = 0;          // worker processes; 0 = number of cores
+  double timeout_s = 60;    // per request; a worker over it is killed and replaced
+  // Extra SimGrid configuration, "KEY:VALUE", applied after the exact network
+  // defaults (network/latency-factor:1, network/bandwidth-factor:1,
+  // network/crosstraffic:0, network/TCP-gamma:0), so they may override them.
+  std::vector<std::string> cfg;
+  std::string worker_path;  // empty: find_simgrid_worker()
+  // Tests only: make the first request's worker "crash" (abort) or "hang".
+  std::string debug_fail_first;
+};
+
+class SimGridEvaluator final : public Evaluator {
+ public:
+  // Workers start lazily, on the first evaluation. Throws ConfigError on bad
+  // options or when the worker binary cannot be found.
+  explicit SimGridEvaluator(SimGridOptions options = {});
+  // Options: workers=N, timeout_s=S, worker=PATH, cfg=KEY:VALUE[;KEY:VALUE...],
+  // cfg.KEY=VALUE (one per key), debug.fail_first=crash|hang. Throws ConfigError.
+  static std::unique_ptr<SimGridEvaluator> from_options(const Options& options);
+  ~SimGridEvaluator() override;
+
+  std::string name() const override { return "simgrid"; }
+  std::string describe() const override;
+  // Simulates one step in a worker. Throws what the worker threw for bad input
+  // (DeviceError, GraphError, ConfigError, ...); a worker that dies or exceeds
+  // timeout_s is killed and replaced and the request retried once, after which an
+  // aware::Error carrying the worker's stderr is thrown. Never hangs.
+  StepResult evaluate(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      Trace* trace = nullptr) override;
+  // Evaluates many placements, spread over the pool; results in input order.
+  // Throws the first error met (the other evaluations still finish).
+  std::vector<StepResult> evaluate_batch(const OpGraph& graph, const Cluster& cluster,
+                                         const std::vector<Placement>& placements);
+  // Shares this instance's worker pool: each clone may be used by its own thread.
+  std::unique_ptr<Evaluator> clone() const override;
+
+  // Process ids of the live workers (diagnostics and tests).
+  std::vector<int> worker_pids() const;
+  const SimGridOptions& options() const { return options_; }
+
+ private:
+  SimGridOptions options_;
+  std::shared_ptr<SimGridWorkerPool> pool_;
+};
+
+// Path of the aware-simgrid-worker binary: next to the running executable, else
+// $AWARE_SIMGRID_WORKER, else the build directory it was compiled in. Throws
+// ConfigError listing the places looked at.
+std::string find_simgrid_worker();
+
+// Reads a SimGrid XML platform (in a short-lived worker process, since parsing
+// needs an Engine): hosts become devices (memory from the host property
+// `memory_bytes`, required; optional `memory_Bps`, `launch_overhead_us`, `kind`),
+// each host pair a direct link with its route's bottleneck bandwidth and total
+// latency. The result's source() is the file's absolute path; the simgrid
+// evaluator then simulates on the XML platform itself. Throws ParseError for a
+// file SimGrid cannot load, DeviceError for a host without memory.
+Cluster cluster_from_simgrid_xml(const std::string& path);
+
+}  // namespace aware
