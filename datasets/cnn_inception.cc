@@ -2,6 +2,9 @@
 // 2016): 299x299x3 inputs, the stem, mixed blocks 5b..7c with their parallel
 // branches, the auxiliary classifier after 6e, 1000 classes. Every convolution is
 // Conv2D -> FusedBatchNorm -> Relu, as in the reference TensorFlow model.
+#include <algorithm>
+
+#include "core/errors.h"
 #include "datasets/layers.h"
 #include "datasets/models.h"
 
@@ -88,6 +91,10 @@ Tensor classifier(GraphBuilder& b, const Tensor& features, const Tensor& labels)
 OpGraph build_inception_v3(const ModelOptions& options) {
   const double batch = option_or(options.batch, 32);
   const double size = option_or(options.image_size, 299);
+  if (size < 75) {
+    throw ConfigError("inception_v3: image_size " + std::to_string(static_cast<int>(size)) +
+                      " is below the architecture's minimum of 75");
+  }
   GraphBuilder b("inception_v3", Optimizer::kRmsProp);
   b.set_block("input");
   const Tensor images = b.input("images", {batch, 3, size, size});
@@ -123,7 +130,8 @@ OpGraph build_inception_v3(const ModelOptions& options) {
   // Auxiliary classifier on the 17x17 grid (weighted into the loss in training).
   b.set_block("aux_logits");
   b.set_prefix("aux_logits");
-  Tensor aux = pool(b, "AvgPool", "avg_pool", x, 5, 3, Padding::kValid);
+  // 5x5/3 on the 17x17 grid; smaller inputs shrink the window to fit the grid.
+  Tensor aux = pool(b, "AvgPool", "avg_pool", x, std::min(5.0, x.dim(2)), 3, Padding::kValid);
   aux = conv_bn_relu(b, "proj", aux, 128, 1, 1, 1);
   aux = conv_bn_relu(b, "conv", aux, 768, aux.dim(2), aux.dim(3), 1, Padding::kValid);
   const Tensor aux_loss = classifier(b, aux, labels);

@@ -47,6 +47,10 @@ OpGraph build_nasnet(const ModelOptions& options) {
   const double size = option_or(options.image_size, 224);
   const int cells_per_stage = option_or(options.layers, 4);
   const double filters = 44;
+  if (size < 32) {
+    throw ConfigError("nasnet: image_size " + std::to_string(static_cast<int>(size)) +
+                      " is below the minimum of 32");
+  }
   GraphBuilder b("nasnet", Optimizer::kRmsProp);
   b.set_block("input");
   const Tensor images = b.input("images", {batch, 3, size, size});

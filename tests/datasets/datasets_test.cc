@@ -155,6 +155,23 @@ TEST(Zoo, OptionsOverrideDefaults) {
   EXPECT_EQ(max_layer, 2);
 }
 
+TEST(Zoo, ImpossibleOptionsAreConfigErrors) {
+  ModelOptions tiny;
+  tiny.image_size = 32;
+  EXPECT_THROW(build_zoo_model("inception_v3", tiny), ConfigError);
+  ModelOptions one_layer;
+  one_layer.layers = 1;
+  EXPECT_THROW(build_zoo_model("gnmt", one_layer), ConfigError);
+  // Smaller images that the architectures accept still build valid graphs.
+  ModelOptions small;
+  for (int size : {75, 96, 150}) {
+    small.image_size = size;
+    for (const char* name : {"inception_v3", "resnet50", "nasnet"}) {
+      EXPECT_NO_THROW(build_zoo_model(name, small).validate()) << name << " at " << size;
+    }
+  }
+}
+
 TEST(Zoo, Nmt4StaysAFewThousandOps) { EXPECT_LT(build_zoo_model("nmt4").num_ops(), 5000); }
 
 // The expert placer needs encoder and decoder layers 0..L-1 and the other blocks.
@@ -170,7 +187,9 @@ TEST(Zoo, SequenceModelsRecordLayers) {
     EXPECT_EQ(layers_of["decoder"], expected) << name;
     EXPECT_EQ(layers_of["embedding"], std::set<int>{-1}) << name;
     EXPECT_EQ(layers_of["softmax"], std::set<int>{-1}) << name;
-    if (name != "transformer") EXPECT_EQ(layers_of["attention"], std::set<int>{-1}) << name;
+    if (name != "transformer") {
+      EXPECT_EQ(layers_of["attention"], std::set<int>{-1}) << name;
+    }
   }
   const OpGraph rnnlm = build_zoo_model("rnnlm");
   std::set<int> lstm_layers;
