@@ -39,7 +39,6 @@ OpGraph random_layered_dag(int num_ops, std::uint64_t seed) {
 
 Cluster star_cluster(int num_devices) {
   Cluster cluster("star" + std::to_string(num_devices));
-  cluster.add_switch("sw");
   for (int d = 0; d < num_devices; ++d) {
     Device dev;
     dev.name = "gpu" + std::to_string(d);
@@ -49,8 +48,9 @@ Cluster star_cluster(int num_devices) {
     dev.memory_bytes = 16e9;
     dev.memory_Bps = 900e9;
     cluster.add_device(dev);
-    cluster.connect(dev.name, "sw", 12e9, 5);
   }
+  cluster.add_switch("sw");
+  for (int d = 0; d < num_devices; ++d) cluster.connect("gpu" + std::to_string(d), "sw", 12e9, 5);
   cluster.finalize();
   return cluster;
 }
