@@ -1,0 +1,344 @@
+#include "agents/baselines/compare.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/baselines/common.h"
+#include "agents/baselines/register.h"
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "core/graph_algorithms.h"
+#include "core/placer.h"
+#include "core/progress.h"
+#include "datasets/load.h"
+#include "sim/analytic/analytic_simulator.h"
+
+namespace aware {
+namespace {
+
+// "k40x4" + 8 -> the "k40x8" preset when there is one; otherwise the first n
+// devices of the named cluster.
+Cluster cluster_for(const std::string& family, int devices) {
+  if (devices <= 0) return load_cluster(family);
+  std::smatch m;
+  static const std::regex sized("^(preset:)?(.*x)([0-9]+)$");
+  if (std::regex_match(family, m, sized)) {
+    const std::string candidate = m[2].str() + std::to_string(devices);
+    const std::vector<std::string> presets = cluster_preset_names();
+    if (std::find(presets.begin(), presets.end(), candidate) != presets.end())
+      return make_cluster_preset(candidate);
+  }
+  Cluster full = load_cluster(family);
+  if (full.num_devices() == devices) return full;
+  return restrict_devices(full, devices);
+}
+
+std::string graph_spec(const std::string& model) {
+  return model.find(':') != std::string::npos || model.find('/') != std::string::npos ||
+                 model.find(".json") != std::string::npos
+             ? model
+             : "zoo:" + model;
+}
+
+std::string format_fixed(double value, int decimals) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(decimals) << value;
+  return s.str();
+}
+
+std::string step_cell(const CompareRow& row, const MethodResult& r) {
+  if (r.status == "oom") return "OOM";
+  if (r.status == "infeasible") return "infeasible";
+  if (r.status == "error") return "error";
+  std::string cell = format_fixed(r.step_time_us / 1000.0, 3);
+  if (row.lower_bound_us > 0) cell += " (" + format_fixed(r.step_time_us / row.lower_bound_us, 2) + "x)";
+  if (r.method == row.winner) cell += " *";
+  return cell;
+}
+
+// Rows of cells -> aligned text or Markdown.
+void write_grid(const std::vector<std::vector<std::string>>& grid, bool markdown, std::ostream& out) {
+  if (grid.empty()) return;
+  std::vector<size_t> width(grid[0].size(), 0);
+  for (const auto& row : grid)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (size_t r = 0; r < grid.size(); ++r) {
+    for (size_t c = 0; c < grid[r].size(); ++c) {
+      const std::string& cell = grid[r][c];
+      if (markdown) out << "| ";
+      // Numbers right-aligned, names left-aligned.
+      const bool left = c < 2 || r == 0;
+      if (!left) out << std::string(width[c] - cell.size(), ' ');
+      out << cell;
+      if (left) out << std::string(width[c] - cell.size(), ' ');
+      out << (markdown ? " " : "  ");
+    }
+    if (markdown) out << "|";
+    out << "\n";
+    if (markdown && r == 0) {
+      for (size_t c = 0; c < width.size(); ++c) out << "|" << std::string(width[c] + 2, '-');
+      out << "|\n";
+    }
+  }
+}
+
+std::vector<std::vector<std::string>> step_grid(const CompareTable& table) {
+  std::vector<std::vector<std::string>> grid;
+  std::vector<std::string> header = {"model", "devices", "bound ms"};
+  for (const auto& m : table.methods) header.push_back(m);
+  header.push_back("winner");
+  grid.push_back(header);
+  for (const CompareRow& row : table.rows) {
+    std::vector<std::string> line = {row.model, std::to_string(row.devices),
+                                     row.error.empty() ? format_fixed(row.lower_bound_us / 1000.0, 3)
+                                                       : "error"};
+    for (size_t i = 0; i < table.methods.size(); ++i)
+      line.push_back(i < row.results.size() ? step_cell(row, row.results[i]) : "-");
+    line.push_back(row.winner.empty() ? "-" : row.winner);
+    grid.push_back(line);
+  }
+  return grid;
+}
+
+std::vector<std::vector<std::string>> time_grid(const CompareTable& table) {
+  std::vector<std::vector<std::string>> grid;
+  std::vector<std::string> header = {"model", "devices"};
+  for (const auto& m : table.methods) header.push_back(m);
+  grid.push_back(header);
+  for (const CompareRow& row : table.rows) {
+    std::vector<std::string> line = {row.model, std::to_string(row.devices)};
+    for (size_t i = 0; i < table.methods.size(); ++i)
+      line.push_back(i < row.results.size() && row.results[i].status != "error"
+                         ? format_fixed(row.results[i].place_time_s, 3)
+                         : "-");
+    grid.push_back(line);
+  }
+  return grid;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c == '\n' ? ' ' : c;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
+CompareTable run_compare(const CompareRequest& request) {
+  register_baseline_placers();
+  register_analytic_evaluator();
+
+  CompareTable table;
+  table.seed = request.seed;
+  table.budget_evals = request.budget_evals;
+  if (request.budget_evals < 0)
+    throw ConfigError("compare: budget must be >= 0 evaluations (0 = default)");
+  for (const std::string& m : request.methods) {
+    if (m == "all") {
+      for (const std::string& name : baseline_placer_names())
+        if (std::find(table.methods.begin(), table.methods.end(), name) == table.methods.end())
+          table.methods.push_back(name);
+    } else if (std::find(table.methods.begin(), table.methods.end(), m) == table.methods.end()) {
+      PlacerRegistry::instance().create(m);  // throws ConfigError on an unknown name
+      table.methods.push_back(m);
+    }
+  }
+  if (table.methods.empty()) throw ConfigError("compare: no methods given");
+  std::unique_ptr<Evaluator> evaluator =
+      EvaluatorRegistry::instance().create(request.evaluator, request.evaluator_options);
+  table.evaluator = evaluator->describe();
+
+  std::vector<int> device_counts = request.devices;
+  if (device_counts.empty()) device_counts.push_back(0);
+  for (int n : device_counts)
+    if (n < 0) throw ConfigError("compare: device count must be positive, got " + std::to_string(n));
+  // Clusters first, so a bad preset fails before any placement work.
+  std::vector<Cluster> clusters;
+  for (int n : device_counts) clusters.push_back(cluster_for(request.cluster, n));
+
+  const long long cells = static_cast<long long>(request.models.size() * clusters.size() *
+                                                 table.methods.size());
+  long long done = 0;
+  const auto begin = std::chrono::steady_clock::now();
+  auto report = [&](const std::string& task) {
+    if (request.progress == nullptr) return;
+    Progress p;
+    p.task = task;
+    p.done = done;
+    p.total = cells;
+    p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    p.eta_s = done > 0 ? p.elapsed_s / done * (cells - done) : -1;
+    request.progress->on_progress(p);
+  };
+
+  for (const std::string& model : request.models) {
+    OpGraph graph;
+    std::string load_error;
+    try {
+      graph = request.load_graph ? request.load_graph(graph_spec(model))
+                                 : load_graph(graph_spec(model));
+    } catch (const Error& e) {
+      load_error = e.what();
+    }
+    for (const Cluster& cluster : clusters) {
+      if (request.progress != nullptr && request.progress->cancelled()) {
+        table.cancelled = true;
+        return table;
+      }
+      CompareRow row;
+      row.model = load_error.empty() ? graph.name() : model;
+      row.cluster = cluster.name();
+      row.devices = cluster.num_devices();
+      if (!load_error.empty()) {
+        row.error = load_error;
+        done += static_cast<long long>(table.methods.size());
+        table.rows.push_back(row);
+        continue;
+      }
+      row.lower_bound_us = lower_bound(graph, cluster).bound_us();
+      std::string too_big;
+      try {
+        baselines::check_graph_can_fit(graph, cluster);
+      } catch (const ConfigError& e) {
+        too_big = e.what();
+      }
+      double best = -1;
+      for (const std::string& method : table.methods) {
+        MethodResult r;
+        r.method = method;
+        report(method + " on " + graph.name() + " / " + cluster.name());
+        if (!too_big.empty()) {
+          r.status = "oom";
+          r.reason = too_big;
+        } else {
+          PlaceContext context;
+          context.evaluator = evaluator.get();
+          context.seed = request.seed;
+          context.budget_evals = request.budget_evals;
+          context.progress = request.progress;
+          auto opts = request.method_options.find(method);
+          if (opts != request.method_options.end()) context.options = opts->second;
+          const auto start = std::chrono::steady_clock::now();
+          try {
+            std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(method);
+            r.placement = placer->place(graph, cluster, context);
+            r.place_time_s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            check_placement(graph, cluster, r.placement, method);
+            const StepResult s = evaluator->evaluate(graph, cluster, r.placement);
+            r.step_time_us = s.step_time_us;
+            if (s.feasible) {
+              r.status = "ok";
+            } else {
+              r.reason = s.infeasible_reason;
+              r.status = s.infeasible_reason.find("memory") != std::string::npos ? "oom"
+                                                                                : "infeasible";
+            }
+          } catch (const Error& e) {
+            r.place_time_s =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            r.status = "error";
+            r.reason = e.what();
+          }
+        }
+        if (r.ok() && (best < 0 || r.step_time_us < best)) {
+          best = r.step_time_us;
+          row.winner = method;
+        }
+        row.results.push_back(std::move(r));
+        ++done;
+      }
+      table.rows.push_back(std::move(row));
+    }
+  }
+  report("compare done");
+  return table;
+}
+
+void write_compare_text(const CompareTable& table, std::ostream& out) {
+  out << "step time, ms (ratio to lower bound; * = winner) — evaluator: " << table.evaluator << "\n";
+  write_grid(step_grid(table), false, out);
+  out << "\nplacement time, s\n";
+  write_grid(time_grid(table), false, out);
+  for (const CompareRow& row : table.rows) {
+    if (!row.error.empty()) out << row.model << ": " << row.error << "\n";
+    for (const MethodResult& r : row.results)
+      if (!r.ok() && !r.reason.empty())
+        out << row.model << " / " << row.cluster << " / " << r.method << ": " << r.reason << "\n";
+  }
+}
+
+void write_compare_markdown(const CompareTable& table, std::ostream& out) {
+  out << "Step time, ms (ratio to lower bound; * = winner). Evaluator: " << table.evaluator
+      << "\n\n";
+  write_grid(step_grid(table), true, out);
+  out << "\nPlacement time, s\n\n";
+  write_grid(time_grid(table), true, out);
+}
+
+void write_compare_csv(const CompareTable& table, std::ostream& out) {
+  out << "model,cluster,devices,lower_bound_us,method,status,step_time_us,ratio_to_bound,"
+         "place_time_s,winner,reason\n";
+  for (const CompareRow& row : table.rows) {
+    if (!row.error.empty()) {
+      out << csv_field(row.model) << "," << csv_field(row.cluster) << "," << row.devices
+          << ",,,error,,,,," << csv_field(row.error) << "\n";
+      continue;
+    }
+    for (const MethodResult& r : row.results) {
+      out << csv_field(row.model) << "," << csv_field(row.cluster) << "," << row.devices << ","
+          << format_fixed(row.lower_bound_us, 3) << "," << r.method << "," << r.status << ",";
+      if (r.step_time_us >= 0) out << format_fixed(r.step_time_us, 3);
+      out << ",";
+      if (r.ok() && row.lower_bound_us > 0) out << format_fixed(r.step_time_us / row.lower_bound_us, 4);
+      out << "," << format_fixed(r.place_time_s, 6) << "," << (r.method == row.winner ? "1" : "0")
+          << "," << csv_field(r.reason) << "\n";
+    }
+  }
+}
+
+nlohmann::json compare_to_json(const CompareTable& table) {
+  nlohmann::json doc;
+  doc["evaluator"] = table.evaluator;
+  doc["seed"] = table.seed;
+  doc["budget_evals"] = table.budget_evals;
+  doc["methods"] = table.methods;
+  doc["cancelled"] = table.cancelled;
+  doc["rows"] = nlohmann::json::array();
+  for (const CompareRow& row : table.rows) {
+    nlohmann::json j;
+    j["model"] = row.model;
+    j["cluster"] = row.cluster;
+    j["devices"] = row.devices;
+    j["lower_bound_us"] = row.lower_bound_us;
+    j["winner"] = row.winner.empty() ? nlohmann::json() : nlohmann::json(row.winner);
+    if (!row.error.empty()) j["error"] = row.error;
+    j["results"] = nlohmann::json::array();
+    for (const MethodResult& r : row.results) {
+      nlohmann::json c;
+      c["method"] = r.method;
+      c["status"] = r.status;
+      c["step_time_us"] = r.step_time_us >= 0 ? nlohmann::json(r.step_time_us) : nlohmann::json();
+      c["ratio_to_bound"] = r.ok() && row.lower_bound_us > 0
+                                ? nlohmann::json(r.step_time_us / row.lower_bound_us)
+                                : nlohmann::json();
+      c["place_time_s"] = r.place_time_s;
+      if (!r.reason.empty()) c["reason"] = r.reason;
+      j["results"].push_back(c);
+    }
+    doc["rows"].push_back(j);
+  }
+  return doc;
+}
+
+}  // namespace aware

@@ -1,0 +1,40 @@
+#include "agents/baselines/register.h"
+
+#include "agents/baselines/placers.h"
+#include "core/placer.h"
+
+namespace aware {
+
+std::vector<std::string> baseline_placer_names() {
+  return {"single", "round-robin", "random", "expert", "metis", "m-topo",
+          "heft",   "m-etf",       "m-sct",  "random-search", "anneal"};
+}
+
+void register_baseline_placers() {
+  using namespace baselines;
+  PlacerRegistry& r = PlacerRegistry::instance();
+  r.add("single", "everything on the fastest device that fits", make_single_placer);
+  r.add("round-robin", "ops dealt to devices in topological order", make_round_robin_placer);
+  r.add("random", "each op (or colocation group) on a seeded random device that fits",
+        make_random_placer);
+  r.add("expert",
+        "the papers' human placements: layer i of RNN stacks on device i mod n, CNNs on one device",
+        make_expert_placer);
+  r.add("metis", "METIS k-way partition, compute-time node weights, byte edge weights "
+                 "(option imbalance=1.05)",
+        make_metis_placer);
+  r.add("m-topo", "Baechi m-TOPO: topological fill with a per-device memory cap",
+        make_m_topo_placer);
+  r.add("heft", "HEFT: insertion-based list scheduling by upward rank", make_heft_placer);
+  r.add("m-etf", "Baechi m-ETF: memory-aware earliest-task-first", make_m_etf_placer);
+  r.add("m-sct", "Baechi m-SCT: ETF with favourite children (greedy rounding, no LP)",
+        make_m_sct_placer);
+  r.add("random-search", "best of random placements within the evaluator budget",
+        make_random_search_placer);
+  r.add("anneal",
+        "simulated annealing over single-op/group moves on the evaluator "
+        "(options temperature=0.05, cooling_to=0.001)",
+        make_anneal_placer);
+}
+
+}  // namespace aware

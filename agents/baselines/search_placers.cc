@@ -1,0 +1,231 @@
+// Stochastic search over the evaluator: "random-search" (the honest control with
+// the RL agents' simulator budget) and "anneal" (FlexFlow-style Metropolis moves
+// of one colocation unit at a time). Both count every evaluator call against
+// PlaceContext::budget_evals, report through PlaceContext::progress, stop early
+// when cancelled or past budget_seconds, and return the best placement seen.
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "agents/baselines/common.h"
+#include "agents/baselines/placers.h"
+#include "core/errors.h"
+#include "core/graph_algorithms.h"
+#include "core/progress.h"
+
+namespace aware::baselines {
+namespace {
+
+constexpr long long kDefaultBudgetEvals = 2000;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Infeasible placements rank after every feasible one, by their step time.
+struct Score {
+  bool feasible = false;
+  double step_us = kInf;
+  bool better_than(const Score& other) const {
+    if (feasible != other.feasible) return feasible;
+    return step_us < other.step_us;
+  }
+};
+
+// Counts evaluations, tracks the best, and talks to the progress observer.
+class SearchLoop {
+ public:
+  SearchLoop(const std::string& task, const OpGraph& graph, const Cluster& cluster,
+             const PlaceContext& context)
+      : task_(task),
+        graph_(graph),
+        cluster_(cluster),
+        context_(context),
+        budget_(context.budget_evals > 0 ? context.budget_evals : kDefaultBudgetEvals),
+        begin_(std::chrono::steady_clock::now()) {}
+
+  long long budget() const { return budget_; }
+  long long used() const { return used_; }
+  bool exhausted() const {
+    if (used_ >= budget_) return true;
+    if (context_.progress != nullptr && context_.progress->cancelled()) return true;
+    return context_.budget_seconds > 0 && elapsed_s() >= context_.budget_seconds;
+  }
+  // One evaluator call; updates the best.
+  Score evaluate(const Placement& p) {
+    const StepResult r = context_.evaluator->evaluate(graph_, cluster_, p);
+    ++used_;
+    const Score s{r.feasible, r.step_time_us};
+    if (best_placement_.size() == 0 || s.better_than(best_)) {
+      best_ = s;
+      best_placement_ = p;
+    }
+    report(false);
+    return s;
+  }
+  const Placement& best_placement() const { return best_placement_; }
+  const Score& best() const { return best_; }
+  void report(bool final) {
+    if (context_.progress == nullptr) return;
+    const long long every = std::max<long long>(1, budget_ / 200);
+    if (!final && used_ % every != 0) return;
+    Progress pr;
+    pr.task = task_;
+    pr.done = used_;
+    pr.total = budget_;
+    pr.best_step_us = best_.feasible ? best_.step_us : -1;
+    pr.elapsed_s = elapsed_s();
+    pr.eta_s = used_ > 0 ? pr.elapsed_s / used_ * (budget_ - used_) : -1;
+    if (final) pr.message = "done";
+    context_.progress->on_progress(pr);
+  }
+
+ private:
+  double elapsed_s() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+  }
+  std::string task_;
+  const OpGraph& graph_;
+  const Cluster& cluster_;
+  const PlaceContext& context_;
+  long long budget_;
+  long long used_ = 0;
+  Score best_;
+  Placement best_placement_;
+  std::chrono::steady_clock::time_point begin_;
+};
+
+void require_evaluator(const PlaceContext& context, const std::string& placer) {
+  if (context.evaluator == nullptr)
+    throw ConfigError(placer + " needs an evaluator (PlaceContext::evaluator is null)");
+}
+
+// The starting point: context.start when given, else the best of the cheap
+// placers under the evaluator (their evaluations count against the budget).
+void seed_search(SearchLoop& loop, const OpGraph& graph, const Cluster& cluster,
+                 const PlaceContext& context) {
+  if (context.start != nullptr) {
+    check_placement(graph, cluster, *context.start, "start placement");
+    loop.evaluate(*context.start);
+    return;
+  }
+  PlaceContext cheap;
+  cheap.evaluator = context.evaluator;
+  cheap.seed = context.seed;
+  using Factory = std::unique_ptr<Placer> (*)();
+  for (Factory make : {make_m_etf_placer, make_heft_placer, make_m_sct_placer, make_expert_placer,
+                       make_m_topo_placer, make_single_placer, make_round_robin_placer}) {
+    if (loop.exhausted() && loop.used() > 0) break;
+    loop.evaluate(make()->place(graph, cluster, cheap));
+  }
+}
+
+// A uniformly random device per unit among those its memory fits (static rule).
+Placement random_placement(const OpGraph& graph, const Cluster& cluster, const Units& units,
+                           const std::vector<int>& order, Rng& rng) {
+  MemoryLedger ledger(graph, cluster);
+  Placement p(std::vector<int>(graph.num_ops(), -1));
+  std::vector<int> fitting;
+  for (int op : order) {
+    if (p[op] >= 0) continue;
+    fitting.clear();
+    for (int d = 0; d < cluster.num_devices(); ++d)
+      if (ledger.fits(op, d)) fitting.push_back(d);
+    const int chosen = fitting.empty() ? rng.below(cluster.num_devices())
+                                       : fitting[rng.below(static_cast<int>(fitting.size()))];
+    for (int m : units.ops_of_unit[units.unit_of_op[op]]) {
+      p[m] = chosen;
+      ledger.place(m, chosen);
+    }
+  }
+  return p;
+}
+
+class RandomSearchPlacer final : public Placer {
+ public:
+  std::string name() const override { return "random-search"; }
+  bool needs_evaluator() const override { return true; }
+  Placement place(const OpGraph& graph, const Cluster& cluster,
+                  const PlaceContext& context) override {
+    check_context(context, {}, name());
+    require_evaluator(context, name());
+    check_graph_can_fit(graph, cluster);
+    SearchLoop loop("random-search on " + graph.name(), graph, cluster, context);
+    seed_search(loop, graph, cluster, context);
+    const Units units = colocation_units(graph);
+    const std::vector<int> order = topological_order(graph);
+    Rng rng(context.seed);
+    while (!loop.exhausted()) loop.evaluate(random_placement(graph, cluster, units, order, rng));
+    loop.report(true);
+    return loop.best_placement();
+  }
+};
+
+class AnnealPlacer final : public Placer {
+ public:
+  std::string name() const override { return "anneal"; }
+  bool needs_evaluator() const override { return true; }
+  Placement place(const OpGraph& graph, const Cluster& cluster,
+                  const PlaceContext& context) override {
+    check_context(context, {"temperature", "cooling_to"}, name());
+    require_evaluator(context, name());
+    // Initial temperature as a fraction of the start's step time; the schedule
+    // cools geometrically to `cooling_to` times that by the end of the budget.
+    const double t0_fraction = option_double(context.options, "temperature", 0.05, name());
+    const double cooling_to = option_double(context.options, "cooling_to", 1e-3, name());
+    if (!(t0_fraction >= 0) || !(cooling_to > 0 && cooling_to <= 1))
+      throw ConfigError(name() + ": 'temperature' must be >= 0 and 'cooling_to' in (0, 1]");
+    check_graph_can_fit(graph, cluster);
+
+    SearchLoop loop("anneal on " + graph.name(), graph, cluster, context);
+    seed_search(loop, graph, cluster, context);
+    const Units units = colocation_units(graph);
+    const int D = cluster.num_devices();
+    Placement current = loop.best_placement();
+    Score current_score = loop.best();
+    if (D < 2 || units.num_units() == 0) {
+      loop.report(true);
+      return current;
+    }
+    Rng rng(context.seed);
+    const double t0 = t0_fraction * (current_score.feasible ? current_score.step_us : 0);
+    const long long moves = std::max<long long>(1, loop.budget() - loop.used());
+    const double decay = std::pow(cooling_to, 1.0 / static_cast<double>(moves));
+    double temperature = t0;
+    while (!loop.exhausted()) {
+      const int unit = rng.below(units.num_units());
+      const std::vector<int>& members = units.ops_of_unit[unit];
+      const int from = current[members.front()];
+      int to = rng.below(D - 1);
+      if (to >= from) ++to;
+      for (int m : members) current[m] = to;
+      const Score proposed = loop.evaluate(current);
+      bool accept;
+      if (!proposed.feasible) {
+        accept = !current_score.feasible && proposed.step_us <= current_score.step_us;
+      } else if (!current_score.feasible || proposed.step_us <= current_score.step_us) {
+        accept = true;
+      } else {
+        const double delta = proposed.step_us - current_score.step_us;
+        accept = temperature > 0 && rng.unit() < std::exp(-delta / temperature);
+      }
+      if (accept) {
+        current_score = proposed;
+      } else {
+        for (int m : members) current[m] = from;
+      }
+      temperature *= decay;
+    }
+    loop.report(true);
+    // The best seen, which includes the start: never worse than where it began.
+    return loop.best_placement();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Placer> make_random_search_placer() {
+  return std::make_unique<RandomSearchPlacer>();
+}
+std::unique_ptr<Placer> make_anneal_placer() { return std::make_unique<AnnealPlacer>(); }
+
+}  // namespace aware::baselines
