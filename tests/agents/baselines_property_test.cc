@@ -1,0 +1,180 @@
+// Conformance of every registered baseline placer on generated graphs: complete,
+// feasible when the graph fits, deterministic per seed, errors on impossible
+// graphs and bad options; anneal never ends worse than its start.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "agents/baselines/common.h"
+#include "agents/baselines/register.h"
+#include "core/errors.h"
+#include "core/graph_algorithms.h"
+#include "core/placer.h"
+#include "core/progress.h"
+#include "sim/analytic/analytic_simulator.h"
+#include "tests/agents/test_graphs.h"
+
+namespace aware {
+namespace {
+
+using testing::layered_dag;
+using testing::star_cluster;
+
+std::vector<std::string> all_methods() {
+  register_baseline_placers();
+  register_analytic_evaluator();
+  return baseline_placer_names();
+}
+
+PlaceContext context_for(Evaluator* evaluator, std::uint64_t seed = 7) {
+  PlaceContext context;
+  context.evaluator = evaluator;
+  context.seed = seed;
+  context.budget_evals = 40;  // keeps the search methods quick
+  return context;
+}
+
+TEST(BaselinesConformance, RegistersEveryMethod) {
+  for (const std::string& m : all_methods()) EXPECT_TRUE(PlacerRegistry::instance().has(m)) << m;
+  register_baseline_placers();  // idempotent
+  EXPECT_EQ(PlacerRegistry::instance().create("heft")->name(), "heft");
+}
+
+// Ample memory, and tight memory (no single device holds the graph).
+class BaselinesOnDag : public ::testing::TestWithParam<bool> {};
+
+TEST_P(BaselinesOnDag, CompleteFeasibleAndAboveBound) {
+  const bool tight = GetParam();
+  for (std::uint64_t seed : {1u, 2u}) {
+    const OpGraph g = layered_dag(150, seed);
+    double total = 0;
+    for (const Op& op : g.ops()) total += baselines::op_memory_bytes(op);
+    const Cluster c = star_cluster(4, tight ? total / 2.5 : 64e9);
+    AnalyticSimulator sim;
+    const double bound = lower_bound(g, c).bound_us();
+    for (const std::string& m : all_methods()) {
+      SCOPED_TRACE(m + " seed " + std::to_string(seed) + (tight ? " tight" : " ample"));
+      const Placement p = PlacerRegistry::instance().create(m)->place(g, c, context_for(&sim));
+      ASSERT_NO_THROW(check_placement(g, c, p, m));
+      const StepResult r = sim.evaluate(g, c, p);
+      EXPECT_TRUE(r.feasible) << r.infeasible_reason;
+      EXPECT_GE(r.step_time_us, bound * (1 - 1e-9));
+      if (tight && m == "single") {
+        std::set<int> used(p.device_of_op.begin(), p.device_of_op.end());
+        EXPECT_GT(used.size(), 1u);
+      }
+    }
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Memory, BaselinesOnDag, ::testing::Bool());
+
+TEST(BaselinesConformance, RespectsColocationGroups) {
+  OpGraph g = layered_dag(90, 5);
+  for (int op = 0; op < g.num_ops(); op += 3)
+    g.mutable_op(op).colocation_group = "group" + std::to_string(op % 4);
+  const Cluster c = star_cluster(3);
+  AnalyticSimulator sim;
+  for (const std::string& m : all_methods()) {
+    const Placement p = PlacerRegistry::instance().create(m)->place(g, c, context_for(&sim));
+    EXPECT_NO_THROW(check_placement(g, c, p, m)) << m;
+  }
+}
+
+TEST(BaselinesConformance, SameSeedSamePlacement) {
+  const OpGraph g = layered_dag(120, 4);
+  const Cluster c = star_cluster(4);
+  for (const std::string& m : all_methods()) {
+    AnalyticSimulator sim_a, sim_b;
+    const Placement a = PlacerRegistry::instance().create(m)->place(g, c, context_for(&sim_a, 11));
+    const Placement b = PlacerRegistry::instance().create(m)->place(g, c, context_for(&sim_b, 11));
+    EXPECT_EQ(a, b) << m;
+  }
+}
+
+TEST(BaselinesConformance, GraphTooBigThrowsFromEveryMethod) {
+  OpGraph g = layered_dag(30, 6);
+  for (int op = 0; op < g.num_ops(); ++op) g.mutable_op(op).param_bytes = 4e9;  // 120 GB
+  const Cluster c = star_cluster(4, 16e9);
+  AnalyticSimulator sim;
+  for (const std::string& m : all_methods()) {
+    try {
+      PlacerRegistry::instance().create(m)->place(g, c, context_for(&sim));
+      ADD_FAILURE() << m << " did not throw";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("needs"), std::string::npos) << m << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("in total"), std::string::npos) << m << ": " << e.what();
+    }
+  }
+}
+
+TEST(BaselinesConformance, BadOptionsThrowConfigError) {
+  const OpGraph g = layered_dag(30, 6);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  for (const std::string& m : all_methods()) {
+    PlaceContext unknown = context_for(&sim);
+    unknown.options["no-such-option"] = "1";
+    EXPECT_THROW(PlacerRegistry::instance().create(m)->place(g, c, unknown), ConfigError) << m;
+    PlaceContext negative = context_for(&sim);
+    negative.budget_evals = -5;
+    EXPECT_THROW(PlacerRegistry::instance().create(m)->place(g, c, negative), ConfigError) << m;
+  }
+  PlaceContext no_evaluator;
+  EXPECT_THROW(PlacerRegistry::instance().create("anneal")->place(g, c, no_evaluator), ConfigError);
+  PlaceContext bad_value = context_for(&sim);
+  bad_value.options["imbalance"] = "0.5";
+  EXPECT_THROW(PlacerRegistry::instance().create("metis")->place(g, c, bad_value), ConfigError);
+}
+
+class CountingObserver : public ProgressObserver {
+ public:
+  void on_progress(const Progress& p) override {
+    ++calls;
+    last = p;
+  }
+  int calls = 0;
+  Progress last;
+};
+
+TEST(BaselinesSearch, AnnealNeverEndsWorseThanItsStart) {
+  const Cluster c = star_cluster(4);
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    const OpGraph g = layered_dag(100, seed + 10);
+    AnalyticSimulator sim;
+    const Placement start = round_robin_placement(g, c);
+    const double start_us = sim.evaluate(g, c, start).step_time_us;
+    PlaceContext context = context_for(&sim, seed);
+    context.start = &start;
+    context.budget_evals = 150;
+    context.options["temperature"] = "0.5";  // hot: accepts many worse moves
+    CountingObserver observer;
+    context.progress = &observer;
+    const Placement best = PlacerRegistry::instance().create("anneal")->place(g, c, context);
+    const StepResult r = sim.evaluate(g, c, best);
+    EXPECT_TRUE(r.feasible);
+    EXPECT_LE(r.step_time_us, start_us);
+    EXPECT_GT(observer.calls, 0);
+    EXPECT_EQ(observer.last.done, 150);
+    EXPECT_EQ(observer.last.total, 150);
+  }
+}
+
+TEST(BaselinesSearch, CancelStopsEarly) {
+  const OpGraph g = layered_dag(60, 3);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  CountingObserver observer;
+  observer.cancel();
+  PlaceContext context = context_for(&sim);
+  context.budget_evals = 100000;
+  context.progress = &observer;
+  for (const char* m : {"anneal", "random-search"}) {
+    const Placement p = PlacerRegistry::instance().create(m)->place(g, c, context);
+    EXPECT_NO_THROW(check_placement(g, c, p, m));
+    EXPECT_LT(observer.last.done, 10) << m;
+  }
+}
+
+}  // namespace
+}  // namespace aware

@@ -1,0 +1,114 @@
+// The compare runner on hand-built graphs (through a caller-supplied loader), its
+// writers, and (when the dataset zoo builds) a smoke test on a zoo model.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/baselines/compare.h"
+#include "core/errors.h"
+#include "tests/agents/test_graphs.h"
+
+namespace aware {
+namespace {
+
+CompareRequest small_request() {
+  CompareRequest request;
+  request.models = {"dag-a", "dag-b"};
+  request.load_graph = [](const std::string& spec) {
+    // Names without ':' arrive as "zoo:NAME".
+    EXPECT_EQ(spec.rfind("zoo:", 0), 0u);
+    OpGraph g = testing::layered_dag(80, spec == "zoo:dag-a" ? 1 : 2);
+    g.set_name(spec.substr(4));
+    return g;
+  };
+  request.cluster = "k40x4";
+  request.devices = {2, 4};
+  request.methods = {"single", "heft", "m-etf", "anneal"};
+  request.budget_evals = 30;
+  return request;
+}
+
+TEST(Compare, RunsEveryCellAndPicksTheFastest) {
+  const CompareTable table = run_compare(small_request());
+  ASSERT_EQ(table.rows.size(), 4u);
+  EXPECT_EQ(table.rows[0].cluster, "k40x2");
+  EXPECT_EQ(table.rows[1].cluster, "k40x4");
+  EXPECT_EQ(table.rows[1].devices, 4);
+  for (const CompareRow& row : table.rows) {
+    ASSERT_EQ(row.results.size(), 4u);
+    EXPECT_GT(row.lower_bound_us, 0);
+    double best = 1e300;
+    for (const MethodResult& r : row.results) {
+      EXPECT_TRUE(r.ok()) << r.method << ": " << r.reason;
+      EXPECT_GE(r.step_time_us, row.lower_bound_us * (1 - 1e-9));
+      best = std::min(best, r.step_time_us);
+    }
+    ASSERT_FALSE(row.winner.empty());
+    for (const MethodResult& r : row.results)
+      if (r.method == row.winner) EXPECT_EQ(r.step_time_us, best);
+  }
+}
+
+TEST(Compare, WritersCarryEveryCell) {
+  const CompareTable table = run_compare(small_request());
+  std::ostringstream text, md, csv;
+  write_compare_text(table, text);
+  write_compare_markdown(table, md);
+  write_compare_csv(table, csv);
+  EXPECT_NE(text.str().find("m-etf"), std::string::npos);
+  EXPECT_NE(md.str().find("| model"), std::string::npos);
+  int lines = 0;
+  for (char ch : csv.str()) lines += ch == '\n';
+  EXPECT_EQ(lines, 1 + 4 * 4);
+  const nlohmann::json doc = compare_to_json(table);
+  EXPECT_EQ(doc["rows"].size(), 4u);
+  EXPECT_EQ(doc["rows"][0]["results"].size(), 4u);
+  EXPECT_TRUE(doc["rows"][0]["results"][0]["step_time_us"].is_number());
+}
+
+TEST(Compare, RejectsUnknownNamesBeforeWork) {
+  CompareRequest request = small_request();
+  request.methods = {"heft", "no-such-method"};
+  EXPECT_THROW(run_compare(request), ConfigError);
+  request = small_request();
+  request.evaluator = "no-such-evaluator";
+  EXPECT_THROW(run_compare(request), ConfigError);
+  request = small_request();
+  request.budget_evals = -1;
+  EXPECT_THROW(run_compare(request), ConfigError);
+}
+
+TEST(Compare, MarksGraphsThatCannotFitAsOom) {
+  CompareRequest request = small_request();
+  request.models = {"huge"};
+  request.devices = {2};
+  request.load_graph = [](const std::string&) {
+    OpGraph g = testing::layered_dag(20, 1);
+    for (int op = 0; op < g.num_ops(); ++op) g.mutable_op(op).param_bytes = 5e9;
+    return g;
+  };
+  const CompareTable table = run_compare(request);
+  ASSERT_EQ(table.rows.size(), 1u);
+  for (const MethodResult& r : table.rows[0].results) {
+    EXPECT_EQ(r.status, "oom") << r.method;
+    EXPECT_NE(r.reason.find("in total"), std::string::npos);
+  }
+  EXPECT_TRUE(table.rows[0].winner.empty());
+}
+
+TEST(Compare, RestrictsOtherPresets) {
+  CompareRequest request = small_request();
+  request.models = {"dag-a"};
+  request.cluster = "dgx-v100";
+  request.devices = {2, 3};
+  request.methods = {"m-topo"};
+  const CompareTable table = run_compare(request);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0].devices, 2);
+  EXPECT_EQ(table.rows[1].devices, 3);
+}
+
+}  // namespace
+}  // namespace aware
