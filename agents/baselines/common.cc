@@ -235,6 +235,10 @@ Placement with_memory_fallback(const OpGraph& graph, const Cluster& cluster, Pla
   if (placement_acceptable(graph, cluster, placement, evaluator)) return placement;
   Placement greedy = memory_aware_greedy(graph, cluster);
   if (placement_acceptable(graph, cluster, greedy, evaluator)) return greedy;
+  // Dealing ops round-robin spreads live activations most evenly over time, which
+  // the static rule cannot see but the evaluator can.
+  Placement dealt = round_robin_placement(graph, cluster);
+  if (placement_acceptable(graph, cluster, dealt, evaluator)) return dealt;
   return placement;
 }
 

@@ -111,7 +111,8 @@ bool placement_acceptable(const OpGraph& graph, const Cluster& cluster,
 Placement memory_aware_greedy(const OpGraph& graph, const Cluster& cluster);
 
 // Returns `placement` when acceptable; otherwise the greedy fallback when that is
-// acceptable; otherwise `placement` unchanged (nothing better is known).
+// acceptable, else core's round_robin_placement when that is; otherwise
+// `placement` unchanged (nothing better is known).
 Placement with_memory_fallback(const OpGraph& graph, const Cluster& cluster, Placement placement,
                                Evaluator* evaluator);
 
