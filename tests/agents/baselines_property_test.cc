@@ -138,6 +138,7 @@ class CountingObserver : public ProgressObserver {
 };
 
 TEST(BaselinesSearch, AnnealNeverEndsWorseThanItsStart) {
+  register_baseline_placers();
   const Cluster c = star_cluster(4);
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     const OpGraph g = layered_dag(100, seed + 10);
@@ -161,6 +162,7 @@ TEST(BaselinesSearch, AnnealNeverEndsWorseThanItsStart) {
 }
 
 TEST(BaselinesSearch, CancelStopsEarly) {
+  register_baseline_placers();
   const OpGraph g = layered_dag(60, 3);
   const Cluster c = star_cluster(2);
   AnalyticSimulator sim;
