@@ -26,10 +26,12 @@ int main(int argc, char** argv) {
   evaluator.evaluate_batch(graph, cluster, warm);
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < evals; ++i) evaluator.evaluate(graph, cluster, placements[i]);
-  const double serial_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double serial_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   t0 = std::chrono::steady_clock::now();
   const auto results = evaluator.evaluate_batch(graph, cluster, placements);
-  const double batch_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double batch_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%d ops, %d edges, %d devices, %d transfers (first placement)\n", ops,
               graph.num_edges(), devices, results.front().transfers);
   std::printf("evaluate():       %d evals in %.2f s = %.1f evals/s (one worker at a time)\n", evals,

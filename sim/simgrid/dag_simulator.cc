@@ -21,9 +21,9 @@ namespace sg4 = simgrid::s4u;
 namespace aware {
 namespace {
 
-const std::vector<std::string> kExactNetwork = {
-    "network/latency-factor:1", "network/bandwidth-factor:1", "network/crosstraffic:0",
-    "network/TCP-gamma:0"};
+const std::vector<std::string> kExactNetwork = {"network/latency-factor:1",
+                                                "network/bandwidth-factor:1",
+                                                "network/crosstraffic:0", "network/TCP-gamma:0"};
 
 // SimGrid's clock keeps running across simulations; results are clock
 // differences, rounded to 1 ns so that the offset's last bits do not make two
@@ -108,7 +108,8 @@ void DagSimulator::load_cluster(const Cluster& cluster, const std::string& platf
     try {
       m.engine->load_platform(platform_file);
     } catch (const std::exception& e) {
-      throw ParseError(platform_file + ": SimGrid cannot load the platform: " + first_line(e.what()));
+      throw ParseError(platform_file +
+                       ": SimGrid cannot load the platform: " + first_line(e.what()));
     }
     for (int d = 0; d < D; ++d) {
       m.hosts[d] = m.engine->host_by_name_or_null(cluster.device(d).name);
@@ -141,8 +142,9 @@ void DagSimulator::load_cluster(const Cluster& cluster, const std::string& platf
         if (s == d) continue;
         std::vector<sg4::LinkInRoute> route;
         for (const Hop& hop : cluster.route(s, d)) {
-          route.emplace_back(links[hop.link], hop.direction == 0 ? sg4::LinkInRoute::Direction::UP
-                                                                 : sg4::LinkInRoute::Direction::DOWN);
+          route.emplace_back(links[hop.link], hop.direction == 0
+                                                  ? sg4::LinkInRoute::Direction::UP
+                                                  : sg4::LinkInRoute::Direction::DOWN);
         }
         zone->add_route(m.hosts[s]->get_netpoint(), m.hosts[d]->get_netpoint(), nullptr, nullptr,
                         route, false);
@@ -248,8 +250,8 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     }
     const int t = edge_transfer[e];
     // Comm -> consumer, keyed apart from exec pairs by the high bit.
-    const std::uint64_t key = (1ULL << 63) | (static_cast<std::uint64_t>(t) << 32) |
-                              static_cast<std::uint32_t>(edge.dst);
+    const std::uint64_t key =
+        (1ULL << 63) | (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint32_t>(edge.dst);
     if (seen.insert(key).second) {
       comms[t]->add_successor(execs[edge.dst]);
       has_pred[edge.dst] = 1;
@@ -381,7 +383,8 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
       span.bytes = tr.bytes;
       span.start_us = tstart[t];
       span.end_us = tend[t];
-      for (const Hop& hop : cluster.route(tr.src_dev, tr.dst_dev)) span.channels.push_back(hop.channel());
+      for (const Hop& hop : cluster.route(tr.src_dev, tr.dst_dev))
+        span.channels.push_back(hop.channel());
       span.lane = cluster.device(tr.src_dev).name + "->" + cluster.device(tr.dst_dev).name;
       trace->transfers.push_back(std::move(span));
     }

@@ -187,7 +187,8 @@ Cluster cluster_from_simgrid_xml(const std::string& path) {
     throw ParseError(path + ": no such platform file");
   }
   std::string out, err;
-  const int status = run_child({find_simgrid_worker(), "--parse-platform", absolute}, 60, &out, &err);
+  const int status =
+      run_child({find_simgrid_worker(), "--parse-platform", absolute}, 60, &out, &err);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     return cluster_from_json(parse_json_text(out, absolute), absolute);
   }

@@ -19,8 +19,8 @@ namespace aware {
 class SimGridWorkerPool;
 
 struct SimGridOptions {
-  int workers = 0;          // worker processes; 0 = number of cores
-  double timeout_s = 60;    // per request; a worker over it is killed and replaced
+  int workers = 0;        // worker processes; 0 = number of cores
+  double timeout_s = 60;  // per request; a worker over it is killed and replaced
   // Extra SimGrid configuration, "KEY:VALUE", applied after the exact network
   // defaults (network/latency-factor:1, network/bandwidth-factor:1,
   // network/crosstraffic:0, network/TCP-gamma:0), so they may override them.

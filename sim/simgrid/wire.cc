@@ -134,8 +134,8 @@ bool write_all(int fd, const char* data, std::size_t size) {
 }
 
 // Reads exactly `size` bytes before `deadline`; false on EOF, error or timeout.
-bool read_all(int fd, char* data, std::size_t size,
-              std::chrono::steady_clock::time_point deadline, bool has_deadline, bool* timed_out) {
+bool read_all(int fd, char* data, std::size_t size, std::chrono::steady_clock::time_point deadline,
+              bool has_deadline, bool* timed_out) {
   while (size > 0) {
     if (has_deadline) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

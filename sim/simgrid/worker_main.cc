@@ -88,7 +88,8 @@ int serve(const std::vector<std::string>& cfg) {
         const int n = r.i32();
         Placement placement(std::vector<int>(static_cast<size_t>(std::max(0, n))));
         for (int i = 0; i < n; ++i) placement[i] = r.i32();
-        if (!have_cluster || !have_graph) throw InternalError("simgrid worker: evaluate before load");
+        if (!have_cluster || !have_graph)
+          throw InternalError("simgrid worker: evaluate before load");
         Trace trace;
         const StepResult result = sim->evaluate(graph, placement, want_trace ? &trace : nullptr);
         wire::ByteWriter w;
@@ -126,11 +127,14 @@ int bench(int ops, int devices, int evals, std::uint64_t seed) {
   int transfers = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < evals; ++i) {
-    transfers = sim.evaluate(graph, random_placement(graph, devices, seed + 1 + i), nullptr).transfers;
+    transfers =
+        sim.evaluate(graph, random_placement(graph, devices, seed + 1 + i), nullptr).transfers;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("in-process: %d ops, %d edges, %d devices, ~%d transfers: %d evals in %.2f s = %.1f evals/s\n",
-              ops, graph.num_edges(), devices, transfers, evals, s, evals / s);
+  std::printf(
+      "in-process: %d ops, %d edges, %d devices, ~%d transfers: %d evals in %.2f s = %.1f "
+      "evals/s\n",
+      ops, graph.num_edges(), devices, transfers, evals, s, evals / s);
   return 0;
 }
 

@@ -90,9 +90,10 @@ struct Child {
 // stdout on a pipe when `socket` is false) and stderr into a memfd.
 Child start_child(const std::vector<std::string>& args, bool socket) {
   int fds[2];
-  const int made = socket ? ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds)
-                          : ::pipe2(fds, O_CLOEXEC);
-  if (made != 0) throw Error(std::string("simgrid: cannot create a channel: ") + std::strerror(errno));
+  const int made =
+      socket ? ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) : ::pipe2(fds, O_CLOEXEC);
+  if (made != 0)
+    throw Error(std::string("simgrid: cannot create a channel: ") + std::strerror(errno));
   const int err_fd = ::memfd_create("aware-simgrid-worker-stderr", MFD_CLOEXEC);
   if (err_fd < 0) {
     ::close(fds[0]);
@@ -117,7 +118,8 @@ Child start_child(const std::vector<std::string>& args, bool socket) {
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(111);
-    if (socket) ::dup2(child_end, 0);
+    if (socket)
+      ::dup2(child_end, 0);
     else {
       const int devnull = ::open("/dev/null", O_RDONLY);
       if (devnull >= 0) ::dup2(devnull, 0);
@@ -139,7 +141,8 @@ std::string read_memfd_tail(int fd, std::size_t max_chars = 3000) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size <= 0) return {};
   const off_t size = st.st_size;
-  const off_t from = size > static_cast<off_t>(max_chars) ? size - static_cast<off_t>(max_chars) : 0;
+  const off_t from =
+      size > static_cast<off_t>(max_chars) ? size - static_cast<off_t>(max_chars) : 0;
   std::string text(static_cast<std::size_t>(size - from), '\0');
   const ssize_t n = ::pread(fd, text.data(), text.size(), from);
   text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
@@ -152,7 +155,8 @@ std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const char* name = ::sigabbrev_np(sig);
-    return "killed by signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
+    return "killed by signal " + std::to_string(sig) +
+           (name ? std::string(" (SIG") + name + ")" : "");
   }
   return "status " + std::to_string(status);
 }
@@ -162,12 +166,18 @@ std::string describe_status(int status) {
   const auto cls = static_cast<wire::ErrorClass>(r.u8());
   const std::string message = r.str();
   switch (cls) {
-    case wire::ErrorClass::kParse: throw ParseError(message);
-    case wire::ErrorClass::kGraph: throw GraphError(message);
-    case wire::ErrorClass::kConfig: throw ConfigError(message);
-    case wire::ErrorClass::kDevice: throw DeviceError(message);
-    case wire::ErrorClass::kInternal: throw InternalError(message);
-    default: throw Error(message);
+    case wire::ErrorClass::kParse:
+      throw ParseError(message);
+    case wire::ErrorClass::kGraph:
+      throw GraphError(message);
+    case wire::ErrorClass::kConfig:
+      throw ConfigError(message);
+    case wire::ErrorClass::kDevice:
+      throw DeviceError(message);
+    case wire::ErrorClass::kInternal:
+      throw InternalError(message);
+    default:
+      throw Error(message);
   }
 }
 
@@ -282,7 +292,8 @@ StepResult SimGridWorkerPool::attempt(Worker& w, const OpGraph& graph, const Clu
                                       const Placement& placement, Trace* trace,
                                       std::uint8_t debug) {
   const std::string cluster_key = std::to_string(cluster.revision()) + "|" + cluster.source();
-  if (w.child.pid > 0 && w.has_cluster && w.cluster_key != cluster_key) kill(w);  // one platform per engine
+  if (w.child.pid > 0 && w.has_cluster && w.cluster_key != cluster_key)
+    kill(w);  // one platform per engine
   if (w.child.pid <= 0) spawn(w);
   const long long timeout_ms = static_cast<long long>(timeout_s_ * 1000);
   auto request = [&](char kind, const std::string& payload, char expect) {

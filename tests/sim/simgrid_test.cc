@@ -63,8 +63,8 @@ bool have_worker() {
   }
 }
 
-#define REQUIRE_WORKER()                                                        \
-  do {                                                                          \
+#define REQUIRE_WORKER()                                                     \
+  do {                                                                       \
     if (!have_worker()) GTEST_SKIP() << "aware-simgrid-worker is not built"; \
   } while (0)
 
@@ -325,7 +325,9 @@ TEST(SimGridDeterminism, ClonesShareThePoolFromSeveralThreads) {
   std::vector<std::thread> threads;
   std::vector<double> got(4);
   for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t, e = s.clone()] { got[t] = e->evaluate(g, cl, random_placement(g, 4, 5)).step_time_us; });
+    threads.emplace_back([&, t, e = s.clone()] {
+      got[t] = e->evaluate(g, cl, random_placement(g, 4, 5)).step_time_us;
+    });
   }
   for (auto& t : threads) t.join();
   for (double v : got) EXPECT_EQ(v, expected);
@@ -346,8 +348,8 @@ const char* kPlatformHead =
 
 TEST(SimGridBadInput, MalformedXmlIsAParseError) {
   REQUIRE_WORKER();
-  const std::string path =
-      write_temp("aware_bad.xml", std::string(kPlatformHead) + "    <host id=\"a\" speed=\"1Gf\">\n");
+  const std::string path = write_temp(
+      "aware_bad.xml", std::string(kPlatformHead) + "    <host id=\"a\" speed=\"1Gf\">\n");
   try {
     cluster_from_simgrid_xml(path);
     FAIL() << "expected ParseError";
@@ -361,12 +363,13 @@ TEST(SimGridBadInput, MalformedXmlIsAParseError) {
 TEST(SimGridBadInput, HostWithoutMemoryIsADeviceError) {
   REQUIRE_WORKER();
   const std::string path = write_temp(
-      "aware_nomem.xml", std::string(kPlatformHead) +
-                             "    <host id=\"gpu0\" speed=\"1Tf\"><prop id=\"memory_bytes\" value=\"16e9\"/></host>\n"
-                             "    <host id=\"gpu1\" speed=\"1Tf\"/>\n"
-                             "    <link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\"/>\n"
-                             "    <route src=\"gpu0\" dst=\"gpu1\"><link_ctn id=\"l\"/></route>\n"
-                             "  </zone>\n</platform>\n");
+      "aware_nomem.xml",
+      std::string(kPlatformHead) +
+          "    <host id=\"gpu0\" speed=\"1Tf\"><prop id=\"memory_bytes\" value=\"16e9\"/></host>\n"
+          "    <host id=\"gpu1\" speed=\"1Tf\"/>\n"
+          "    <link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\"/>\n"
+          "    <route src=\"gpu0\" dst=\"gpu1\"><link_ctn id=\"l\"/></route>\n"
+          "  </zone>\n</platform>\n");
   try {
     cluster_from_simgrid_xml(path);
     FAIL() << "expected DeviceError";
@@ -436,7 +439,8 @@ TEST(SimGridRegistry, RegisteredWithOptions) {
   REQUIRE_WORKER();
   register_simgrid_evaluator();
   auto e = EvaluatorRegistry::instance().create(
-      "simgrid", {{"workers", "1"}, {"cfg", "network/latency-factor:1;network/TCP-gamma:0"},
+      "simgrid", {{"workers", "1"},
+                  {"cfg", "network/latency-factor:1;network/TCP-gamma:0"},
                   {"cfg.maxmin/precision", "1e-5"}});
   EXPECT_EQ(e->name(), "simgrid");
   EXPECT_NE(e->describe().find("maxmin/precision:1e-5"), std::string::npos) << e->describe();
@@ -488,7 +492,8 @@ TEST(SimGridWorkers, HungWorkerIsKilledAfterTheTimeout) {
 
 TEST(SimGridWorkers, WorkerThatAlwaysFailsIsReportedWithItsStderr) {
   REQUIRE_WORKER();
-  const std::string script = write_temp("aware_broken_worker.sh", "#!/bin/sh\necho boom-from-worker >&2\nexit 3\n");
+  const std::string script =
+      write_temp("aware_broken_worker.sh", "#!/bin/sh\necho boom-from-worker >&2\nexit 3\n");
   ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
   SimGridOptions o = small_pool(1);
   o.worker_path = script;
