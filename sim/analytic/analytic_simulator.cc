@@ -39,41 +39,50 @@ struct AnalyticSimulator::Prepared {
   std::vector<int> child_output;
   std::vector<int> distinct_parents;
   std::vector<int> name_rank;         // op's rank in byte order of names
+  std::vector<int> op_of_name_rank;   // inverse of name_rank
   std::vector<int> device_name_rank;  // device's rank in byte order of names
+  std::vector<int> device_of_name_rank;
+  // Edges in compressed rows, so the inner loops read contiguous memory.
+  std::vector<int> in_begin, in_src, in_edge;
+  std::vector<int> out_begin, out_dst, out_output, out_edge;
+  std::vector<double> out_bytes;
 
   // ---- scratch
   struct ReadyEntry {
     double time;
-    long long key;  // contention: topological rank; placeto: insertion counter
+    int key;  // contention: topological rank; placeto: insertion counter
     int op;
     bool operator>(const ReadyEntry& o) const {
       return time != o.time ? time > o.time : key > o.key;
     }
   };
+  // 16 bytes: the time and one key that orders ties. Placeto mode packs
+  // (kind, first payload rank, second payload rank) into the key so ties follow
+  // the original's tuple order; contention mode packs (kind, id).
   struct Event {
     double time;
-    int kind;  // contention: 0 op end, 1 transfer end. placeto: 0 dep, 1 bus, 2 dev
-    int a;     // placeto: payload ranks; contention: id
-    int b;
-    int id;
-    int id2;
-    bool operator>(const Event& o) const {
-      if (time != o.time) return time > o.time;
-      if (kind != o.kind) return kind > o.kind;
-      if (a != o.a) return a > o.a;
-      return b > o.b;
-    }
+    std::uint64_t key;
+    bool operator>(const Event& o) const { return time != o.time ? time > o.time : key > o.key; }
   };
+  static std::uint64_t pack(std::uint64_t kind, std::uint64_t a, std::uint64_t b) {
+    return (kind << 60) | (a << 30) | b;
+  }
+  static int kind_of(std::uint64_t key) { return static_cast<int>(key >> 60); }
+  static int first_of(std::uint64_t key) { return static_cast<int>((key >> 30) & ((1u << 30) - 1)); }
+  static int second_of(std::uint64_t key) { return static_cast<int>(key & ((1u << 30) - 1)); }
   struct Transfer {
     int src_op, output, src_dev, dst_dev;
     double bytes, ready_us, start_us, end_us;
     int refs;
   };
-  std::vector<std::vector<ReadyEntry>> ready;  // per device heap
+  std::vector<std::vector<ReadyEntry>> ready;  // placeto: per device heap
+  std::vector<std::vector<int>> fifo;          // contention: per device ready queue
+  std::vector<int> fifo_head;
+  std::vector<int> staged;                     // contention: ops made ready in this batch
   std::vector<std::vector<ReadyEntry>> bus;    // placeto: per device bus heap (op = transfer id)
   std::vector<Event> events;
   std::vector<Transfer> transfers;
-  std::vector<int> pending;  // contention: transfers waiting for channels, oldest first
+
   std::vector<int> deps_left;
   std::vector<int> op_refs;
   std::vector<int> edge_transfer;
@@ -82,7 +91,9 @@ struct AnalyticSimulator::Prepared {
   std::vector<double> device_free_us;
   std::vector<double> bus_free_us;
   std::vector<char> device_busy;
-  std::vector<char> channel_busy;
+  std::vector<double> channel_free_us;  // contention: when each directed channel is next free
+  std::vector<std::vector<int>> route_queue;  // contention: booked transfers per route, in order
+  std::vector<int> route_head;                // contention: first unfinished entry per route
   std::vector<double> mem_now;
   std::vector<std::pair<double, double>> mem_sweep;  // placeto: (time, +/- bytes) per device
   std::vector<int> mem_sweep_device;
@@ -237,19 +248,46 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   std::vector<std::string> names(n);
   for (int op = 0; op < n; ++op) names[op] = graph.op(op).name;
   p->name_rank = byte_order_rank(names);
+  p->op_of_name_rank.resize(n);
+  for (int op = 0; op < n; ++op) p->op_of_name_rank[p->name_rank[op]] = op;
+  p->in_begin.assign(n + 1, 0);
+  p->out_begin.assign(n + 1, 0);
+  for (int op = 0; op < n; ++op) {
+    p->in_begin[op] = static_cast<int>(p->in_src.size());
+    for (int e : graph.in_edges(op)) {
+      p->in_src.push_back(graph.edge(e).src);
+      p->in_edge.push_back(e);
+    }
+    p->out_begin[op] = static_cast<int>(p->out_dst.size());
+    for (int e : graph.out_edges(op)) {
+      p->out_dst.push_back(graph.edge(e).dst);
+      p->out_output.push_back(graph.edge(e).src_output);
+      p->out_bytes.push_back(graph.edge(e).bytes);
+      p->out_edge.push_back(e);
+    }
+  }
+  p->in_begin[n] = static_cast<int>(p->in_src.size());
+  p->out_begin[n] = static_cast<int>(p->out_dst.size());
+  if (n >= (1 << 30) || D >= (1 << 30)) throw ConfigError("graph too large for the analytic simulator");
   std::vector<std::string> device_names(D);
   for (int d = 0; d < D; ++d) device_names[d] = cluster.device(d).name;
   p->device_name_rank = byte_order_rank(device_names);
+  p->device_of_name_rank.resize(D);
+  for (int d = 0; d < D; ++d) p->device_of_name_rank[p->device_name_rank[d]] = d;
 
   // Scratch, sized for the worst case.
   const size_t edges = static_cast<size_t>(graph.num_edges());
   p->ready.assign(D, {});
   p->bus.assign(D, {});
   for (auto& q : p->ready) q.reserve(n);
+  p->fifo.assign(D, {});
+  for (auto& q : p->fifo) q.reserve(n);
+  p->fifo_head.assign(D, 0);
+  p->staged.reserve(n);
   for (auto& q : p->bus) q.reserve(n + 1);
   p->events.reserve(4 * (n + edges) + 4 * D + 16);
   p->transfers.reserve(edges + 1);
-  p->pending.reserve(edges + 1);
+
   p->deps_left.resize(n);
   p->op_refs.resize(n);
   p->edge_transfer.resize(edges);
@@ -258,7 +296,10 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   p->device_free_us.resize(D);
   p->bus_free_us.resize(D);
   p->device_busy.resize(D);
-  p->channel_busy.resize(p->num_channels);
+  p->channel_free_us.resize(p->num_channels);
+  p->route_queue.assign(static_cast<size_t>(D) * D, {});
+  for (auto& q : p->route_queue) q.reserve(edges / std::max(1, D) + 1);
+  p->route_head.assign(static_cast<size_t>(D) * D, 0);
   p->mem_now.resize(D);
   p->mem_sweep.reserve(2 * static_cast<size_t>(n));
   p->mem_sweep_device.reserve(2 * static_cast<size_t>(n));
@@ -295,12 +336,15 @@ StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster
   result.device_busy_us.assign(D, 0);
   result.peak_memory_bytes.assign(D, 0);
 
-  for (auto& q : p.ready) q.clear();
+  for (auto& q : p.fifo) q.clear();
+  std::fill(p.fifo_head.begin(), p.fifo_head.end(), 0);
+  p.staged.clear();
   p.events.clear();
   p.transfers.clear();
-  p.pending.clear();
   std::fill(p.device_busy.begin(), p.device_busy.end(), 0);
-  std::fill(p.channel_busy.begin(), p.channel_busy.end(), 0);
+  std::fill(p.channel_free_us.begin(), p.channel_free_us.end(), 0.0);
+  for (auto& q : p.route_queue) q.clear();
+  std::fill(p.route_head.begin(), p.route_head.end(), 0);
   std::fill(p.mem_now.begin(), p.mem_now.end(), 0.0);
   if (trace != nullptr) {
     trace->clear();
@@ -324,46 +368,36 @@ StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster
     if (p.param_bytes[op] > 0) allocate(placement[op], p.param_bytes[op], op);
   }
   for (int op = 0; op < n; ++op) {
-    p.deps_left[op] = static_cast<int>(graph.in_edges(op).size());
-    if (p.deps_left[op] == 0) heap_push(p.ready[placement[op]], ReadyEntry{0.0, p.topo_rank[op], op});
+    p.deps_left[op] = p.in_begin[op + 1] - p.in_begin[op];
+    if (p.deps_left[op] == 0) p.staged.push_back(op);
   }
-  auto release = [&](int op, double now) {
+  auto release = [&](int op) {
     if (--p.deps_left[op] == 0)
-      heap_push(p.ready[placement[op]], ReadyEntry{now, p.topo_rank[op], op});
+      p.staged.push_back(op);
   };
 
   double now = 0;
   int finished = 0;
   for (;;) {
-    // Dispatch: transfers whose whole route is free, then idle devices.
-    for (size_t i = 0; i < p.pending.size();) {
-      Prepared::Transfer& t = p.transfers[p.pending[i]];
-      const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
-      bool free = true;
-      for (int c = p.route_begin[r]; c < p.route_begin[r + 1] && free; ++c)
-        free = !p.channel_busy[p.route_channels[c]];
-      if (!free) {
-        ++i;
-        continue;
-      }
-      for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c)
-        p.channel_busy[p.route_channels[c]] = 1;
-      t.start_us = now;
-      t.end_us = now + p.route_latency_us[r] + t.bytes / p.route_bandwidth_Bps[r] * 1e6;
-      allocate(t.dst_dev, t.bytes, t.src_op);
-      heap_push(p.events, Event{t.end_us, 1, p.pending[i], 0, p.pending[i], 0});
-      p.pending.erase(p.pending.begin() + static_cast<long>(i));
+    // Ops made ready in this batch join their device's queue in topological
+    // order. Ready times never decrease, so each queue stays ordered by
+    // (ready time, topological rank) without a heap.
+    if (p.staged.size() > 1) {
+      std::sort(p.staged.begin(), p.staged.end(),
+                [&](int x, int y) { return p.topo_rank[x] < p.topo_rank[y]; });
     }
+    for (int op : p.staged) p.fifo[placement[op]].push_back(op);
+    p.staged.clear();
     for (int d = 0; d < D; ++d) {
-      if (p.device_busy[d] || p.ready[d].empty()) continue;
-      const ReadyEntry e = heap_pop(p.ready[d]);
+      if (p.device_busy[d] || p.fifo_head[d] == static_cast<int>(p.fifo[d].size())) continue;
+      const ReadyEntry e{now, 0, p.fifo[d][p.fifo_head[d]++]};
       const double cost = p.costs.time_us(e.op, d);
       p.device_busy[d] = 1;
       p.start_us[e.op] = now;
       p.end_us[e.op] = now + cost;
       result.device_busy_us[d] += cost;
       allocate(d, p.out_total_bytes[e.op] + p.temp_bytes[e.op], e.op);
-      heap_push(p.events, Event{now + cost, 0, e.op, 0, e.op, 0});
+      heap_push(p.events, Event{now + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(e.op))});
     }
     if (p.events.empty()) break;
     // Process every event at the earliest time before dispatching again, so ops
@@ -371,19 +405,20 @@ StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster
     now = p.events.front().time;
     while (!p.events.empty() && p.events.front().time == now) {
       const Event ev = heap_pop(p.events);
-      if (ev.kind == 0) {
-        const int op = ev.id;
+      const int id = Prepared::second_of(ev.key);
+      if (Prepared::kind_of(ev.key) == 0) {
+        const int op = id;
         const int d = placement[op];
         p.device_busy[d] = 0;
         ++finished;
         p.mem_now[d] -= p.temp_bytes[op];
         // This op's inputs are consumed: release the buffers it was holding.
-        for (int e : graph.in_edges(op)) {
-          const int src = graph.edge(e).src;
+        for (int i = p.in_begin[op]; i < p.in_begin[op + 1]; ++i) {
+          const int src = p.in_src[i];
           if (placement[src] == d) {
             if (--p.op_refs[src] == 0) p.mem_now[d] -= p.out_total_bytes[src];
           } else {
-            Prepared::Transfer& t = p.transfers[p.edge_transfer[e]];
+            Prepared::Transfer& t = p.transfers[p.edge_transfer[p.in_edge[i]]];
             if (--t.refs == 0) p.mem_now[d] -= t.bytes;
           }
         }
@@ -391,45 +426,69 @@ StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster
         // pair elsewhere gets one transfer.
         int refs = 0;
         const int first_new = static_cast<int>(p.transfers.size());
-        for (int e : graph.out_edges(op)) {
-          const Edge& edge = graph.edge(e);
-          const int dst_dev = placement[edge.dst];
+        for (int i = p.out_begin[op]; i < p.out_begin[op + 1]; ++i) {
+          const int dst = p.out_dst[i];
+          const int dst_dev = placement[dst];
           if (dst_dev == d) {
             ++refs;
-            release(edge.dst, now);
+            release(dst);
             continue;
           }
+          const int output = p.out_output[i];
           int tid = -1;
           for (int t = first_new; t < static_cast<int>(p.transfers.size()); ++t) {
-            if (p.transfers[t].output == edge.src_output && p.transfers[t].dst_dev == dst_dev) {
+            if (p.transfers[t].output == output && p.transfers[t].dst_dev == dst_dev) {
               tid = t;
               break;
             }
           }
           if (tid < 0) {
             tid = static_cast<int>(p.transfers.size());
-            p.transfers.push_back(Prepared::Transfer{op, edge.src_output, d, dst_dev, edge.bytes,
-                                                     now, 0, 0, 0});
-            p.pending.push_back(tid);
+            p.transfers.push_back(Prepared::Transfer{op, output, d, dst_dev, p.out_bytes[i], now, 0, 0, 0});
             ++refs;
           }
-          p.transfers[tid].bytes = std::max(p.transfers[tid].bytes, edge.bytes);
+          p.transfers[tid].bytes = std::max(p.transfers[tid].bytes, p.out_bytes[i]);
           ++p.transfers[tid].refs;
-          p.edge_transfer[e] = tid;
+          p.edge_transfer[p.out_edge[i]] = tid;
+        }
+        // Book the new transfers on their routes, first come first served: each
+        // starts once every channel of its route is free of earlier bookings.
+        for (int tid = first_new; tid < static_cast<int>(p.transfers.size()); ++tid) {
+          Prepared::Transfer& t = p.transfers[tid];
+          const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
+          double start = now;
+          for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c)
+            start = std::max(start, p.channel_free_us[p.route_channels[c]]);
+          t.start_us = start;
+          t.end_us = start + p.route_latency_us[r] + t.bytes / p.route_bandwidth_Bps[r] * 1e6;
+          for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c)
+            p.channel_free_us[p.route_channels[c]] = t.end_us;
+          // The receiving buffer is reserved from the request on (conservative).
+          allocate(t.dst_dev, t.bytes, t.src_op);
+          // Bookings on one route end in order, so only each route's oldest
+          // transfer sits in the event heap; that keeps the heap tiny.
+          auto& queue = p.route_queue[r];
+          if (p.route_head[r] == static_cast<int>(queue.size()))
+            heap_push(p.events, Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
+          queue.push_back(tid);
         }
         p.op_refs[op] = refs;
         if (refs == 0) p.mem_now[d] -= p.out_total_bytes[op];
       } else {
-        Prepared::Transfer& t = p.transfers[ev.id];
-        const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
-        for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c)
-          p.channel_busy[p.route_channels[c]] = 0;
+        const Prepared::Transfer& t = p.transfers[id];
+        {
+          const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
+          const int next = ++p.route_head[r];
+          if (next < static_cast<int>(p.route_queue[r].size())) {
+            const int tid = p.route_queue[r][next];
+            heap_push(p.events, Event{p.transfers[tid].end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
+          }
+        }
         result.bytes_moved += t.bytes;
         ++result.transfers;
         if (--p.op_refs[t.src_op] == 0) p.mem_now[t.src_dev] -= p.out_total_bytes[t.src_op];
-        for (int e : graph.out_edges(t.src_op)) {
-          const Edge& edge = graph.edge(e);
-          if (edge.src_output == t.output && placement[edge.dst] == t.dst_dev) release(edge.dst, now);
+        for (int i = p.out_begin[t.src_op]; i < p.out_begin[t.src_op + 1]; ++i) {
+          if (p.out_output[i] == t.output && placement[p.out_dst[i]] == t.dst_dev) release(p.out_dst[i]);
         }
       }
     }
@@ -485,15 +544,15 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
     trace->ops.resize(n);
   }
 
-  long long counter = 0;
+  int counter = 0;
   auto push_device = [&](int d, double t) {
-    heap_push(p.events, Event{t, kRunDevice, p.device_name_rank[d], 0, d, 0});
+    heap_push(p.events, Event{t, Prepared::pack(kRunDevice, p.device_name_rank[d], 0)});
   };
   auto push_bus = [&](int d, double t) {
-    heap_push(p.events, Event{t, kRunBus, p.device_name_rank[d], 0, d, 0});
+    heap_push(p.events, Event{t, Prepared::pack(kRunBus, p.device_name_rank[d], 0)});
   };
   auto push_dependency = [&](int parent, int child, double t) {
-    heap_push(p.events, Event{t, kRemoveDependency, p.name_rank[parent], p.name_rank[child], parent, child});
+    heap_push(p.events, Event{t, Prepared::pack(kRemoveDependency, p.name_rank[parent], p.name_rank[child])});
   };
   for (int op = 0; op < n; ++op) {
     p.deps_left[op] = p.distinct_parents[op];
@@ -509,14 +568,15 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
     const Event ev = heap_pop(p.events);
     const double now = ev.time;
     last_event_us = now;
-    if (ev.kind == kRemoveDependency) {
-      const int child = ev.id2;
+    const int kind = Prepared::kind_of(ev.key);
+    if (kind == kRemoveDependency) {
+      const int child = p.op_of_name_rank[Prepared::second_of(ev.key)];
       if (--p.deps_left[child] == 0) {
         heap_push(p.ready[placement[child]], ReadyEntry{now, counter++, child});
         push_device(placement[child], now);
       }
-    } else if (ev.kind == kRunDevice) {
-      const int d = ev.id;
+    } else if (kind == kRunDevice) {
+      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
       auto& queue = p.ready[d];
       if (now < p.device_free_us[d] || queue.empty() || queue.front().time > now) continue;
       const int op = heap_pop(queue).op;
@@ -550,7 +610,7 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
         push_bus(d, end);
       }
     } else {  // kRunBus
-      const int d = ev.id;
+      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
       auto& queue = p.bus[d];
       if (now < p.bus_free_us[d] || queue.empty() || queue.front().time > now) continue;
       const int tid = heap_pop(queue).op;
