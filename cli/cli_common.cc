@@ -1,0 +1,93 @@
+#include "cli/cli_common.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include "core/errors.h"
+#include "core/formats.h"
+
+namespace aware::cli {
+
+Placement resolve_placement(const std::string& spec, const OpGraph& graph, const Cluster& cluster) {
+  if (spec == "single") return single_device_placement(graph, 0);
+  if (spec == "round-robin") return round_robin_placement(graph, cluster);
+  return read_placement_file(spec, graph, cluster);
+}
+
+std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::string& mode,
+                                          const std::vector<std::string>& options) {
+  Options opts;
+  if (!mode.empty()) opts["mode"] = mode;
+  for (const std::string& kv : options) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw ConfigError("option '" + kv + "' must be KEY=VALUE");
+    }
+    opts[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return EvaluatorRegistry::instance().create(name, opts);
+}
+
+std::string format_ms(double us) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.3f ms", us / 1e3);
+  return buffer;
+}
+
+std::string format_bytes(double bytes) {
+  char buffer[64];
+  if (bytes >= 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%.2f GB", bytes / 1e9);
+  } else if (bytes >= 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%.2f MB", bytes / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.1f KB", bytes / 1e3);
+  }
+  return buffer;
+}
+
+nlohmann::json step_result_json(const StepResult& r, const Cluster& cluster, const LowerBound& bound) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    devices.push_back({{"name", cluster.device(d).name},
+                       {"busy_us", r.device_busy_us[d]},
+                       {"peak_memory_bytes", r.peak_memory_bytes[d]},
+                       {"memory_bytes", cluster.device(d).memory_bytes}});
+  }
+  nlohmann::json out = {{"evaluator", r.evaluator},
+                        {"step_time_us", r.step_time_us},
+                        {"feasible", r.feasible},
+                        {"bytes_moved", r.bytes_moved},
+                        {"transfers", r.transfers},
+                        {"lower_bound_us", bound.bound_us()},
+                        {"critical_path_us", bound.critical_path_us},
+                        {"work_bound_us", bound.work_us},
+                        {"ratio_to_lower_bound", bound.bound_us() > 0 ? r.step_time_us / bound.bound_us() : 0.0},
+                        {"devices", devices}};
+  if (!r.feasible) out["infeasible_reason"] = r.infeasible_reason;
+  return out;
+}
+
+void print_step_result(const StepResult& r, const Cluster& cluster, const LowerBound& bound) {
+  std::printf("step time      %s%s\n", format_ms(r.step_time_us).c_str(),
+              r.feasible ? "" : "  (INFEASIBLE)");
+  if (!r.feasible) std::printf("infeasible     %s\n", r.infeasible_reason.c_str());
+  std::printf("lower bound    %s  (critical path %s, work %s)\n", format_ms(bound.bound_us()).c_str(),
+              format_ms(bound.critical_path_us).c_str(), format_ms(bound.work_us).c_str());
+  if (bound.bound_us() > 0)
+    std::printf("ratio to bound %.3f\n", r.step_time_us / bound.bound_us());
+  std::printf("bytes moved    %s in %d transfers\n", format_bytes(r.bytes_moved).c_str(), r.transfers);
+  std::printf("%-16s %12s %8s %12s\n", "device", "busy", "util", "peak mem");
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    const double util = r.step_time_us > 0 ? r.device_busy_us[d] / r.step_time_us : 0;
+    std::printf("%-16s %12s %7.1f%% %12s\n", cluster.device(d).name.c_str(),
+                format_ms(r.device_busy_us[d]).c_str(), 100 * util,
+                format_bytes(r.peak_memory_bytes[d]).c_str());
+  }
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& doc) {
+  write_text_file_atomic(path, doc.dump(1) + "\n");
+}
+
+}  // namespace aware::cli

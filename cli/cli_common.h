@@ -1,0 +1,45 @@
+// Helpers shared by the `aware` subcommands.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/cluster.h"
+#include "core/evaluator.h"
+#include "core/graph_algorithms.h"
+#include "core/op_graph.h"
+#include "core/placement.h"
+
+namespace aware::cli {
+
+// Each subcommand file adds itself to the app.
+void add_graph_commands(CLI::App& app);
+void add_cluster_commands(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+void add_bench_commands(CLI::App& app);
+void add_place_commands(CLI::App& app);  // place + compare (with the placers)
+
+// "single", "round-robin" or a placement JSON file.
+Placement resolve_placement(const std::string& spec, const OpGraph& graph, const Cluster& cluster);
+
+// Creates an evaluator by name with "mode" and KEY=VALUE options.
+std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::string& mode,
+                                          const std::vector<std::string>& options);
+
+// "12.345 ms".
+std::string format_ms(double us);
+std::string format_bytes(double bytes);
+
+nlohmann::json step_result_json(const StepResult& result, const Cluster& cluster,
+                                const LowerBound& bound);
+// Prints the result as a table on stdout.
+void print_step_result(const StepResult& result, const Cluster& cluster, const LowerBound& bound);
+
+// Writes `doc` (pretty) to `path` atomically.
+void write_json_file(const std::string& path, const nlohmann::json& doc);
+
+}  // namespace aware::cli

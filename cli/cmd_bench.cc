@@ -1,0 +1,142 @@
+// aware bench simulate | scaling: evaluator throughput on random placements.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "core/errors.h"
+#include "core/random_dag.h"
+#include "datasets/load.h"
+
+namespace aware::cli {
+namespace {
+
+struct BenchArgs {
+  std::string graph;
+  std::string cluster = "preset:k40x4";
+  std::string evaluator = "analytic";
+  std::string mode;
+  std::vector<std::string> options;
+  double seconds = 3;
+  long long seed = 1;
+  std::string out = "bench-simulate.json";
+  bool json = false;
+};
+
+struct Measured {
+  long long evaluations = 0;
+  double seconds = 0;
+  double mean_step_us = 0;
+};
+
+// Runs `evaluator` on fresh random placements (one per call) until `seconds` pass.
+Measured measure(Evaluator& evaluator, const OpGraph& graph, const Cluster& cluster, double seconds,
+                 std::uint64_t seed) {
+  using clock = std::chrono::steady_clock;
+  std::uint64_t state = seed;
+  // Pre-generate a pool of placements so generation is not timed.
+  std::vector<Placement> pool(64, Placement(std::vector<int>(graph.num_ops(), 0)));
+  for (auto& p : pool)
+    for (int op = 0; op < graph.num_ops(); ++op) p[op] = uniform_below(state, cluster.num_devices());
+  evaluator.evaluate(graph, cluster, pool[0]);  // warm-up: preparation is not timed
+  Measured m;
+  double sum = 0;
+  const auto start = clock::now();
+  for (;;) {
+    for (int i = 0; i < 16; ++i) {
+      sum += evaluator.evaluate(graph, cluster, pool[m.evaluations % pool.size()]).step_time_us;
+      ++m.evaluations;
+    }
+    m.seconds = std::chrono::duration<double>(clock::now() - start).count();
+    if (m.seconds >= seconds) break;
+  }
+  m.mean_step_us = sum / m.evaluations;
+  return m;
+}
+
+void run_bench_simulate(const BenchArgs& a) {
+  if (!(a.seconds > 0)) throw ConfigError("--seconds must be positive");
+  const OpGraph graph = load_graph(a.graph);
+  const Cluster cluster = load_cluster(a.cluster);
+  auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  const Measured m = measure(*evaluator, graph, cluster, a.seconds, static_cast<std::uint64_t>(a.seed));
+  const double per_s = m.evaluations / m.seconds;
+  nlohmann::json out = {{"benchmark", "simulate"},
+                        {"graph", graph.name()},
+                        {"ops", graph.num_ops()},
+                        {"edges", graph.num_edges()},
+                        {"cluster", cluster.name()},
+                        {"devices", cluster.num_devices()},
+                        {"evaluator", evaluator->describe()},
+                        {"evaluations", m.evaluations},
+                        {"seconds", m.seconds},
+                        {"evaluations_per_second", per_s},
+                        {"us_per_evaluation", 1e6 / per_s},
+                        {"threads", 1}};
+  write_json_file(a.out, out);
+  if (a.json) {
+    std::cout << out.dump(1) << "\n";
+    return;
+  }
+  std::printf("%s (%d ops, %d edges) on %s, %s\n", graph.name().c_str(), graph.num_ops(),
+              graph.num_edges(), cluster.name().c_str(), evaluator->describe().c_str());
+  std::printf("%lld evaluations in %.2f s: %.0f evaluations/s, %.1f us each (one thread)\n",
+              m.evaluations, m.seconds, per_s, 1e6 / per_s);
+  std::printf("wrote %s\n", a.out.c_str());
+}
+
+void run_bench_scaling(const BenchArgs& a) {
+  const Cluster cluster = load_cluster(a.cluster);
+  auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  nlohmann::json rows = nlohmann::json::array();
+  if (!a.json) std::printf("%8s %8s %14s %12s %14s\n", "ops", "edges", "evals/s", "us/eval", "ns/eval/op");
+  for (int n : {100, 300, 1000, 3000, 10000}) {
+    const OpGraph graph = random_layered_dag(n, static_cast<std::uint64_t>(a.seed));
+    const Measured m = measure(*evaluator, graph, cluster, a.seconds, static_cast<std::uint64_t>(a.seed));
+    const double us = m.seconds * 1e6 / m.evaluations;
+    rows.push_back({{"ops", n}, {"edges", graph.num_edges()}, {"evaluations", m.evaluations},
+                    {"seconds", m.seconds}, {"us_per_evaluation", us}});
+    if (!a.json)
+      std::printf("%8d %8d %14.0f %12.1f %14.1f\n", n, graph.num_edges(), 1e6 / us, us, us * 1e3 / n);
+  }
+  nlohmann::json out = {{"benchmark", "scaling"}, {"cluster", cluster.name()},
+                        {"evaluator", evaluator->describe()}, {"rows", rows}};
+  write_json_file(a.out, out);
+  if (a.json) {
+    std::cout << out.dump(1) << "\n";
+  } else {
+    std::printf("wrote %s\n", a.out.c_str());
+  }
+}
+
+void add_common(CLI::App* c, BenchArgs& a) {
+  c->add_option("--cluster", a.cluster, "preset:NAME or a cluster file")->capture_default_str();
+  c->add_option("--evaluator", a.evaluator, "Registered evaluator")->capture_default_str();
+  c->add_option("--mode", a.mode, "Analytic mode: contention (default) or placeto");
+  c->add_option("--option", a.options, "Evaluator option KEY=VALUE (repeatable)");
+  c->add_option("--seconds", a.seconds, "Seconds to measure (per graph)")->capture_default_str();
+  c->add_option("--seed", a.seed, "Seed of the random placements")->capture_default_str();
+  c->add_flag("--json", a.json, "Print one JSON object");
+}
+
+}  // namespace
+
+void add_bench_commands(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Measure evaluator throughput");
+  bench->require_subcommand(1);
+  auto sim = std::make_shared<BenchArgs>();
+  CLI::App* s = bench->add_subcommand("simulate", "Evaluations per second on random placements");
+  s->add_option("--graph", sim->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  add_common(s, *sim);
+  s->add_option("-o,--output", sim->out, "Write the figures here as JSON")->capture_default_str();
+  s->callback([sim] { run_bench_simulate(*sim); });
+  auto sc = std::make_shared<BenchArgs>();
+  sc->seconds = 1;
+  sc->out = "bench-scaling.json";
+  CLI::App* c = bench->add_subcommand("scaling", "Time per evaluation from 100 to 10,000 ops");
+  add_common(c, *sc);
+  c->add_option("-o,--output", sc->out, "Write the figures here as JSON")->capture_default_str();
+  c->callback([sc] { run_bench_scaling(*sc); });
+}
+
+}  // namespace aware::cli

@@ -1,0 +1,215 @@
+// aware place | compare: the non-learned placers (and, when built, the agents).
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "agents/baselines/compare.h"
+#include "agents/baselines/register.h"
+#include "cli/cli_common.h"
+#include "core/errors.h"
+#include "core/formats.h"
+#include "core/placer.h"
+#include "core/progress.h"
+#include "datasets/load.h"
+
+namespace aware::cli {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct PlaceArgs {
+  std::string graph;
+  std::string cluster = "preset:k40x4";
+  std::string method;
+  std::string evaluator = "analytic";
+  std::string mode;
+  std::vector<std::string> eval_options;
+  std::vector<std::string> method_options;
+  long long budget_evals = 0;
+  long long seed = 1;
+  std::string start;
+  std::string out;
+  std::string trace;
+  bool json = false;
+};
+
+Options parse_kv(const std::vector<std::string>& items, const std::string& flag) {
+  Options out;
+  for (const auto& kv : items) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw ConfigError(flag + " '" + kv + "' must be KEY=VALUE");
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+void run_place(const PlaceArgs& a) {
+  if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
+  if (a.seed < 0) throw ConfigError("--seed must not be negative");
+  std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(a.method);
+  const OpGraph graph = load_graph(a.graph);
+  const Cluster cluster = load_cluster(a.cluster);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
+  Placement start;
+  PlaceContext context;
+  context.evaluator = evaluator.get();
+  context.seed = static_cast<std::uint64_t>(a.seed);
+  context.budget_evals = a.budget_evals;
+  context.options = parse_kv(a.method_options, "--method-option");
+  if (!a.start.empty()) {
+    start = resolve_placement(a.start, graph, cluster);
+    context.start = &start;
+  }
+  StderrProgress progress;
+  context.progress = &progress;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Placement placement = placer->place(graph, cluster, context);
+  const double place_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  progress.finish();
+  check_placement(graph, cluster, placement, "method '" + a.method + "'");
+  Trace trace;
+  const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
+  const LowerBound bound = lower_bound(graph, cluster);
+  if (!a.out.empty()) write_placement_file(graph, cluster, placement, a.out);
+  if (!a.trace.empty()) write_json_file(a.trace, trace_to_chrome(graph, cluster, trace));
+  std::vector<int> per_device(cluster.num_devices(), 0);
+  for (int op = 0; op < graph.num_ops(); ++op) ++per_device[placement[op]];
+  if (a.json) {
+    nlohmann::json out = step_result_json(result, cluster, bound);
+    out["method"] = a.method;
+    out["graph"] = graph.name();
+    out["cluster"] = cluster.name();
+    out["place_time_s"] = place_s;
+    out["seed"] = a.seed;
+    out["ops_per_device"] = per_device;
+    if (!a.out.empty()) out["placement_file"] = a.out;
+    std::cout << out.dump(1) << "\n";
+    return;
+  }
+  std::printf("method         %s on %s (%d ops) / %s (%d devices)\n", a.method.c_str(),
+              graph.name().c_str(), graph.num_ops(), cluster.name().c_str(), cluster.num_devices());
+  std::printf("placed in      %.3f s\n", place_s);
+  std::printf("ops per device");
+  for (int n : per_device) std::printf(" %d", n);
+  std::printf("\nevaluator      %s\n", evaluator->describe().c_str());
+  print_step_result(result, cluster, bound);
+  if (!a.out.empty()) std::printf("placement      %s\n", a.out.c_str());
+}
+
+struct CompareArgs {
+  std::string models = "inception_v3,resnet50,nasnet,nmt4,gnmt";
+  std::string cluster = "k40x4";
+  std::string devices;
+  std::string methods = "all";
+  std::string evaluator = "analytic";
+  std::string mode;
+  std::vector<std::string> eval_options;
+  long long budget_evals = 0;
+  long long seed = 1;
+  std::string format = "table";
+  std::string out;
+};
+
+void run_compare_command(const CompareArgs& a) {
+  if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
+  if (a.seed < 0) throw ConfigError("--seed must not be negative");
+  if (a.format != "table" && a.format != "md" && a.format != "csv" && a.format != "json")
+    throw ConfigError("--format must be table, md, csv or json, got '" + a.format + "'");
+  CompareRequest request;
+  request.models = split_list(a.models);
+  if (request.models.empty()) throw ConfigError("--models is empty");
+  std::string cluster = a.cluster;
+  if (cluster.rfind("preset:", 0) == 0) cluster = cluster.substr(7);
+  request.cluster = cluster;
+  for (const auto& d : split_list(a.devices)) {
+    try {
+      request.devices.push_back(std::stoi(d));
+    } catch (const std::exception&) {
+      throw ConfigError("--devices must be a comma-separated list of numbers, got '" + a.devices + "'");
+    }
+  }
+  request.methods = split_list(a.methods);
+  request.evaluator = a.evaluator;
+  request.evaluator_options = parse_kv(a.eval_options, "--option");
+  if (!a.mode.empty()) request.evaluator_options["mode"] = a.mode;
+  request.budget_evals = a.budget_evals;
+  request.seed = static_cast<std::uint64_t>(a.seed);
+  StderrProgress progress;
+  request.progress = &progress;
+  const CompareTable table = run_compare(request);
+  progress.finish();
+  std::ostringstream text;
+  if (a.format == "table") {
+    write_compare_text(table, text);
+  } else if (a.format == "md") {
+    write_compare_markdown(table, text);
+  } else if (a.format == "csv") {
+    write_compare_csv(table, text);
+  } else {
+    text << compare_to_json(table).dump(1) << "\n";
+  }
+  if (a.out.empty()) {
+    std::cout << text.str();
+  } else {
+    write_text_file_atomic(a.out, text.str());
+    // Also show the table on the terminal when writing a file.
+    if (a.format != "table") {
+      std::ostringstream shown;
+      write_compare_text(table, shown);
+      std::cout << shown.str();
+    }
+    std::printf("wrote %s\n", a.out.c_str());
+  }
+}
+
+}  // namespace
+
+void add_place_commands(CLI::App& app) {
+  register_baseline_placers();
+  std::string known;
+  for (const auto& n : PlacerRegistry::instance().names()) known += (known.empty() ? "" : ", ") + n;
+
+  auto place = std::make_shared<PlaceArgs>();
+  CLI::App* p = app.add_subcommand("place", "Place a graph with one method and simulate the result");
+  p->add_option("--graph", place->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  p->add_option("--cluster", place->cluster, "preset:NAME or a cluster file")->capture_default_str();
+  p->add_option("--method", place->method, "Method: " + known)->required();
+  p->add_option("--evaluator", place->evaluator, "Evaluator for scoring and search")->capture_default_str();
+  p->add_option("--mode", place->mode, "Analytic mode: contention (default) or placeto");
+  p->add_option("--option", place->eval_options, "Evaluator option KEY=VALUE (repeatable)");
+  p->add_option("--method-option", place->method_options, "Method option KEY=VALUE (repeatable)");
+  p->add_option("--budget-evals", place->budget_evals, "Evaluations for search methods (0: default)");
+  p->add_option("--seed", place->seed, "Seed")->capture_default_str();
+  p->add_option("--start", place->start, "Starting placement for search methods (file, single, round-robin)");
+  p->add_option("-o,--output", place->out, "Write the placement JSON here");
+  p->add_option("--trace", place->trace, "Write a Chrome trace of the placed step here");
+  p->add_flag("--json", place->json, "Print one JSON object");
+  p->callback([place] { run_place(*place); });
+
+  auto cmp = std::make_shared<CompareArgs>();
+  CLI::App* c = app.add_subcommand("compare", "Compare methods over models and device counts");
+  c->add_option("--models", cmp->models, "Comma-separated zoo names or graph files")->capture_default_str();
+  c->add_option("--cluster", cmp->cluster, "Preset family (k40x4 with --devices 2,4,8 uses k40x2/4/8) or file")
+      ->capture_default_str();
+  c->add_option("--devices", cmp->devices, "Comma-separated device counts (default: the cluster's)");
+  c->add_option("--methods", cmp->methods, "all, or comma-separated: " + known)->capture_default_str();
+  c->add_option("--evaluator", cmp->evaluator, "Evaluator")->capture_default_str();
+  c->add_option("--mode", cmp->mode, "Analytic mode: contention (default) or placeto");
+  c->add_option("--option", cmp->eval_options, "Evaluator option KEY=VALUE (repeatable)");
+  c->add_option("--budget-evals", cmp->budget_evals, "Evaluations for search methods (0: default)");
+  c->add_option("--seed", cmp->seed, "Seed")->capture_default_str();
+  c->add_option("--format", cmp->format, "table, md, csv or json")->capture_default_str();
+  c->add_option("-o,--output", cmp->out, "Write the result here (default: stdout)");
+  c->callback([cmp] { run_compare_command(*cmp); });
+}
+
+}  // namespace aware::cli

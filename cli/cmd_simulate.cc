@@ -1,0 +1,68 @@
+// aware simulate
+#include <cstdio>
+#include <iostream>
+
+#include "cli/cli_common.h"
+#include "core/cost_model.h"
+#include "core/formats.h"
+#include "datasets/load.h"
+
+namespace aware::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string graph;
+  std::string cluster = "preset:k40x4";
+  std::string placement = "single";
+  std::string evaluator = "analytic";
+  std::string mode;
+  std::vector<std::string> options;
+  std::string trace;
+  bool json = false;
+};
+
+void run_simulate(const SimulateArgs& a) {
+  const OpGraph graph = load_graph(a.graph);
+  const Cluster cluster = load_cluster(a.cluster);
+  const Placement placement = resolve_placement(a.placement, graph, cluster);
+  check_placement(graph, cluster, placement, a.placement);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  Trace trace;
+  const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
+  const LowerBound bound = lower_bound(graph, cluster);
+  if (!a.trace.empty()) write_json_file(a.trace, trace_to_chrome(graph, cluster, trace));
+  if (a.json) {
+    nlohmann::json out = step_result_json(result, cluster, bound);
+    out["graph"] = graph.name();
+    out["cluster"] = cluster.name();
+    out["placement"] = a.placement;
+    out["evaluator_settings"] = evaluator->describe();
+    if (!a.trace.empty()) out["trace"] = a.trace;
+    std::cout << out.dump(1) << "\n";
+    return;
+  }
+  std::printf("graph          %s (%d ops) on %s (%d devices), placement %s\n", graph.name().c_str(),
+              graph.num_ops(), cluster.name().c_str(), cluster.num_devices(), a.placement.c_str());
+  std::printf("evaluator      %s\n", evaluator->describe().c_str());
+  print_step_result(result, cluster, bound);
+  if (!a.trace.empty()) std::printf("trace          %s (open in Perfetto or chrome://tracing)\n", a.trace.c_str());
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* s = app.add_subcommand("simulate", "Simulate one training step of a placed graph");
+  s->add_option("--graph", args->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  s->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
+  s->add_option("--placement", args->placement, "single, round-robin or a placement file")
+      ->capture_default_str();
+  s->add_option("--evaluator", args->evaluator, "Registered evaluator")->capture_default_str();
+  s->add_option("--mode", args->mode, "Analytic mode: contention (default) or placeto");
+  s->add_option("--option", args->options, "Evaluator option KEY=VALUE (repeatable)");
+  s->add_option("--trace", args->trace, "Write a Chrome trace-event timeline here");
+  s->add_flag("--json", args->json, "Print one JSON object");
+  s->callback([args] { run_simulate(*args); });
+}
+
+}  // namespace aware::cli

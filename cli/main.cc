@@ -1,0 +1,36 @@
+// `aware`: the workbench's command line. Every subcommand has --help; those that
+// print results also take --json and then print one JSON object.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/builtins.h"
+#include "cli/cli_common.h"
+#include "core/errors.h"
+
+int main(int argc, char** argv) {
+  aware::register_builtins();
+  CLI::App app{"aware: automatic parallel-strategy search for deep-learning training steps"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  aware::cli::add_graph_commands(app);
+  aware::cli::add_cluster_commands(app);
+  aware::cli::add_simulate_command(app);
+  aware::cli::add_bench_commands(app);
+#ifdef AWARE_HAVE_BASELINES
+  aware::cli::add_place_commands(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const aware::Error& e) {
+    std::fprintf(stderr, "\nerror: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\nerror: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
