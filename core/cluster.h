@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -109,8 +110,13 @@ std::vector<std::string> cluster_preset_names();
 // Builds a preset by name (without the "preset:" prefix). Throws ConfigError listing
 // the known presets for an unknown name.
 Cluster make_cluster_preset(const std::string& name);
-// "preset:NAME" -> make_cluster_preset, anything else -> read a JSON cluster file.
+// "preset:NAME" -> make_cluster_preset; a file whose name ends in a suffix with a
+// registered loader (".xml" when the SimGrid evaluator is built) -> that loader;
+// anything else -> read a JSON cluster file.
 Cluster load_cluster(const std::string& spec);
+// Lets an optional module read another cluster file format. Thread-safe.
+void register_cluster_loader(const std::string& suffix,
+                             std::function<Cluster(const std::string&)> loader);
 
 }  // namespace aware
 

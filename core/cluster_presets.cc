@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "core/cluster.h"
@@ -164,12 +166,38 @@ Cluster make_cluster_preset(const std::string& name) {
   return c;
 }
 
+namespace {
+std::mutex g_loader_mutex;
+std::map<std::string, std::function<Cluster(const std::string&)>>& loaders() {
+  static std::map<std::string, std::function<Cluster(const std::string&)>> map;
+  return map;
+}
+}  // namespace
+
+void register_cluster_loader(const std::string& suffix,
+                             std::function<Cluster(const std::string&)> loader) {
+  std::lock_guard<std::mutex> lock(g_loader_mutex);
+  loaders()[suffix] = std::move(loader);
+}
+
 Cluster load_cluster(const std::string& spec) {
   if (spec.rfind("preset:", 0) == 0) return make_cluster_preset(spec.substr(7));
   // Bare preset names are accepted too, as long as no file of that name exists.
   for (const auto& n : cluster_preset_names())
     if (spec == n) return make_cluster_preset(spec);
   if (spec.rfind("multi-node:", 0) == 0) return make_cluster_preset(spec);
+  std::function<Cluster(const std::string&)> loader;
+  {
+    std::lock_guard<std::mutex> lock(g_loader_mutex);
+    for (const auto& [suffix, fn] : loaders()) {
+      if (spec.size() > suffix.size() && spec.compare(spec.size() - suffix.size(), suffix.size(), suffix) == 0)
+        loader = fn;
+    }
+  }
+  if (loader) return loader(spec);
+  if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".xml") == 0) {
+    throw ConfigError(spec + ": SimGrid XML platforms need the SimGrid evaluator, which this build lacks");
+  }
   return read_cluster_file(spec);
 }
 

@@ -199,6 +199,7 @@ Cluster cluster_from_simgrid_xml(const std::string& path) {
 }
 
 void register_simgrid_evaluator() {
+  register_cluster_loader(".xml", [](const std::string& path) { return cluster_from_simgrid_xml(path); });
   EvaluatorRegistry::instance().add(
       "simgrid",
       "SimGrid flow-level simulation in worker processes; options workers, timeout_s, "
