@@ -9,9 +9,6 @@
 #if __has_include("sim/simgrid/register.h") && defined(AWARE_HAVE_SIMGRID_EVALUATOR)
 #include "sim/simgrid/register.h"
 #endif
-#if __has_include("agents/rl/register.h") && defined(AWARE_HAVE_RL)
-#include "agents/rl/register.h"
-#endif
 
 namespace aware {
 
@@ -24,9 +21,6 @@ void register_builtins() {
 #endif
 #if __has_include("sim/simgrid/register.h") && defined(AWARE_HAVE_SIMGRID_EVALUATOR)
     register_simgrid_evaluator();
-#endif
-#if __has_include("agents/rl/register.h") && defined(AWARE_HAVE_RL)
-    register_rl_agents();
 #endif
   });
 }

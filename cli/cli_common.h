@@ -22,6 +22,8 @@ void add_cluster_commands(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_bench_commands(CLI::App& app);
 void add_place_commands(CLI::App& app);  // place + compare (with the placers)
+void add_fuse_commands(CLI::App& app);   // graph fusion report (agents/fusion)
+void add_search_commands(CLI::App& app); // search + pretrain (agents/rl, LibTorch)
 
 // "single", "round-robin" or a placement JSON file.
 Placement resolve_placement(const std::string& spec, const OpGraph& graph, const Cluster& cluster);

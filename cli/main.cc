@@ -8,9 +8,15 @@
 #include "cli/builtins.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
+#ifdef AWARE_HAVE_RL
+#include "agents/rl/register.h"
+#endif
 
 int main(int argc, char** argv) {
   aware::register_builtins();
+#ifdef AWARE_HAVE_RL
+  aware::register_rl_agents();
+#endif
   CLI::App app{"aware: automatic parallel-strategy search for deep-learning training steps"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
@@ -20,6 +26,12 @@ int main(int argc, char** argv) {
   aware::cli::add_bench_commands(app);
 #ifdef AWARE_HAVE_BASELINES
   aware::cli::add_place_commands(app);
+#endif
+#ifdef AWARE_HAVE_FUSION
+  aware::cli::add_fuse_commands(app);
+#endif
+#ifdef AWARE_HAVE_RL
+  aware::cli::add_search_commands(app);
 #endif
   try {
     app.parse(argc, argv);
