@@ -1,0 +1,217 @@
+// The `aware` command end to end: results, --json, and bad input (one clear
+// line naming the file / op / field, a non-zero exit, no partial output file).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome aware(const std::string& args) {
+  const std::string cmd = std::string(AWARE_BIN) + " " + args + " 2>&1";
+  Outcome run;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string tmp(const std::string& name) {
+  return (std::filesystem::path(AWARE_TEST_TMPDIR) / name).string();
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const char* kSmallGraph = R"({"format":"aware-graph","version":1,"name":"small","ops":[
+  {"name":"a","type":"MatMul","flops":1e9,"output_bytes":[1e6]},
+  {"name":"b","type":"MatMul","flops":1e9,"output_bytes":[1e6]},
+  {"name":"c","type":"Add","flops":1e6,"output_bytes":[1e6]}],
+  "edges":[{"src":"a","dst":"c"},{"src":"b","dst":"c"}]})";
+
+TEST(Cli, SimulatePrintsStepTimeAndJson) {
+  const Outcome text = aware("simulate --graph zoo:resnet50 --cluster preset:k40x2 --placement round-robin");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_TRUE(contains(text.output, "step time")) << text.output;
+  EXPECT_TRUE(contains(text.output, "ratio to bound")) << text.output;
+  const Outcome json = aware("simulate --graph zoo:resnet50 --cluster preset:k40x2 --placement single --json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto doc = nlohmann::json::parse(json.output);
+  EXPECT_GT(doc["step_time_us"].get<double>(), 0);
+  EXPECT_GE(doc["ratio_to_lower_bound"].get<double>(), 1.0);
+  EXPECT_EQ(doc["devices"].size(), 2u);
+}
+
+TEST(Cli, TraceOpensAsChromeTraceEvents) {
+  const std::string trace = tmp("trace.json");
+  std::filesystem::remove(trace);
+  const Outcome r = aware("simulate --graph zoo:inception_v3 --cluster preset:k40x4 --placement round-robin --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(trace);
+  const auto doc = nlohmann::json::parse(in);
+  int ops = 0, transfers = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    (e["cat"] == "transfer" ? transfers : ops)++;
+  }
+  EXPECT_GT(ops, 1000);
+  EXPECT_GT(transfers, 0);
+}
+
+TEST(Cli, GraphBuildWritesAFileThatReadsBack) {
+  const std::string out = tmp("nmt2.json");
+  const Outcome build = aware("graph build --model nmt2 --batch 16 -o " + out);
+  ASSERT_EQ(build.exit_code, 0) << build.output;
+  const Outcome info = aware("graph info " + out + " --json");
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  const auto doc = nlohmann::json::parse(info.output);
+  EXPECT_GT(doc["ops"].get<int>(), 100);
+  EXPECT_GT(doc["lower_bound_us"].get<double>(), 0);
+}
+
+TEST(Cli, GraphFamilyWritesGraphsAndSplit) {
+  const std::string dir = tmp("family");
+  std::filesystem::remove_all(dir);
+  const Outcome r = aware("graph family --family cifar10 --count 4 --seed 1 -o " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int graphs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) graphs += entry.path().filename() != "split.json";
+  EXPECT_EQ(graphs, 4);
+  std::ifstream in(dir + "/split.json");
+  const auto split = nlohmann::json::parse(in);
+  EXPECT_EQ(split["test"].size(), 1u);  // seed 4
+  EXPECT_EQ(split["train"].size(), 3u);
+}
+
+TEST(Cli, UnknownModelListsTheKnownOnes) {
+  const Outcome r = aware("graph info zoo:alexnet");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "inception_v3")) << r.output;
+}
+
+TEST(Cli, BadGraphFileNamesTheFileAndLeavesNoTrace) {
+  const std::string graph = tmp("broken.json");
+  const std::string trace = tmp("never.json");
+  std::filesystem::remove(trace);
+  write(graph, "{\"format\":\"aware-graph\",");
+  const Outcome r = aware("simulate --graph " + graph + " --trace " + trace);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, graph)) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+TEST(Cli, NegativeCostNamesOpAndField) {
+  const std::string graph = tmp("negative.json");
+  write(graph, R"({"format":"aware-graph","version":1,"ops":[{"name":"conv1","flops":-5}],"edges":[]})");
+  const Outcome r = aware("graph info " + graph);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "conv1")) << r.output;
+  EXPECT_TRUE(contains(r.output, "flops")) << r.output;
+}
+
+TEST(Cli, PlacementWithUnknownDeviceIsRefused) {
+  const std::string graph = tmp("small.json");
+  write(graph, kSmallGraph);
+  const std::string placement = tmp("bad-placement.json");
+  write(placement, R"({"format":"aware-placement","version":1,"devices":{"a":"gpu0","b":"gpu7","c":"gpu0"}})");
+  const Outcome r = aware("simulate --graph " + graph + " --cluster preset:k40x2 --placement " + placement);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "op 'b'")) << r.output;
+  EXPECT_TRUE(contains(r.output, "gpu7")) << r.output;
+  write(placement, R"({"format":"aware-placement","version":1,"devices":{"a":"gpu0","c":"gpu0"}})");
+  const Outcome missing = aware("simulate --graph " + graph + " --cluster preset:k40x2 --placement " + placement);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_TRUE(contains(missing.output, "op 'b'")) << missing.output;
+}
+
+TEST(Cli, BadClusterFileIsRefused) {
+  const std::string cluster = tmp("zero-link.json");
+  write(cluster, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11},
+    {"name":"b","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11}],
+    "links":[{"name":"ab","a":"a","b":"b","bandwidth_Bps":0}]})");
+  const Outcome r = aware("cluster show " + cluster);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "link 'ab'")) << r.output;
+  EXPECT_TRUE(contains(r.output, "bandwidth_Bps")) << r.output;
+}
+
+TEST(Cli, PlaceRejectsUnknownMethodsAndBadNumbers) {
+  const Outcome unknown = aware("place --graph zoo:resnet50 --method magic");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(contains(unknown.output, "heft")) << unknown.output;
+  const Outcome budget = aware("place --graph zoo:resnet50 --method anneal --budget-evals -5");
+  EXPECT_NE(budget.exit_code, 0);
+  EXPECT_TRUE(contains(budget.output, "budget")) << budget.output;
+  const Outcome seed = aware("place --graph zoo:resnet50 --method random --seed -1");
+  EXPECT_NE(seed.exit_code, 0);
+  EXPECT_TRUE(contains(seed.output, "seed")) << seed.output;
+}
+
+TEST(Cli, PlaceWritesAPlacementThatSimulatesToTheSameStep) {
+  const std::string out = tmp("heft.json");
+  const Outcome place = aware("place --graph zoo:resnet50 --cluster preset:k40x4 --method heft --json -o " + out);
+  ASSERT_EQ(place.exit_code, 0) << place.output;
+  const auto placed = nlohmann::json::parse(place.output);
+  const Outcome sim = aware("simulate --graph zoo:resnet50 --cluster preset:k40x4 --json --placement " + out);
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(sim.output)["step_time_us"].get<double>(),
+                   placed["step_time_us"].get<double>());
+}
+
+TEST(Cli, GraphTooBigForTheClusterIsReportedByEveryMethod) {
+  const std::string cluster = tmp("tiny.json");
+  write(cluster, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e12,"memory_bytes":1e8,"memory_Bps":1e11},
+    {"name":"b","peak_flops":1e12,"memory_bytes":1e8,"memory_Bps":1e11}],
+    "links":[{"a":"a","b":"b","bandwidth_Bps":1e10}]})");
+  for (const char* method : {"single", "expert", "metis", "heft", "m-etf", "anneal"}) {
+    const std::string out = tmp(std::string("oom-") + method + ".json");
+    std::filesystem::remove(out);
+    const Outcome r = aware(std::string("place --graph zoo:nmt4 --cluster ") + cluster + " --method " + method + " -o " + out);
+    EXPECT_NE(r.exit_code, 0) << method << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "GB")) << method << ": " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out)) << method;
+  }
+}
+
+TEST(Cli, CompareWritesEveryFormat) {
+  for (const char* format : {"csv", "md", "json"}) {
+    const std::string out = tmp(std::string("compare.") + format);
+    const Outcome r = aware(std::string("compare --models resnet50 --cluster k40x4 --devices 2 --methods single,heft,m-etf --format ") + format + " -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(std::filesystem::exists(out));
+  }
+  const Outcome bad = aware("compare --models resnet50 --methods heft --format xml");
+  EXPECT_NE(bad.exit_code, 0);
+}
+
+TEST(Cli, EverySubcommandHasHelp) {
+  for (const char* sub : {"graph build", "graph family", "graph info", "graph export", "cluster show",
+                          "simulate", "bench simulate", "bench scaling", "place", "compare"}) {
+    const Outcome r = aware(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "Usage")) << sub;
+  }
+}
+
+}  // namespace
