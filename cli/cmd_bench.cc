@@ -20,6 +20,7 @@ struct BenchArgs {
   double seconds = 3;
   long long seed = 1;
   std::string out = "bench-simulate.json";
+  std::string placement;  // empty: random placements
   bool json = false;
 };
 
@@ -31,13 +32,18 @@ struct Measured {
 
 // Runs `evaluator` on fresh random placements (one per call) until `seconds` pass.
 Measured measure(Evaluator& evaluator, const OpGraph& graph, const Cluster& cluster, double seconds,
-                 std::uint64_t seed) {
+                 std::uint64_t seed, const Placement* fixed = nullptr) {
   using clock = std::chrono::steady_clock;
   std::uint64_t state = seed;
   // Pre-generate a pool of placements so generation is not timed.
   std::vector<Placement> pool(64, Placement(std::vector<int>(graph.num_ops(), 0)));
-  for (auto& p : pool)
+  for (auto& p : pool) {
+    if (fixed != nullptr) {
+      p = *fixed;
+      continue;
+    }
     for (int op = 0; op < graph.num_ops(); ++op) p[op] = uniform_below(state, cluster.num_devices());
+  }
   evaluator.evaluate(graph, cluster, pool[0]);  // warm-up: preparation is not timed
   Measured m;
   double sum = 0;
@@ -59,7 +65,10 @@ void run_bench_simulate(const BenchArgs& a) {
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
-  const Measured m = measure(*evaluator, graph, cluster, a.seconds, static_cast<std::uint64_t>(a.seed));
+  Placement fixed;
+  if (!a.placement.empty()) fixed = resolve_placement(a.placement, graph, cluster);
+  const Measured m = measure(*evaluator, graph, cluster, a.seconds, static_cast<std::uint64_t>(a.seed),
+                             a.placement.empty() ? nullptr : &fixed);
   const double per_s = m.evaluations / m.seconds;
   nlohmann::json out = {{"benchmark", "simulate"},
                         {"graph", graph.name()},
@@ -72,6 +81,8 @@ void run_bench_simulate(const BenchArgs& a) {
                         {"seconds", m.seconds},
                         {"evaluations_per_second", per_s},
                         {"us_per_evaluation", 1e6 / per_s},
+                        {"placements", a.placement.empty() ? std::string("random") : a.placement},
+                        {"mean_step_us", m.mean_step_us},
                         {"threads", 1}};
   write_json_file(a.out, out);
   if (a.json) {
@@ -80,6 +91,7 @@ void run_bench_simulate(const BenchArgs& a) {
   }
   std::printf("%s (%d ops, %d edges) on %s, %s\n", graph.name().c_str(), graph.num_ops(),
               graph.num_edges(), cluster.name().c_str(), evaluator->describe().c_str());
+  std::printf("placements: %s\n", a.placement.empty() ? "random (a new one each call, seeded)" : a.placement.c_str());
   std::printf("%lld evaluations in %.2f s: %.0f evaluations/s, %.1f us each (one thread)\n",
               m.evaluations, m.seconds, per_s, 1e6 / per_s);
   std::printf("wrote %s\n", a.out.c_str());
@@ -129,6 +141,7 @@ void add_bench_commands(CLI::App& app) {
   s->add_option("--graph", sim->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
   add_common(s, *sim);
   s->add_option("-o,--output", sim->out, "Write the figures here as JSON")->capture_default_str();
+  s->add_option("--placement", sim->placement, "Evaluate this placement (file, single, round-robin) instead of random ones");
   s->callback([sim] { run_bench_simulate(*sim); });
   auto sc = std::make_shared<BenchArgs>();
   sc->seconds = 1;
