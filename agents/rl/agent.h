@@ -1,0 +1,142 @@
+// INTERNAL (includes LibTorch): the interface a learned agent implements so the
+// shared Trainer can train it, and the registry that names agents. Include only
+// from agents/rl .cc files and tests/rl.
+//
+// An agent owns its networks (one torch::nn::Module holding every parameter) and
+// knows how to play one episode against a PlacementEnv: it samples actions with
+// the trainer's SampleRng (never torch's global generator, so a checkpoint holds
+// the whole random state) and returns, per step, the log-probability of what it
+// chose (with grad), the entropy of the distributions it sampled from, and the
+// reward. The Trainer turns episodes into a loss (REINFORCE with a baseline, or
+// PPO), steps Adam, and handles budgets, curves, checkpoints and policy files.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "agents/rl/env.h"
+#include "core/cluster.h"
+#include "core/evaluator.h"
+#include "core/op_graph.h"
+
+namespace aware::rl {
+
+// One decision of an episode (or several decisions that share one reward).
+struct Step {
+  torch::Tensor log_prob;  // scalar with grad: log-probability of the actions taken
+  torch::Tensor entropy;   // scalar with grad: summed entropy of the sampled distributions
+  int decisions = 1;       // how many categorical choices log_prob / entropy cover
+  double reward = 0;
+};
+
+struct Episode {
+  std::vector<Step> steps;
+  // true: an MDP; each step's return is the reward to go (Placeto). false:
+  // independent samples; each step's return is its own reward (Hierarchical).
+  bool sequential = true;
+  double final_step_us = 0;   // mean penalised step time of the placement(s) it ended with
+  std::shared_ptr<void> replay;  // what the agent needs to recompute log-probs (PPO)
+};
+
+enum class BaselineKind { kPerStepMean, kEma };
+
+// Training settings an agent prefers; TrainOptions override them.
+struct AgentDefaults {
+  double learning_rate = 1e-3;
+  double entropy_coef = 0.01;
+  double grad_clip = 1.0;
+  int episodes_per_update = 1;
+  BaselineKind baseline = BaselineKind::kPerStepMean;
+  double ema_decay = 0.9;
+  PenaltyKind penalty = PenaltyKind::kPlacetoMemory;
+};
+
+class Agent {
+ public:
+  virtual ~Agent() = default;
+  virtual std::string kind() const = 0;
+  virtual AgentDefaults defaults() const = 0;
+  // Learning rate at update `update` (0-based) when `fraction` of the budget is spent.
+  virtual double learning_rate(double base, long long update, double fraction) const {
+    (void)update;
+    (void)fraction;
+    return base;
+  }
+  // Per-graph preprocessing (features, reachability); called before run_episode on
+  // each new graph. Must not change the parameters' shapes.
+  virtual void prepare(const OpGraph& graph, const Cluster& cluster) = 0;
+  virtual torch::nn::Module& module() = 0;
+  // What a policy file of this agent records and must match: {"devices", "config",
+  // "feature_dims"}; "config" holds every option that shapes the networks.
+  virtual nlohmann::json header() const = 0;
+  // Plays one episode; `greedy` takes the most likely action instead of sampling.
+  virtual Episode run_episode(PlacementEnv& env, SampleRng& rng, bool greedy) = 0;
+  // PPO: recomputes log_prob and entropy of every step for the actions the episode
+  // took, under the current weights. Agents without it throw ConfigError.
+  virtual void replay(Episode& episode);
+  // Agent state besides the weights that a checkpoint must keep (e.g. reward scale).
+  virtual nlohmann::json extra_state() const { return nlohmann::json::object(); }
+  virtual void load_extra_state(const nlohmann::json& state) { (void)state; }
+};
+
+// config: the agent's options (networks + episode settings); num_devices: the cluster's.
+using AgentFactory =
+    std::function<std::unique_ptr<Agent>(const Options& config, int num_devices)>;
+
+// Name -> factory. "placeto" and "hierarchical" are added on first use; another
+// agent (e.g. "aware") adds itself with add() before training. Thread-safe.
+class AgentRegistry {
+ public:
+  static AgentRegistry& instance();
+  void add(const std::string& name, const std::string& description, AgentFactory factory);
+  bool has(const std::string& name) const;
+  // Throws ConfigError listing the known names for an unknown one.
+  std::unique_ptr<Agent> create(const std::string& name, const Options& config,
+                                int num_devices) const;
+  std::vector<std::string> names() const;
+  std::string description(const std::string& name) const;
+
+ private:
+  struct Entry {
+    std::string description;
+    AgentFactory factory;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+std::unique_ptr<Agent> make_placeto_agent(const Options& config, int num_devices);
+std::unique_ptr<Agent> make_hierarchical_agent(const Options& config, int num_devices);
+
+// The options of TrainOptions::agent_options a policy file's "config" overrides
+// when loading (network shapes), merged: explicit `user` settings win only when
+// they agree; a disagreeing one throws ConfigError naming the key.
+Options merge_policy_config(const nlohmann::json& header, const Options& user,
+                            const std::string& path);
+
+// Policy files: a torch archive with "header" (JSON string: format "aware-rl-policy",
+// version, agent, devices, feature_dims, config) and the module's parameters.
+constexpr int kPolicyFormatVersion = 1;
+void save_policy(const Agent& agent, torch::nn::Module& module, const std::string& path);
+// Reads the header JSON. Throws ParseError naming the path when unreadable.
+nlohmann::json read_policy_header(const std::string& path);
+// Checks the header against `agent` (kind, devices, feature dims; ConfigError with
+// both values) and loads the weights into it (ParseError when corrupt).
+void load_policy(Agent& agent, const std::string& path);
+
+// Sum over the rows of a [rows x classes] logits tensor: log-probs of `actions`
+// (length rows) and entropies of each row, both with grad.
+struct CategoricalTerms {
+  torch::Tensor log_prob;  // scalar
+  torch::Tensor entropy;   // scalar
+};
+CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vector<int64_t>& actions);
+// Samples one action per row of `logits` with `rng` (argmax when greedy).
+std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy);
+
+}  // namespace aware::rl

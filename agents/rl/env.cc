@@ -1,0 +1,140 @@
+#include "agents/rl/env.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/errors.h"
+#include "core/progress.h"
+#include "core/random_dag.h"
+
+namespace aware::rl {
+
+namespace {
+constexpr double kUsPerS = 1e6;
+constexpr double kInfeasibleS = 100.0;
+}  // namespace
+
+double penalised_step_us(const StepResult& result, const Cluster& cluster, PenaltyKind kind) {
+  if (kind == PenaltyKind::kFixed100s) return result.feasible ? result.step_time_us : kInfeasibleS * kUsPerS;
+  // Placeto: the over-capacity gigabytes, summed over devices, cost 2 s each, at most 10 s.
+  double over_gb = 0;
+  for (int d = 0; d < cluster.num_devices() && d < static_cast<int>(result.peak_memory_bytes.size()); ++d)
+    over_gb += std::max(0.0, (result.peak_memory_bytes[d] - cluster.device(d).memory_bytes) / 1e9);
+  const bool memory_only = result.feasible || over_gb > 0;
+  if (!memory_only) return kInfeasibleS * kUsPerS;
+  return result.step_time_us + std::min(10.0, 2.0 * over_gb) * kUsPerS;
+}
+
+PlacementEnv::PlacementEnv(const OpGraph& graph, const Cluster& cluster, Evaluator& evaluator,
+                           PenaltyKind penalty, long long budget_evals, double budget_seconds,
+                           ProgressObserver* progress)
+    : graph_(&graph),
+      cluster_(&cluster),
+      evaluator_(&evaluator),
+      penalty_(penalty),
+      budget_evals_(budget_evals),
+      budget_seconds_(budget_seconds),
+      progress_(progress),
+      begin_(std::chrono::steady_clock::now()) {}
+
+double PlacementEnv::evaluate(const Placement& placement, Trace* trace) {
+  const StepResult r = evaluator_->evaluate(*graph_, *cluster_, placement, trace);
+  ++evaluations_;
+  const double pen = penalised_step_us(r, *cluster_, penalty_);
+  const bool better = best_.size() == 0 || (r.feasible && !best_feasible_) ||
+                      (r.feasible == best_feasible_ && pen < best_penalised_us_);
+  if (better) {
+    best_ = placement;
+    best_penalised_us_ = pen;
+    best_step_us_ = r.step_time_us;
+    best_feasible_ = r.feasible;
+  }
+  return pen;
+}
+
+bool PlacementEnv::cancelled() const { return progress_ != nullptr && progress_->cancelled(); }
+
+bool PlacementEnv::exhausted() const {
+  if (budget_evals_ > 0 && evaluations_ >= budget_evals_) return true;
+  if (budget_seconds_ > 0 && elapsed_s() >= budget_seconds_) return true;
+  return cancelled();
+}
+
+double PlacementEnv::elapsed_s() const {
+  return elapsed_offset_s_ +
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+}
+
+void PlacementEnv::restore(long long evaluations, double elapsed_s, const Placement& best,
+                           double best_penalised_us, double best_step_us, bool best_feasible) {
+  evaluations_ = evaluations;
+  begin_ = std::chrono::steady_clock::now();
+  elapsed_offset_s_ = elapsed_s;
+  best_ = best;
+  best_penalised_us_ = best_penalised_us;
+  best_step_us_ = best_step_us;
+  best_feasible_ = best_feasible;
+}
+
+std::vector<double> reward_to_go(const std::vector<double>& rewards, double discount) {
+  std::vector<double> out(rewards.size());
+  double acc = 0;
+  for (int i = static_cast<int>(rewards.size()) - 1; i >= 0; --i) {
+    acc = rewards[i] + discount * acc;
+    out[i] = acc;
+  }
+  return out;
+}
+
+std::vector<double> PerStepMeanBaseline::values(int length) const {
+  std::vector<double> out(length, 0.0);
+  for (int i = 0; i < length; ++i) {
+    double sum = 0;
+    int count = 0;
+    for (const auto& h : history_)
+      if (i < static_cast<int>(h.size())) {
+        sum += h[i];
+        ++count;
+      }
+    if (count > 0) out[i] = sum / count;
+  }
+  return out;
+}
+
+void PerStepMeanBaseline::add(const std::vector<double>& returns) {
+  history_.push_back(returns);
+  while (static_cast<int>(history_.size()) > window_) history_.pop_front();
+}
+
+double EmaBaseline::advance(double reward) {
+  if (!initialised_) {
+    value_ = reward;
+    initialised_ = true;
+    return reward;
+  }
+  const double before = value_;
+  value_ = decay_ * value_ + (1 - decay_) * reward;
+  return before;
+}
+
+double SampleRng::unit() { return static_cast<double>(splitmix64(state_) >> 11) * 0x1.0p-53; }
+
+int SampleRng::below(int bound) { return uniform_below(state_, bound); }
+
+int SampleRng::categorical(const float* probs, int n) {
+  double total = 0;
+  for (int i = 0; i < n; ++i) total += std::max(0.0f, probs[i]);
+  AWARE_CHECK(total > 0 && std::isfinite(total), "categorical over no positive weight");
+  const double u = unit() * total;
+  double acc = 0;
+  int last = 0;
+  for (int i = 0; i < n; ++i) {
+    if (probs[i] <= 0) continue;
+    acc += probs[i];
+    last = i;
+    if (u < acc) return i;
+  }
+  return last;
+}
+
+}  // namespace aware::rl

@@ -1,0 +1,143 @@
+// The environment every learned agent trains against, and the policy-gradient
+// arithmetic that does not need LibTorch (returns, baselines). Torch-free.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/evaluator.h"
+#include "core/op_graph.h"
+#include "core/placement.h"
+
+namespace aware {
+class ProgressObserver;
+namespace rl {
+
+// How an infeasible placement is scored.
+enum class PenaltyKind {
+  // Placeto: step += 2 s x sum over devices of max(0, peak GB - memory GB), at most +10 s;
+  // infeasible for another reason than memory: 100 s.
+  kPlacetoMemory,
+  // Hierarchical planner: any infeasible placement counts as 100 s.
+  kFixed100s,
+};
+
+// Penalised step time, µs, of `result` on `cluster`.
+double penalised_step_us(const StepResult& result, const Cluster& cluster, PenaltyKind kind);
+
+// Wraps the evaluator: counts evaluations against the budget, applies the penalty,
+// keeps the best placement ever seen (feasible before infeasible, then by step time).
+// Not thread-safe.
+class PlacementEnv {
+ public:
+  PlacementEnv(const OpGraph& graph, const Cluster& cluster, Evaluator& evaluator,
+               PenaltyKind penalty, long long budget_evals, double budget_seconds,
+               ProgressObserver* progress);
+
+  const OpGraph& graph() const { return *graph_; }
+  const Cluster& cluster() const { return *cluster_; }
+  int num_devices() const { return cluster_->num_devices(); }
+
+  // Evaluates `placement` (one evaluation against the budget); returns the penalised
+  // step time, µs. Fills `trace` when non-null.
+  double evaluate(const Placement& placement, Trace* trace = nullptr);
+
+  // True when the evaluation or time budget is spent, or the observer cancelled.
+  bool exhausted() const;
+  bool cancelled() const;
+  long long evaluations() const { return evaluations_; }
+  long long budget_evals() const { return budget_evals_; }
+  double budget_seconds() const { return budget_seconds_; }
+  // Seconds since construction plus the offset restored from a checkpoint.
+  double elapsed_s() const;
+
+  const Placement& best_placement() const { return best_; }
+  double best_penalised_us() const { return best_penalised_us_; }
+  double best_step_us() const { return best_step_us_; }
+  bool best_feasible() const { return best_feasible_; }
+
+  // For resuming from a checkpoint.
+  void restore(long long evaluations, double elapsed_s, const Placement& best,
+               double best_penalised_us, double best_step_us, bool best_feasible);
+
+ private:
+  const OpGraph* graph_;
+  const Cluster* cluster_;
+  Evaluator* evaluator_;
+  PenaltyKind penalty_;
+  long long budget_evals_;
+  double budget_seconds_;
+  ProgressObserver* progress_;
+  std::chrono::steady_clock::time_point begin_;
+  double elapsed_offset_s_ = 0;
+  long long evaluations_ = 0;
+  Placement best_;
+  double best_penalised_us_ = std::numeric_limits<double>::infinity();
+  double best_step_us_ = std::numeric_limits<double>::infinity();
+  bool best_feasible_ = false;
+};
+
+// Undiscounted reward-to-go: out[i] = sum_{j >= i} rewards[j] (discount 1), or
+// with `discount` < 1, sum_{j >= i} discount^(j-i) rewards[j].
+std::vector<double> reward_to_go(const std::vector<double>& rewards, double discount = 1.0);
+
+// Placeto's baseline: per step index, the mean return of that index over the last
+// `window` episodes (those long enough to have the index). Before any history: 0.
+class PerStepMeanBaseline {
+ public:
+  explicit PerStepMeanBaseline(int window = 10) : window_(window) {}
+  // Baseline values for an episode of `length` steps (uses history only).
+  std::vector<double> values(int length) const;
+  // Adds an episode's returns to the history.
+  void add(const std::vector<double>& returns);
+  std::vector<std::vector<double>> history() const { return {history_.begin(), history_.end()}; }
+  void set_history(const std::vector<std::vector<double>>& h) { history_.assign(h.begin(), h.end()); }
+
+ private:
+  int window_;
+  std::deque<std::vector<double>> history_;
+};
+
+// The Hierarchical planner's baseline: b <- decay * b + (1 - decay) * reward,
+// initialised to the first reward seen.
+class EmaBaseline {
+ public:
+  explicit EmaBaseline(double decay = 0.9) : decay_(decay) {}
+  double value() const { return value_; }
+  bool initialised() const { return initialised_; }
+  // Baseline to use for `reward` (the value before the update; the first reward
+  // itself when nothing was seen yet), then folds `reward` in.
+  double advance(double reward);
+  void set(double value, bool initialised) {
+    value_ = value;
+    initialised_ = initialised;
+  }
+
+ private:
+  double decay_;
+  double value_ = 0;
+  bool initialised_ = false;
+};
+
+// Portable seeded sampling (splitmix64), checkpointable as one integer.
+class SampleRng {
+ public:
+  explicit SampleRng(std::uint64_t seed = 1) : state_(seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL) {}
+  double unit();  // [0, 1)
+  int below(int bound);
+  // Index drawn from unnormalised non-negative weights (the last positive one on round-off).
+  int categorical(const float* probs, int n);
+  std::uint64_t state() const { return state_; }
+  void set_state(std::uint64_t s) { state_ = s; }
+
+ private:
+  std::uint64_t state_;
+};
+
+}  // namespace rl
+}  // namespace aware

@@ -1,0 +1,117 @@
+// INTERNAL (includes LibTorch): the networks of the Placeto and Hierarchical
+// agents, exposed for the agents' .cc files and the tests. Shapes are written
+// [rows x columns]; n = ops, D = devices, C = ops decided in one step.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "agents/rl/env.h"
+#include "core/op_graph.h"
+
+namespace aware::rl {
+
+// ---------------------------------------------------------------- Placeto
+
+// Number of per-node feature columns before the device one-hot:
+// [cost, output size, visited, current, start time relative to current, memory].
+constexpr int kPlacetoBaseFeatures = 6;
+
+// The graph structure the Placeto network reads, as tensors.
+struct PlacetoGraphTensors {
+  int num_ops = 0;
+  torch::Tensor edge_src;     // int64 [E]: parent of each (deduplicated) edge
+  torch::Tensor edge_dst;     // int64 [E]: child
+  torch::Tensor in_weight;    // float [E]: 1 / number of parents of edge_dst
+  torch::Tensor out_weight;   // float [E]: 1 / number of children of edge_src
+  torch::Tensor descendants;  // bool [n x n]: row i = ops reachable from i
+  torch::Tensor ancestors;    // bool [n x n]: row i = ops that reach i (transpose)
+};
+
+// Builds the tensors of `graph` (deduplicated parent -> child pairs, transitive
+// closure from core's Reachability).
+PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph);
+
+// Row-normalised pooling masks for ops `idx` (each row sums to 1, or is all 0 when
+// the set is empty): [C x n] each.
+struct PoolMasks {
+  torch::Tensor ancestors;
+  torch::Tensor descendants;
+  torch::Tensor parallel;
+};
+PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& idx);
+
+// Node MLP -> k rounds of message passing from parents and from children
+// (weights shared across rounds, the two directions separate, concatenated) ->
+// mean over ancestors / descendants / parallel ops of the decided nodes ->
+// [ancestors, descendants, parallel, self] -> MLP -> logits over devices.
+class PlacetoNetImpl : public torch::nn::Module {
+ public:
+  PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_devices);
+  // features [n x feature_dim]; idx int64 [C] -> logits [C x D].
+  torch::Tensor forward(const torch::Tensor& features, const PlacetoGraphTensors& g,
+                        const torch::Tensor& idx);
+  // Node embeddings after message passing, [n x 2 hidden].
+  torch::Tensor embed(const torch::Tensor& features, const PlacetoGraphTensors& g);
+  int rounds() const { return rounds_; }
+
+ private:
+  int rounds_;
+  torch::nn::Linear node1_{nullptr}, node2_{nullptr};
+  torch::nn::Linear up_{nullptr}, down_{nullptr};
+  torch::nn::Linear head1_{nullptr}, head2_{nullptr};
+};
+TORCH_MODULE(PlacetoNet);
+
+// ---------------------------------------------------------------- Hierarchical
+
+// Per-op features of the grouper: op-type hash one-hot, output-size features
+// (up to kShapeSlots outputs), cost features, adjacency (kAdjacency neighbour ranks).
+constexpr int kTypeBuckets = 32;
+constexpr int kShapeSlots = 5;
+constexpr int kAdjacency = 20;
+constexpr int kGrouperFeatures = kTypeBuckets + kShapeSlots + 3 + kAdjacency;
+// Group embedding: [adjacency row (G), adjacency column (G), type counts, summed sizes, cost].
+inline int group_embedding_dim(int groups) { return 2 * groups + kTypeBuckets + kShapeSlots + 1; }
+
+// Feed-forward grouper: op features [n x kGrouperFeatures] -> group logits [n x G].
+class GrouperImpl : public torch::nn::Module {
+ public:
+  GrouperImpl(int feature_dim, int hidden, int groups);
+  torch::Tensor forward(const torch::Tensor& op_features);
+
+ private:
+  torch::nn::Linear l1_{nullptr}, l2_{nullptr};
+};
+TORCH_MODULE(Grouper);
+
+struct DecodeResult {
+  torch::Tensor logits;                      // [B x G x D], squashed
+  std::vector<std::vector<int64_t>> actions;  // [B][G]: device per group
+};
+
+// Sequence-to-sequence placer: bidirectional LSTM over the group embeddings, an
+// LSTM-cell decoder with additive attention emitting a device per group.
+class GroupPlacerImpl : public torch::nn::Module {
+ public:
+  GroupPlacerImpl(int embedding_dim, int hidden, int num_devices, double tanh_constant,
+                  double temperature);
+  // embeddings [B x G x E]. Samples with `rng` (argmax when greedy) unless `forced`
+  // gives the actions ([B][G]) to score.
+  DecodeResult decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
+                      const std::vector<std::vector<int64_t>>* forced = nullptr);
+
+ private:
+  int hidden_, devices_;
+  double tanh_constant_, temperature_;
+  torch::nn::LSTM encoder_{nullptr};
+  torch::nn::Embedding device_embedding_{nullptr};  // D + 1 rows: the last one is "start"
+  torch::nn::LSTMCell decoder_{nullptr};
+  torch::nn::Linear attn_enc_{nullptr}, attn_dec_{nullptr}, attn_v_{nullptr};
+  torch::nn::Linear out_{nullptr};
+};
+TORCH_MODULE(GroupPlacer);
+
+}  // namespace aware::rl

@@ -1,0 +1,349 @@
+// The Placeto agent (Addanki et al., NeurIPS 2019), reimplemented from the facts
+// in docs (shared/reference/placeto.md): a per-node MDP over the graph with a
+// message-passing policy. LibTorch translation unit.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "agents/baselines/common.h"
+#include "agents/rl/agent.h"
+#include "agents/rl/networks.h"
+#include "core/cost_model.h"
+#include "core/errors.h"
+#include "core/graph_algorithms.h"
+
+namespace aware::rl {
+
+using nlohmann::json;
+
+// ------------------------------------------------------------ network
+
+PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph) {
+  const int n = graph.num_ops();
+  PlacetoGraphTensors g;
+  // Deduplicated parent -> child pairs with mean-aggregation weights.
+  std::vector<std::pair<int, int>> pairs;
+  for (const Edge& e : graph.edges()) pairs.emplace_back(e.src, e.dst);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::vector<int> parents(n, 0), children(n, 0);
+  for (auto [s, d] : pairs) {
+    ++children[s];
+    ++parents[d];
+  }
+  std::vector<int64_t> src, dst;
+  std::vector<float> in_w, out_w;
+  for (auto [s, d] : pairs) {
+    src.push_back(s);
+    dst.push_back(d);
+    in_w.push_back(1.0f / parents[d]);
+    out_w.push_back(1.0f / children[s]);
+  }
+  g.num_ops = n;
+  g.edge_src = torch::tensor(src, torch::kInt64);
+  g.edge_dst = torch::tensor(dst, torch::kInt64);
+  g.in_weight = torch::tensor(in_w, torch::kFloat);
+  g.out_weight = torch::tensor(out_w, torch::kFloat);
+  const Reachability reach(graph);
+  g.descendants = torch::zeros({n, n}, torch::kBool);
+  auto acc = g.descendants.accessor<bool, 2>();
+  for (int i = 0; i < n; ++i)
+    for (int j : reach.descendants(i)) acc[i][j] = true;
+  g.ancestors = g.descendants.t().contiguous();
+  return g;
+}
+
+PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& idx) {
+  PoolMasks m;
+  const torch::Tensor desc = g.descendants.index_select(0, idx).to(torch::kFloat);
+  const torch::Tensor anc = g.ancestors.index_select(0, idx).to(torch::kFloat);
+  const torch::Tensor self = torch::zeros_like(desc).scatter_(1, idx.unsqueeze(1), 1.0);
+  const torch::Tensor par = (1.0 - desc - anc - self).clamp_min(0.0);
+  auto normalise = [](const torch::Tensor& t) { return t / t.sum(1, true).clamp_min(1.0); };
+  m.ancestors = normalise(anc);
+  m.descendants = normalise(desc);
+  m.parallel = normalise(par);
+  return m;
+}
+
+PlacetoNetImpl::PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_devices)
+    : rounds_(rounds) {
+  node1_ = register_module("node1", torch::nn::Linear(feature_dim, hidden));
+  node2_ = register_module("node2", torch::nn::Linear(hidden, hidden));
+  up_ = register_module("from_parents", torch::nn::Linear(2 * hidden, hidden));
+  down_ = register_module("from_children", torch::nn::Linear(2 * hidden, hidden));
+  head1_ = register_module("head1", torch::nn::Linear(8 * hidden, hidden));
+  head2_ = register_module("head2", torch::nn::Linear(hidden, num_devices));
+}
+
+torch::Tensor PlacetoNetImpl::embed(const torch::Tensor& features, const PlacetoGraphTensors& g) {
+  const torch::Tensor h0 = torch::relu(node2_(torch::relu(node1_(features))));
+  torch::Tensor up = h0, down = h0;
+  const bool has_edges = g.edge_src.numel() > 0;
+  for (int r = 0; r < rounds_; ++r) {
+    torch::Tensor from_parents = torch::zeros_like(h0), from_children = torch::zeros_like(h0);
+    if (has_edges) {
+      // Mean over parents (into each child) and over children (into each parent).
+      from_parents = from_parents.index_add(
+          0, g.edge_dst, up.index_select(0, g.edge_src) * g.in_weight.unsqueeze(1));
+      from_children = from_children.index_add(
+          0, g.edge_src, down.index_select(0, g.edge_dst) * g.out_weight.unsqueeze(1));
+    }
+    up = torch::relu(up_(torch::cat({h0, from_parents}, 1)));
+    down = torch::relu(down_(torch::cat({h0, from_children}, 1)));
+  }
+  return torch::cat({up, down}, 1);
+}
+
+torch::Tensor PlacetoNetImpl::forward(const torch::Tensor& features, const PlacetoGraphTensors& g,
+                                      const torch::Tensor& idx) {
+  const torch::Tensor e = embed(features, g);
+  const PoolMasks m = placeto_pool_masks(g, idx);
+  const torch::Tensor summary = torch::cat(
+      {m.ancestors.mm(e), m.descendants.mm(e), m.parallel.mm(e), e.index_select(0, idx)}, 1);
+  return head2_(torch::relu(head1_(summary)));
+}
+
+// ------------------------------------------------------------ agent
+
+namespace {
+
+const std::vector<std::string> kPlacetoOptions = {"hidden", "rounds", "chunk", "start", "order",
+                                                  "reward"};
+
+struct PlacetoReplay {
+  struct StepInput {
+    torch::Tensor features;
+    torch::Tensor idx;
+    std::vector<int64_t> actions;
+  };
+  std::vector<StepInput> steps;
+};
+
+class PlacetoAgent final : public Agent {
+ public:
+  PlacetoAgent(const Options& config, int num_devices) : devices_(num_devices) {
+    check_known_options(config, kPlacetoOptions, "agent placeto");
+    hidden_ = static_cast<int>(option_int(config, "hidden", 32, "agent placeto"));
+    rounds_ = static_cast<int>(option_int(config, "rounds", 8, "agent placeto"));
+    chunk_ = static_cast<int>(option_int(config, "chunk", 0, "agent placeto"));
+    start_ = option_string(config, "start", "random");
+    order_ = option_string(config, "order", "topo");
+    reward_ = option_string(config, "reward", "linear");
+    if (hidden_ < 1 || rounds_ < 0 || chunk_ < 0)
+      throw ConfigError("agent placeto: hidden >= 1, rounds >= 0 and chunk >= 0 are required");
+    if (start_ != "random" && start_ != "zero" && start_ != "best")
+      throw ConfigError("agent placeto: start must be random, zero or best, got '" + start_ + "'");
+    if (order_ != "topo" && order_ != "random")
+      throw ConfigError("agent placeto: order must be topo or random, got '" + order_ + "'");
+    if (reward_ != "linear" && reward_ != "log")
+      throw ConfigError("agent placeto: reward must be linear or log, got '" + reward_ + "'");
+    if (num_devices < 1) throw ConfigError("agent placeto: the cluster has no device");
+    net_ = PlacetoNet(feature_dim(), hidden_, rounds_, devices_);
+  }
+
+  std::string kind() const override { return "placeto"; }
+  int feature_dim() const { return kPlacetoBaseFeatures + devices_; }
+
+  AgentDefaults defaults() const override {
+    AgentDefaults d;
+    d.learning_rate = 1e-3;
+    // The paper's coefficient is 1.0 on rewards in seconds of a multi-second step;
+    // our rewards are relative to the first step time, so a smaller weight plays
+    // the same role (see agents/rl/README.md).
+    d.entropy_coef = 0.01;
+    d.grad_clip = 1.25;
+    d.episodes_per_update = 4;
+    d.baseline = BaselineKind::kPerStepMean;
+    d.penalty = PenaltyKind::kPlacetoMemory;
+    return d;
+  }
+
+  // 1e-3 decayed geometrically towards 1e-4 as the budget is spent.
+  double learning_rate(double base, long long, double fraction) const override {
+    return base * std::pow(0.1, fraction);
+  }
+
+  torch::nn::Module& module() override { return *net_; }
+
+  json header() const override {
+    json h;
+    h["devices"] = devices_;
+    h["feature_dims"] = {feature_dim()};
+    h["config"] = {{"hidden", std::to_string(hidden_)}, {"rounds", std::to_string(rounds_)}};
+    return h;
+  }
+
+  void prepare(const OpGraph& graph, const Cluster& cluster) override {
+    const int n = graph.num_ops();
+    n_ = n;
+    reward_scale_us_ = 0;  // rewards are relative to this graph's first step time
+    units_ = baselines::colocation_units(graph);
+    // Static columns, each divided by its maximum.
+    const OpCostMatrix costs(graph, cluster);
+    cost_.assign(n, 0);
+    out_size_.assign(n, 0);
+    memory_.assign(n, 0);
+    for (int i = 0; i < n; ++i) {
+      const Op& op = graph.op(i);
+      cost_[i] = costs.mean_time_us(i);
+      out_size_[i] = op.total_output_bytes();
+      memory_[i] = op.param_bytes + op.total_output_bytes() + op.temp_bytes;
+    }
+    auto normalise = [](std::vector<double>& v) {
+      const double m = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+      if (m > 0)
+        for (double& x : v) x /= m;
+    };
+    normalise(cost_);
+    normalise(out_size_);
+    normalise(memory_);
+    g_ = placeto_graph_tensors(graph);
+    // The MDP visits one op per colocation unit (its first op in topological order).
+    topo_rank_ = topological_rank(graph);
+    leaders_.clear();
+    for (const auto& ops : units_.ops_of_unit) {
+      int leader = ops.front();
+      for (int op : ops)
+        if (topo_rank_[op] < topo_rank_[leader]) leader = op;
+      leaders_.push_back(leader);
+    }
+  }
+
+  const PlacetoGraphTensors& graph_tensors() const { return g_; }
+
+  // Features of every op for a step deciding ops `current` (in `unit` terms).
+  torch::Tensor features(const Placement& placement, const std::vector<char>& visited,
+                         const std::vector<int>& current, const Trace& trace) const {
+    const int f = feature_dim();
+    torch::Tensor x = torch::zeros({n_, f}, torch::kFloat);
+    float* p = x.data_ptr<float>();
+    double ref_start = 0;
+    for (int op : current) ref_start += trace.ops.empty() ? 0 : trace.ops[op].start_us;
+    if (!current.empty()) ref_start /= current.size();
+    std::vector<double> rel(n_, 0);
+    double max_rel = 0;
+    if (static_cast<int>(trace.ops.size()) == n_)
+      for (int i = 0; i < n_; ++i) {
+        rel[i] = trace.ops[i].start_us - ref_start;
+        max_rel = std::max(max_rel, std::abs(rel[i]));
+      }
+    for (int i = 0; i < n_; ++i) {
+      float* row = p + static_cast<int64_t>(i) * f;
+      row[0] = static_cast<float>(cost_[i]);
+      row[1] = static_cast<float>(out_size_[i]);
+      row[2] = visited[i] ? 1.0f : 0.0f;
+      row[3] = 0.0f;
+      row[4] = max_rel > 0 ? static_cast<float>(rel[i] / max_rel) : 0.0f;
+      row[5] = static_cast<float>(memory_[i]);
+      row[kPlacetoBaseFeatures + placement[i]] = 1.0f;
+    }
+    for (int op : current) p[static_cast<int64_t>(op) * f + 3] = 1.0f;
+    return x;
+  }
+
+  double reward(double before_us, double after_us) const {
+    if (reward_ == "log") return std::log(before_us) - std::log(after_us);
+    return (before_us - after_us) / reward_scale_us_;
+  }
+
+  Episode run_episode(PlacementEnv& env, SampleRng& rng, bool greedy) override {
+    Episode ep;
+    ep.sequential = true;
+    auto replay = std::make_shared<PlacetoReplay>();
+    const int units = static_cast<int>(leaders_.size());
+    if (env.exhausted()) return ep;
+    // Starting placement.
+    Placement placement(std::vector<int>(n_, 0));
+    if (start_ == "random") {
+      for (int u = 0; u < units; ++u) {
+        const int d = rng.below(devices_);
+        for (int op : units_.ops_of_unit[u]) placement[op] = d;
+      }
+    } else if (start_ == "best" && env.best_placement().size() == n_) {
+      placement = env.best_placement();
+    }
+    std::vector<int> order(units);
+    std::iota(order.begin(), order.end(), 0);
+    if (order_ == "random") {
+      for (int i = units - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);
+    } else {
+      std::sort(order.begin(), order.end(),
+                [&](int a, int b) { return topo_rank_[leaders_[a]] < topo_rank_[leaders_[b]]; });
+    }
+    Trace trace;
+    double runtime = env.evaluate(placement, &trace);
+    if (reward_scale_us_ <= 0) reward_scale_us_ = std::max(1.0, runtime);
+    const int chunk = chunk_ > 0 ? chunk_ : std::max(1, (units + 49) / 50);
+    std::vector<char> visited(n_, 0);
+    for (int begin = 0; begin < units && !env.exhausted(); begin += chunk) {
+      const int end = std::min(units, begin + chunk);
+      std::vector<int> current;
+      std::vector<int64_t> idx;
+      for (int k = begin; k < end; ++k) {
+        current.push_back(leaders_[order[k]]);
+        idx.push_back(leaders_[order[k]]);
+      }
+      torch::Tensor x = features(placement, visited, current, trace);
+      torch::Tensor idx_t = torch::tensor(idx, torch::kInt64);
+      const torch::Tensor logits = net_->forward(x, g_, idx_t);
+      std::vector<int64_t> actions = sample_rows(logits, rng, greedy);
+      const CategoricalTerms terms = categorical_terms(logits, actions);
+      for (int k = begin; k < end; ++k) {
+        for (int op : units_.ops_of_unit[order[k]]) {
+          placement[op] = static_cast<int>(actions[k - begin]);
+          visited[op] = 1;
+        }
+      }
+      const double after = env.evaluate(placement, &trace);
+      Step s;
+      s.log_prob = terms.log_prob;
+      s.entropy = terms.entropy;
+      s.decisions = end - begin;
+      s.reward = reward(runtime, after);
+      ep.steps.push_back(s);
+      replay->steps.push_back({x, idx_t, actions});
+      runtime = after;
+    }
+    ep.final_step_us = runtime;
+    ep.replay = replay;
+    return ep;
+  }
+
+  void replay(Episode& episode) override {
+    auto* r = static_cast<PlacetoReplay*>(episode.replay.get());
+    AWARE_CHECK(r != nullptr && r->steps.size() == episode.steps.size(), "placeto replay missing");
+    for (size_t i = 0; i < r->steps.size(); ++i) {
+      const auto& in = r->steps[i];
+      const CategoricalTerms t = categorical_terms(net_->forward(in.features, g_, in.idx), in.actions);
+      episode.steps[i].log_prob = t.log_prob;
+      episode.steps[i].entropy = t.entropy;
+    }
+  }
+
+  json extra_state() const override { return {{"reward_scale_us", reward_scale_us_}}; }
+  void load_extra_state(const json& state) override {
+    reward_scale_us_ = state.value("reward_scale_us", 0.0);
+  }
+
+ private:
+  int devices_;
+  int hidden_ = 32, rounds_ = 8, chunk_ = 0;
+  std::string start_, order_, reward_;
+  PlacetoNet net_{nullptr};
+  int n_ = 0;
+  baselines::Units units_;
+  std::vector<int> leaders_;
+  std::vector<int> topo_rank_;
+  std::vector<double> cost_, out_size_, memory_;
+  PlacetoGraphTensors g_;
+  double reward_scale_us_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Agent> make_placeto_agent(const Options& config, int num_devices) {
+  return std::make_unique<PlacetoAgent>(config, num_devices);
+}
+
+}  // namespace aware::rl

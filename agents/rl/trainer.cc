@@ -1,0 +1,618 @@
+// The shared policy-gradient trainer, the agent registry, policy files and
+// checkpoints. One of the few translation units that include LibTorch.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "agents/rl/agent.h"
+#include "agents/rl/trainer.h"
+#include "core/errors.h"
+#include "core/formats.h"
+#include "core/progress.h"
+
+namespace aware::rl {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// ------------------------------------------------------------ registry
+
+namespace {
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
+AgentRegistry& AgentRegistry::instance() {
+  static AgentRegistry* registry = [] {
+    auto* r = new AgentRegistry;
+    r->entries_["placeto"] = {
+        "Placeto (Addanki et al. 2019): per-node MDP, GNN over parents/children, "
+        "ancestor/descendant/parallel pooling",
+        make_placeto_agent};
+    r->entries_["hierarchical"] = {
+        "Hierarchical planner (Mirhoseini et al. 2018): feed-forward grouper + "
+        "seq2seq attention placer, REINFORCE on -sqrt(step)",
+        make_hierarchical_agent};
+    return r;
+  }();
+  return *registry;
+}
+
+void AgentRegistry::add(const std::string& name, const std::string& description,
+                        AgentFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  entries_[name] = {description, std::move(factory)};
+}
+
+bool AgentRegistry::has(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  return entries_.count(name) > 0;
+}
+
+std::vector<std::string> AgentRegistry::names() const {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::vector<std::string> out;
+  for (const auto& [name, entry] : entries_) out.push_back(name);
+  return out;
+}
+
+std::string AgentRegistry::description(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  const auto it = entries_.find(name);
+  if (it == entries_.end()) throw ConfigError("unknown agent '" + name + "'");
+  return it->second.description;
+}
+
+std::unique_ptr<Agent> AgentRegistry::create(const std::string& name, const Options& config,
+                                             int num_devices) const {
+  AgentFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) {
+      std::string known;
+      for (const auto& [n, e] : entries_) known += (known.empty() ? "" : ", ") + n;
+      throw ConfigError("unknown agent '" + name + "' (known: " + known + ")");
+    }
+    factory = it->second.factory;
+  }
+  return factory(config, num_devices);
+}
+
+std::vector<std::string> rl_agent_names() { return AgentRegistry::instance().names(); }
+std::string rl_agent_description(const std::string& agent) {
+  return AgentRegistry::instance().description(agent);
+}
+
+void Agent::replay(Episode& episode) {
+  (void)episode;
+  throw ConfigError("agent '" + kind() + "' does not support algorithm=ppo");
+}
+
+// ------------------------------------------------------------ sampling helpers
+
+CategoricalTerms categorical_terms(const torch::Tensor& logits,
+                                   const std::vector<int64_t>& actions) {
+  AWARE_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(actions.size()),
+              "logits rows must match actions");
+  const torch::Tensor logp = torch::log_softmax(logits, 1);
+  const torch::Tensor idx = torch::tensor(actions, torch::kInt64).unsqueeze(1);
+  CategoricalTerms out;
+  out.log_prob = logp.gather(1, idx).sum();
+  out.entropy = -(logp.exp() * logp).sum();
+  return out;
+}
+
+std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy) {
+  const torch::Tensor probs = torch::softmax(logits.detach(), 1).contiguous().to(torch::kFloat);
+  const int64_t rows = probs.size(0);
+  const int cols = static_cast<int>(probs.size(1));
+  const float* p = probs.data_ptr<float>();
+  std::vector<int64_t> out(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = p + r * cols;
+    out[r] = greedy ? std::max_element(row, row + cols) - row : rng.categorical(row, cols);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------ policy files
+
+namespace {
+
+std::string ivalue_string(torch::serialize::InputArchive& archive, const std::string& key,
+                          const std::string& path) {
+  c10::IValue value;
+  if (!archive.try_read(key, value) || !value.isString())
+    throw ParseError(path + ": not an aware policy/checkpoint (no '" + key + "' entry)");
+  return value.toStringRef();
+}
+
+void load_archive(torch::serialize::InputArchive& archive, const std::string& path,
+                  const std::string& what) {
+  if (!fs::exists(path)) throw ParseError(what + " " + path + " does not exist");
+  try {
+    archive.load_from(path);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    msg = msg.substr(0, msg.find('\n'));
+    throw ParseError(what + " " + path + " is corrupt or not a torch archive: " + msg);
+  }
+}
+
+json parse_header(const std::string& text, const std::string& path) {
+  try {
+    return json::parse(text);
+  } catch (const std::exception& e) {
+    throw ParseError(path + ": header is not JSON: " + e.what());
+  }
+}
+
+// Saves an archive through a temporary file and a rename.
+void save_archive_atomic(torch::serialize::OutputArchive& archive, const std::string& path) {
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp";
+  try {
+    archive.save_to(tmp);
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw Error("cannot write " + path + ": " + e.what());
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) throw Error("cannot write " + path + ": " + ec.message());
+}
+
+void check_compatible(const json& header, const Agent& agent, const std::string& path) {
+  const json mine = agent.header();
+  const std::string kind = header.value("agent", "");
+  if (kind != agent.kind())
+    throw ConfigError(path + " holds a policy of agent '" + kind + "', not '" + agent.kind() + "'");
+  const int devices = header.value("devices", -1);
+  if (devices != mine.value("devices", -2))
+    throw ConfigError(path + " holds a policy for " + std::to_string(devices) +
+                      " devices; this cluster has " + std::to_string(mine.value("devices", -2)));
+  if (header.value("feature_dims", json()) != mine.value("feature_dims", json()))
+    throw ConfigError(path + " holds a policy with feature dims " +
+                      header.value("feature_dims", json()).dump() + "; this agent uses " +
+                      mine.value("feature_dims", json()).dump());
+  if (header.value("config", json::object()) != mine.value("config", json::object()))
+    throw ConfigError(path + " holds a policy with network settings " +
+                      header.value("config", json::object()).dump() + "; this agent has " +
+                      mine.value("config", json::object()).dump());
+}
+
+}  // namespace
+
+json read_policy_header(const std::string& path) {
+  torch::serialize::InputArchive archive;
+  load_archive(archive, path, "policy");
+  const json header = parse_header(ivalue_string(archive, "header", path), path);
+  if (header.value("format", "") != "aware-rl-policy")
+    throw ParseError(path + " is not an aware policy file (format '" + header.value("format", "") + "')");
+  if (header.value("version", 0) != kPolicyFormatVersion)
+    throw ParseError(path + ": policy format version " + std::to_string(header.value("version", 0)) +
+                     " is not supported (this build reads " + std::to_string(kPolicyFormatVersion) + ")");
+  return header;
+}
+
+PolicyInfo read_policy_info(const std::string& path) {
+  const json h = read_policy_header(path);
+  return {h.value("agent", ""), h.value("devices", 0), h.value("version", 0), h.dump()};
+}
+
+void save_policy(const Agent& agent, torch::nn::Module& module, const std::string& path) {
+  json header = agent.header();
+  header["format"] = "aware-rl-policy";
+  header["version"] = kPolicyFormatVersion;
+  header["agent"] = agent.kind();
+  torch::serialize::OutputArchive archive;
+  archive.write("header", c10::IValue(header.dump()));
+  torch::serialize::OutputArchive weights;
+  module.save(weights);
+  archive.write("model", weights);
+  save_archive_atomic(archive, path);
+}
+
+void load_policy(Agent& agent, const std::string& path) {
+  torch::serialize::InputArchive archive;
+  load_archive(archive, path, "policy");
+  const json header = parse_header(ivalue_string(archive, "header", path), path);
+  if (header.value("format", "") != "aware-rl-policy")
+    throw ParseError(path + " is not an aware policy file");
+  check_compatible(header, agent, path);
+  try {
+    torch::serialize::InputArchive weights;
+    archive.read("model", weights);
+    agent.module().load(weights);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    throw ParseError(path + ": cannot load the weights: " + msg.substr(0, msg.find('\n')));
+  }
+}
+
+Options merge_policy_config(const json& header, const Options& user, const std::string& path) {
+  Options out = user;
+  for (const auto& [key, value] : header.value("config", json::object()).items()) {
+    const std::string v = value.is_string() ? value.get<std::string>() : value.dump();
+    const auto it = user.find(key);
+    if (it != user.end() && it->second != v)
+      throw ConfigError("option " + key + "=" + it->second + " disagrees with policy " + path +
+                        " (trained with " + key + "=" + v + ")");
+    out[key] = v;
+  }
+  return out;
+}
+
+void write_curve_csv(const std::vector<CurvePoint>& curve, const std::string& path) {
+  std::ostringstream out;
+  out << "evaluations,seconds,mean_step_us,best_step_us,entropy,loss\n";
+  out.precision(10);
+  for (const auto& p : curve)
+    out << p.evaluations << "," << p.seconds << "," << p.mean_step_us << "," << p.best_step_us
+        << "," << p.entropy << "," << p.loss << "\n";
+  write_text_file_atomic(path, out.str());
+}
+
+// ------------------------------------------------------------ the trainer
+
+namespace {
+
+constexpr int kCheckpointVersion = 1;
+
+struct Counters {
+  long long updates = 0;
+  long long episodes = 0;
+};
+
+json curve_to_json(const std::vector<CurvePoint>& curve) {
+  json out = json::array();
+  for (const auto& p : curve)
+    out.push_back({p.evaluations, p.seconds, p.mean_step_us, p.best_step_us, p.entropy, p.loss});
+  return out;
+}
+
+std::vector<CurvePoint> curve_from_json(const json& j) {
+  std::vector<CurvePoint> out;
+  for (const auto& r : j)
+    out.push_back({r.at(0).get<long long>(), r.at(1).get<double>(), r.at(2).get<double>(),
+                   r.at(3).get<double>(), r.at(4).get<double>(), r.at(5).get<double>()});
+  return out;
+}
+
+double json_number(const json& j, const char* key) {
+  // JSON has no infinity: a best of +inf is stored as null.
+  return j.at(key).is_null() ? std::numeric_limits<double>::infinity() : j.at(key).get<double>();
+}
+
+class Trainer {
+ public:
+  Trainer(std::string agent_name, const OpGraph& graph, const Cluster& cluster,
+          Evaluator& evaluator, const TrainOptions& options)
+      : name_(std::move(agent_name)), graph_(graph), cluster_(cluster), evaluator_(evaluator),
+        opt_(options) {}
+
+  TrainResult run();
+
+ private:
+  std::string checkpoint_path() const { return (fs::path(opt_.resume_dir) / "checkpoint.pt").string(); }
+  void write_checkpoint();
+  json read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path);
+  void update(std::vector<Episode>& episodes);
+  double fraction_spent() const;
+
+  std::string name_;
+  const OpGraph& graph_;
+  const Cluster& cluster_;
+  Evaluator& evaluator_;
+  TrainOptions opt_;
+  Options config_;
+  std::unique_ptr<Agent> agent_;
+  AgentDefaults defaults_;
+  std::unique_ptr<torch::optim::Adam> adam_;
+  std::unique_ptr<PlacementEnv> env_;
+  SampleRng rng_;
+  PerStepMeanBaseline step_baseline_;
+  EmaBaseline ema_baseline_;
+  Counters counters_;
+  std::vector<CurvePoint> curve_;
+  double base_lr_ = 1e-3, entropy_coef_ = 0.01, grad_clip_ = 1.0;
+  int episodes_per_update_ = 1;
+  bool ppo_ = false;
+};
+
+double Trainer::fraction_spent() const {
+  double f = 0;
+  if (env_->budget_evals() > 0) f = std::max(f, double(env_->evaluations()) / env_->budget_evals());
+  if (env_->budget_seconds() > 0) f = std::max(f, env_->elapsed_s() / env_->budget_seconds());
+  return std::min(1.0, f);
+}
+
+void Trainer::update(std::vector<Episode>& episodes) {
+  // Returns and advantages (constants), per episode and step.
+  std::vector<std::vector<double>> advantages;
+  double mean_step = 0;
+  for (auto& ep : episodes) {
+    std::vector<double> rewards;
+    for (const auto& s : ep.steps) rewards.push_back(s.reward);
+    std::vector<double> returns = ep.sequential ? reward_to_go(rewards) : rewards;
+    std::vector<double> adv(returns.size());
+    if (defaults_.baseline == BaselineKind::kPerStepMean) {
+      const std::vector<double> b = step_baseline_.values(static_cast<int>(returns.size()));
+      for (size_t i = 0; i < returns.size(); ++i) adv[i] = returns[i] - b[i];
+      step_baseline_.add(returns);
+    } else {
+      for (size_t i = 0; i < returns.size(); ++i) adv[i] = returns[i] - ema_baseline_.advance(returns[i]);
+    }
+    advantages.push_back(std::move(adv));
+    mean_step += ep.final_step_us / episodes.size();
+  }
+  for (auto& group : adam_->param_groups())
+    static_cast<torch::optim::AdamOptions&>(group.options())
+        .lr(agent_->learning_rate(base_lr_, counters_.updates, fraction_spent()));
+
+  auto compute_loss = [&](bool ratio_clip, const std::vector<std::vector<torch::Tensor>>* old,
+                          double* entropy_out) {
+    torch::Tensor pg = torch::zeros({});
+    torch::Tensor entropy = torch::zeros({});
+    double decisions = 0;
+    for (size_t e = 0; e < episodes.size(); ++e) {
+      for (size_t i = 0; i < episodes[e].steps.size(); ++i) {
+        const Step& s = episodes[e].steps[i];
+        const double a = advantages[e][i];
+        if (!ratio_clip) {
+          pg = pg - a * s.log_prob;
+        } else {
+          const torch::Tensor ratio = torch::exp(s.log_prob - (*old)[e][i]);
+          const torch::Tensor clipped = torch::clamp(ratio, 1 - opt_.ppo_clip, 1 + opt_.ppo_clip);
+          pg = pg - torch::min(ratio * a, clipped * a);
+        }
+        entropy = entropy + s.entropy;
+        decisions += s.decisions;
+      }
+    }
+    const torch::Tensor mean_entropy = entropy / std::max(1.0, decisions);
+    *entropy_out = mean_entropy.item<double>();
+    return pg / static_cast<double>(episodes.size()) - entropy_coef_ * mean_entropy;
+  };
+
+  double entropy = 0;
+  double loss_value = 0;
+  auto step = [&](const torch::Tensor& loss) {
+    adam_->zero_grad();
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(agent_->module().parameters(), grad_clip_);
+    adam_->step();
+    loss_value = loss.item<double>();
+  };
+  if (!ppo_) {
+    step(compute_loss(false, nullptr, &entropy));
+  } else {
+    std::vector<std::vector<torch::Tensor>> old;
+    for (const auto& ep : episodes) {
+      old.emplace_back();
+      for (const auto& s : ep.steps) old.back().push_back(s.log_prob.detach());
+    }
+    for (int epoch = 0; epoch < std::max(1, opt_.ppo_epochs); ++epoch) {
+      if (epoch > 0)
+        for (auto& ep : episodes) agent_->replay(ep);
+      step(compute_loss(true, &old, &entropy));
+    }
+  }
+  ++counters_.updates;
+  CurvePoint p;
+  p.evaluations = env_->evaluations();
+  p.seconds = env_->elapsed_s();
+  p.mean_step_us = mean_step;
+  p.best_step_us = env_->best_penalised_us();
+  p.entropy = entropy;
+  p.loss = loss_value;
+  curve_.push_back(p);
+}
+
+json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path) {
+  load_archive(archive, path, "checkpoint");
+  const json state = parse_header(ivalue_string(archive, "state", path), path);
+  if (state.value("format", "") != "aware-rl-checkpoint" || state.value("version", 0) != kCheckpointVersion)
+    throw ParseError(path + " is not an aware checkpoint of version " + std::to_string(kCheckpointVersion));
+  if (state.value("agent", "") != name_)
+    throw ConfigError("checkpoint " + path + " belongs to agent '" + state.value("agent", "") +
+                      "', not '" + name_ + "'");
+  if (state.value("devices", -1) != cluster_.num_devices() ||
+      state.value("graph_ops", -1) != graph_.num_ops())
+    throw ConfigError("checkpoint " + path + " was made for graph '" + state.value("graph", "") +
+                      "' (" + std::to_string(state.value("graph_ops", -1)) + " ops) on " +
+                      std::to_string(state.value("devices", -1)) + " devices; this run has '" +
+                      graph_.name() + "' (" + std::to_string(graph_.num_ops()) + " ops) on " +
+                      std::to_string(cluster_.num_devices()));
+  return state;
+}
+
+void Trainer::write_checkpoint() {
+  json state;
+  state["format"] = "aware-rl-checkpoint";
+  state["version"] = kCheckpointVersion;
+  state["agent"] = name_;
+  state["devices"] = cluster_.num_devices();
+  state["graph"] = graph_.name();
+  state["graph_ops"] = graph_.num_ops();
+  state["config"] = config_;
+  state["seed"] = opt_.seed;
+  state["evaluations"] = env_->evaluations();
+  state["seconds"] = env_->elapsed_s();
+  state["updates"] = counters_.updates;
+  state["episodes"] = counters_.episodes;
+  state["rng"] = std::to_string(rng_.state());
+  state["best"] = env_->best_placement().device_of_op;
+  auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  state["best_penalised_us"] = finite(env_->best_penalised_us());
+  state["best_step_us"] = finite(env_->best_step_us());
+  state["best_feasible"] = env_->best_feasible();
+  state["curve"] = curve_to_json(curve_);
+  state["baseline_history"] = step_baseline_.history();
+  state["ema"] = {ema_baseline_.value(), ema_baseline_.initialised()};
+  state["extra"] = agent_->extra_state();
+  torch::serialize::OutputArchive archive;
+  archive.write("state", c10::IValue(state.dump()));
+  torch::serialize::OutputArchive model;
+  agent_->module().save(model);
+  archive.write("model", model);
+  torch::serialize::OutputArchive optim;
+  adam_->save(optim);
+  archive.write("optimizer", optim);
+  save_archive_atomic(archive, checkpoint_path());
+  if (!opt_.curve_csv.empty()) write_curve_csv(curve_, opt_.curve_csv);
+  if (opt_.verbose)
+    std::fprintf(stderr, "\ncheckpoint: %lld evaluations, %lld updates -> %s\n", env_->evaluations(),
+                 counters_.updates, checkpoint_path().c_str());
+}
+
+TrainResult Trainer::run() {
+  if (opt_.budget_evals < 0 || opt_.budget_seconds < 0) throw ConfigError("budgets must not be negative");
+  if (opt_.budget_evals == 0 && opt_.budget_seconds == 0)
+    throw ConfigError("training needs a budget: give --budget-evals N and/or --budget-seconds S (> 0)");
+  if (opt_.threads < 1) throw ConfigError("--threads must be at least 1");
+  if (opt_.algorithm.empty()) opt_.algorithm = "reinforce";
+  if (opt_.algorithm != "reinforce" && opt_.algorithm != "ppo")
+    throw ConfigError("algorithm must be reinforce or ppo, got '" + opt_.algorithm + "'");
+  ppo_ = opt_.algorithm == "ppo";
+  torch::set_num_threads(opt_.threads);
+  if (!AgentRegistry::instance().has(name_)) AgentRegistry::instance().create(name_, {}, 1);  // throws listing names
+
+  config_ = opt_.agent_options;
+  // A checkpoint decides the network settings; then an initial policy; then the user.
+  const bool resuming = !opt_.resume_dir.empty() && fs::exists(checkpoint_path());
+  torch::serialize::InputArchive checkpoint;
+  json state;
+  if (resuming) {
+    state = read_checkpoint_state(checkpoint, checkpoint_path());
+    for (const auto& [k, v] : state.at("config").items()) config_[k] = v.get<std::string>();
+  } else if (!opt_.init_policy.empty()) {
+    const json header = read_policy_header(opt_.init_policy);
+    if (header.value("agent", "") != name_)
+      throw ConfigError(opt_.init_policy + " holds a policy of agent '" + header.value("agent", "") +
+                        "', not '" + name_ + "'");
+    if (header.value("devices", -1) != cluster_.num_devices())
+      throw ConfigError(opt_.init_policy + " holds a policy for " +
+                        std::to_string(header.value("devices", -1)) + " devices; this cluster has " +
+                        std::to_string(cluster_.num_devices()));
+    config_ = merge_policy_config(header, config_, opt_.init_policy);
+  }
+
+  torch::manual_seed(opt_.seed);
+  agent_ = AgentRegistry::instance().create(name_, config_, cluster_.num_devices());
+  agent_->prepare(graph_, cluster_);
+  if (!resuming && !opt_.init_policy.empty()) load_policy(*agent_, opt_.init_policy);
+  defaults_ = agent_->defaults();
+  base_lr_ = opt_.learning_rate > 0 ? opt_.learning_rate : defaults_.learning_rate;
+  entropy_coef_ = opt_.entropy_coef >= 0 ? opt_.entropy_coef : defaults_.entropy_coef;
+  grad_clip_ = opt_.grad_clip > 0 ? opt_.grad_clip : defaults_.grad_clip;
+  episodes_per_update_ = opt_.episodes_per_update > 0 ? opt_.episodes_per_update : defaults_.episodes_per_update;
+  ema_baseline_ = EmaBaseline(defaults_.ema_decay);
+  adam_ = std::make_unique<torch::optim::Adam>(agent_->module().parameters(),
+                                               torch::optim::AdamOptions(base_lr_));
+  env_ = std::make_unique<PlacementEnv>(graph_, cluster_, evaluator_, defaults_.penalty,
+                                        opt_.budget_evals, opt_.budget_seconds, opt_.progress);
+  rng_ = SampleRng(opt_.seed);
+
+  if (resuming) {
+    const std::string path = checkpoint_path();
+    try {
+      torch::serialize::InputArchive model, optim;
+      checkpoint.read("model", model);
+      agent_->module().load(model);
+      checkpoint.read("optimizer", optim);
+      adam_->load(optim);
+      std::vector<int> best = state.at("best").get<std::vector<int>>();
+      env_->restore(state.at("evaluations").get<long long>(), state.at("seconds").get<double>(),
+                    Placement(best), json_number(state, "best_penalised_us"),
+                    json_number(state, "best_step_us"), state.at("best_feasible").get<bool>());
+      rng_.set_state(std::stoull(state.at("rng").get<std::string>()));
+      counters_.updates = state.at("updates").get<long long>();
+      counters_.episodes = state.at("episodes").get<long long>();
+      curve_ = curve_from_json(state.at("curve"));
+      step_baseline_.set_history(state.at("baseline_history").get<std::vector<std::vector<double>>>());
+      ema_baseline_.set(state.at("ema").at(0).get<double>(), state.at("ema").at(1).get<bool>());
+      agent_->load_extra_state(state.at("extra"));
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::string msg = e.what();
+      throw ParseError("checkpoint " + path + " is corrupt: " + msg.substr(0, msg.find('\n')));
+    }
+  }
+
+  const auto report = [&](bool final) {
+    if (opt_.progress == nullptr) return;
+    Progress pr;
+    pr.task = name_ + " on " + graph_.name();
+    pr.done = env_->evaluations();
+    pr.total = env_->budget_evals();
+    pr.best_step_us = env_->best_feasible() ? env_->best_step_us() : -1;
+    pr.elapsed_s = env_->elapsed_s();
+    const double f = fraction_spent();
+    pr.eta_s = f > 0 ? pr.elapsed_s / f * (1 - f) : -1;
+    pr.message = final ? "done" : "update " + std::to_string(counters_.updates);
+    opt_.progress->on_progress(pr);
+  };
+
+  double last_checkpoint_s = env_->elapsed_s();
+  long long last_checkpoint_update = counters_.updates;
+  while (!env_->exhausted()) {
+    std::vector<Episode> batch;
+    for (int e = 0; e < episodes_per_update_ && !env_->exhausted(); ++e) {
+      Episode ep = agent_->run_episode(*env_, rng_, false);
+      ++counters_.episodes;
+      if (!ep.steps.empty()) batch.push_back(std::move(ep));
+    }
+    if (batch.empty()) break;
+    update(batch);
+    report(false);
+    if (!opt_.resume_dir.empty()) {
+      const bool by_time = opt_.checkpoint_every_s > 0 &&
+                           env_->elapsed_s() - last_checkpoint_s >= opt_.checkpoint_every_s;
+      const bool by_updates = opt_.checkpoint_every_updates > 0 &&
+                              counters_.updates - last_checkpoint_update >= opt_.checkpoint_every_updates;
+      if (by_time || by_updates) {
+        write_checkpoint();
+        last_checkpoint_s = env_->elapsed_s();
+        last_checkpoint_update = counters_.updates;
+      }
+    }
+  }
+  if (!opt_.resume_dir.empty()) write_checkpoint();
+  if (!opt_.save_policy.empty()) save_policy(*agent_, agent_->module(), opt_.save_policy);
+  if (!opt_.curve_csv.empty()) write_curve_csv(curve_, opt_.curve_csv);
+  report(true);
+
+  TrainResult result;
+  result.best = env_->best_placement();
+  result.best_step_us = env_->best_step_us();
+  result.best_feasible = env_->best_feasible();
+  result.evaluations = env_->evaluations();
+  result.updates = counters_.updates;
+  result.episodes = counters_.episodes;
+  result.seconds = env_->elapsed_s();
+  result.resumed = resuming;
+  result.cancelled = env_->cancelled();
+  result.curve = curve_;
+  if (result.best.size() == 0) throw Error("training ended before any evaluation (budget too small?)");
+  return result;
+}
+
+}  // namespace
+
+TrainResult train_agent(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
+                        Evaluator& evaluator, const TrainOptions& options) {
+  Trainer trainer(agent, graph, cluster, evaluator, options);
+  return trainer.run();
+}
+
+}  // namespace aware::rl

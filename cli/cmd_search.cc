@@ -1,0 +1,155 @@
+// aware search: train a learned agent (placeto, hierarchical, ...) on one graph
+// and write the best placement it found, its learning curve, checkpoints and
+// the trained policy. Torch-free: it talks to agents/rl through trainer.h.
+#include <cstdio>
+#include <iostream>
+
+#include "agents/rl/trainer.h"
+#include "cli/cli_common.h"
+#include "core/errors.h"
+#include "core/formats.h"
+#include "core/progress.h"
+#include "datasets/load.h"
+
+namespace aware::cli {
+namespace {
+
+struct SearchArgs {
+  std::string agent;
+  std::string graph;
+  std::string cluster = "preset:k40x4";
+  std::string evaluator = "analytic";
+  std::string mode;
+  std::vector<std::string> eval_options;
+  std::vector<std::string> agent_options;
+  long long budget_evals = 0;
+  double budget_seconds = 0;
+  long long seed = 1;
+  int threads = 1;
+  std::string algorithm = "reinforce";
+  double lr = 0;
+  double entropy = -1;
+  std::string init;
+  std::string save_policy;
+  std::string resume;
+  double checkpoint_every_s = 30;
+  long long checkpoint_every_updates = 0;
+  std::string out;
+  std::string curve;
+  bool json = false;
+};
+
+Options parse_agent_options(const std::vector<std::string>& items) {
+  Options out;
+  for (const auto& kv : items) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("--agent-option '" + kv + "' must be KEY=VALUE");
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+void run_search(const SearchArgs& a) {
+  if (a.seed < 0) throw ConfigError("--seed must not be negative");
+  if (a.budget_evals < 0 || a.budget_seconds < 0) throw ConfigError("budgets must not be negative");
+  if (a.budget_evals == 0 && a.budget_seconds == 0)
+    throw ConfigError("search needs a budget: --budget-evals N and/or --budget-seconds S (> 0)");
+  rl::rl_agent_description(a.agent);  // unknown agent -> ConfigError before any work
+  const OpGraph graph = load_graph(a.graph);
+  const Cluster cluster = load_cluster(a.cluster);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
+
+  rl::TrainOptions t;
+  t.budget_evals = a.budget_evals;
+  t.budget_seconds = a.budget_seconds;
+  t.seed = static_cast<std::uint64_t>(a.seed);
+  t.threads = a.threads;
+  t.algorithm = a.algorithm;
+  t.learning_rate = a.lr;
+  t.entropy_coef = a.entropy;
+  t.init_policy = a.init;
+  t.save_policy = a.save_policy;
+  t.resume_dir = a.resume;
+  t.checkpoint_every_s = a.checkpoint_every_s;
+  t.checkpoint_every_updates = a.checkpoint_every_updates;
+  t.curve_csv = a.curve;
+  t.agent_options = parse_agent_options(a.agent_options);
+  StderrProgress progress;
+  t.progress = &progress;
+  const rl::TrainResult r = rl::train_agent(a.agent, graph, cluster, *evaluator, t);
+  progress.finish();
+
+  check_placement(graph, cluster, r.best, "agent '" + a.agent + "'");
+  // Scored once more outside the budget, for the report (same evaluator).
+  const StepResult result = evaluator->evaluate(graph, cluster, r.best);
+  const LowerBound bound = lower_bound(graph, cluster);
+  if (!a.out.empty()) write_placement_file(graph, cluster, r.best, a.out);
+  if (a.json) {
+    nlohmann::json out = step_result_json(result, cluster, bound);
+    out["agent"] = a.agent;
+    out["graph"] = graph.name();
+    out["cluster"] = cluster.name();
+    out["seed"] = a.seed;
+    out["evaluations"] = r.evaluations;
+    out["updates"] = r.updates;
+    out["episodes"] = r.episodes;
+    out["train_seconds"] = r.seconds;
+    out["resumed"] = r.resumed;
+    out["cancelled"] = r.cancelled;
+    if (!a.out.empty()) out["placement_file"] = a.out;
+    if (!a.curve.empty()) out["curve_file"] = a.curve;
+    if (!a.save_policy.empty()) out["policy_file"] = a.save_policy;
+    std::cout << out.dump(1) << "\n";
+    return;
+  }
+  std::printf("agent          %s on %s (%d ops) / %s (%d devices)\n", a.agent.c_str(),
+              graph.name().c_str(), graph.num_ops(), cluster.name().c_str(), cluster.num_devices());
+  std::printf("trained        %lld evaluations, %lld updates, %lld episodes, %.2f s%s\n",
+              r.evaluations, r.updates, r.episodes, r.seconds, r.resumed ? " (resumed)" : "");
+  std::printf("evaluator      %s\n", evaluator->describe().c_str());
+  print_step_result(result, cluster, bound);
+  if (!a.out.empty()) std::printf("placement      %s\n", a.out.c_str());
+  if (!a.curve.empty()) std::printf("curve          %s\n", a.curve.c_str());
+  if (!a.save_policy.empty()) std::printf("policy         %s\n", a.save_policy.c_str());
+  if (!a.resume.empty()) std::printf("checkpoint     %s/checkpoint.pt\n", a.resume.c_str());
+}
+
+}  // namespace
+
+void add_search_commands(CLI::App& app) {
+  std::string known;
+  for (const auto& n : rl::rl_agent_names()) known += (known.empty() ? "" : ", ") + n;
+  auto args = std::make_shared<SearchArgs>();
+  CLI::App* s = app.add_subcommand("search", "Train a learned placement agent on one graph");
+  s->add_option("--agent", args->agent, "Agent: " + known)->required();
+  s->add_option("--graph", args->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  s->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
+  s->add_option("--evaluator", args->evaluator, "Evaluator (analytic, simgrid)")->capture_default_str();
+  s->add_option("--mode", args->mode, "Analytic mode: contention (default) or placeto");
+  s->add_option("--option", args->eval_options, "Evaluator option KEY=VALUE (repeatable)");
+  s->add_option("--agent-option", args->agent_options,
+                "Agent option KEY=VALUE (repeatable): placeto hidden, rounds, chunk, start, order, "
+                "reward; hierarchical groups, hidden, grouper_hidden, samples, tanh, temperature");
+  s->add_option("--budget-evals", args->budget_evals, "Simulator evaluations allowed");
+  s->add_option("--budget-seconds", args->budget_seconds, "Wall-clock seconds allowed");
+  s->add_option("--seed", args->seed, "Seed (weights and sampling)")->capture_default_str();
+  s->add_option("--threads", args->threads, "torch::set_num_threads")->capture_default_str();
+  s->add_option("--algorithm", args->algorithm, "reinforce or ppo")->capture_default_str();
+  s->add_option("--lr", args->lr, "Adam learning rate (0: the agent's default)");
+  s->add_option("--entropy", args->entropy, "Entropy bonus weight (< 0: the agent's default)");
+  s->add_option("--init", args->init, "Start from this policy file");
+  s->add_option("--save-policy", args->save_policy, "Write the trained policy here");
+  s->add_option("--resume", args->resume,
+                "Checkpoint directory: resume from it when it holds a checkpoint, checkpoint into it");
+  s->add_option("--checkpoint-every", args->checkpoint_every_s, "Checkpoint every S seconds")
+      ->capture_default_str();
+  s->add_option("--checkpoint-every-updates", args->checkpoint_every_updates,
+                "Also checkpoint every N policy updates (0: off)");
+  s->add_option("-o,--output", args->out, "Write the best placement JSON here");
+  s->add_option("--curve", args->curve, "Write the learning curve CSV here");
+  s->add_flag("--json", args->json, "Print one JSON object");
+  s->callback([args] { run_search(*args); });
+}
+
+}  // namespace aware::cli

@@ -1,0 +1,90 @@
+// Hand-computed policy-gradient arithmetic (no LibTorch needed) and the penalties.
+#include <gtest/gtest.h>
+
+#include "agents/rl/env.h"
+#include "core/placement.h"
+#include "tests/test_graphs.h"
+
+namespace aware::rl {
+namespace {
+
+TEST(Returns, RewardToGoUndiscounted) {
+  const std::vector<double> r = reward_to_go({1, 2, 3});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_DOUBLE_EQ(r[0], 6);
+  EXPECT_DOUBLE_EQ(r[1], 5);
+  EXPECT_DOUBLE_EQ(r[2], 3);
+}
+
+TEST(Returns, RewardToGoDiscounted) {
+  const std::vector<double> r = reward_to_go({1, 2, 3}, 0.5);
+  EXPECT_DOUBLE_EQ(r[0], 1 + 0.5 * 2 + 0.25 * 3);
+  EXPECT_DOUBLE_EQ(r[1], 2 + 0.5 * 3);
+  EXPECT_DOUBLE_EQ(r[2], 3);
+}
+
+TEST(Baselines, PerStepMeanOverRecentEpisodes) {
+  PerStepMeanBaseline b(2);
+  EXPECT_EQ(b.values(3), (std::vector<double>{0, 0, 0}));
+  b.add({6, 5, 3});
+  b.add({2, 1});
+  // Index 2 only exists in the first episode.
+  EXPECT_EQ(b.values(3), (std::vector<double>{4, 3, 3}));
+  b.add({0, 0, 0});  // window 2: the first episode drops out
+  EXPECT_EQ(b.values(3), (std::vector<double>{1, 0.5, 0}));
+}
+
+TEST(Baselines, ReinforceAdvantagesOnATinyRewardList) {
+  // Two episodes of rewards; advantages = reward-to-go minus per-step baseline.
+  PerStepMeanBaseline b(10);
+  const auto r1 = reward_to_go({1, -1, 2});  // 2, 1, 2
+  const auto b1 = b.values(3);
+  b.add(r1);
+  const auto r2 = reward_to_go({0, 1, 0});  // 1, 1, 0
+  const auto b2 = b.values(3);
+  EXPECT_EQ(b1, (std::vector<double>{0, 0, 0}));
+  EXPECT_DOUBLE_EQ(r2[0] - b2[0], 1 - 2);
+  EXPECT_DOUBLE_EQ(r2[1] - b2[1], 1 - 1);
+  EXPECT_DOUBLE_EQ(r2[2] - b2[2], 0 - 2);
+}
+
+TEST(Baselines, EmaDecayPointNine) {
+  EmaBaseline b(0.9);
+  EXPECT_DOUBLE_EQ(b.advance(1.0), 1.0);  // first reward is its own baseline
+  EXPECT_DOUBLE_EQ(b.advance(2.0), 1.0);
+  EXPECT_DOUBLE_EQ(b.value(), 0.9 * 1.0 + 0.1 * 2.0);
+  EXPECT_DOUBLE_EQ(b.advance(0.0), 1.1);
+  EXPECT_NEAR(b.value(), 0.99, 1e-12);
+}
+
+TEST(Penalty, PlacetoMemoryTwoSecondsPerGbCappedAtTen) {
+  const Cluster c = testing::star_cluster(2, 1e9, 1, 1e9);  // 1 GB per device
+  StepResult r;
+  r.step_time_us = 1000;
+  r.feasible = false;
+  r.peak_memory_bytes = {1.5e9, 0.5e9};
+  EXPECT_DOUBLE_EQ(penalised_step_us(r, c, PenaltyKind::kPlacetoMemory), 1000 + 1e6);
+  r.peak_memory_bytes = {20e9, 0};
+  EXPECT_DOUBLE_EQ(penalised_step_us(r, c, PenaltyKind::kPlacetoMemory), 1000 + 10e6);
+  EXPECT_DOUBLE_EQ(penalised_step_us(r, c, PenaltyKind::kFixed100s), 100e6);
+  r.feasible = true;
+  r.peak_memory_bytes = {0.5e9, 0.5e9};
+  EXPECT_DOUBLE_EQ(penalised_step_us(r, c, PenaltyKind::kPlacetoMemory), 1000);
+  EXPECT_DOUBLE_EQ(penalised_step_us(r, c, PenaltyKind::kFixed100s), 1000);
+}
+
+TEST(SampleRng, CategoricalFollowsWeightsAndIsSeeded) {
+  SampleRng a(7), b(7);
+  const float w[3] = {0.0f, 1.0f, 3.0f};
+  int counts[3] = {0, 0, 0};
+  for (int i = 0; i < 4000; ++i) {
+    const int x = a.categorical(w, 3);
+    EXPECT_EQ(x, b.categorical(w, 3));
+    ++counts[x];
+  }
+  EXPECT_EQ(counts[0], 0);
+  EXPECT_NEAR(counts[2] / 4000.0, 0.75, 0.03);
+}
+
+}  // namespace
+}  // namespace aware::rl

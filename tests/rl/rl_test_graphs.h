@@ -1,0 +1,27 @@
+// Graphs for the learned-agent tests.
+#pragma once
+
+#include <string>
+
+#include "core/op_graph.h"
+#include "tests/test_graphs.h"
+
+namespace aware::testing {
+
+// Two independent chains of `length` ops (1 ms each) whose tensors are large
+// (`bytes`, 10 ms on a 1 GB/s link): the best placement on two devices puts one
+// chain on each device (step ~ length ms, half of one device's 2 x length ms).
+inline OpGraph two_chains_graph(int length = 6, double bytes = 10e6) {
+  OpGraph g("two-chains");
+  for (const char* chain : {"a", "b"}) {
+    int prev = -1;
+    for (int i = 0; i < length; ++i) {
+      const int id = g.add_op(timed_op(std::string(chain) + std::to_string(i), 1000, bytes));
+      if (prev >= 0) g.add_edge(prev, id);
+      prev = id;
+    }
+  }
+  return g;
+}
+
+}  // namespace aware::testing
