@@ -1,10 +1,12 @@
 #include "datasets/load.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "core/errors.h"
 #include "core/formats.h"
+#include "core/random_dag.h"
 #include "datasets/families.h"
 #include "datasets/zoo.h"
 
@@ -35,6 +37,18 @@ OpGraph load_graph(const std::string& spec) {
     OpGraph graph = build_family_graph(family, seed);
     graph.set_source(spec);
     return graph;
+  }
+  const std::string random_prefix = "random:";
+  if (spec.rfind(random_prefix, 0) == 0) {
+    // random:N:SEED, a seeded layered DAG for benchmarks (core/random_dag.h).
+    int ops = 0;
+    unsigned long long seed = 0;
+    char tail = 0;
+    if (std::sscanf(spec.c_str() + random_prefix.size(), "%d:%llu%c", &ops, &seed, &tail) != 2 ||
+        ops < 1 || ops > 1000000) {
+      throw ConfigError("graph spec '" + spec + "': expected random:N:SEED with 1 <= N <= 1000000");
+    }
+    return random_layered_dag(ops, seed);
   }
   return read_graph_file(spec);
 }

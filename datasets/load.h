@@ -1,5 +1,6 @@
 // One entry point for "a graph" wherever the CLI, experiments or GUI take one:
-// "zoo:NAME", "family:FAMILY:SEED", or a JSON graph file.
+// "zoo:NAME", "family:FAMILY:SEED", "random:N:SEED" (a seeded random layered DAG
+// for benchmarks), or a JSON graph file.
 #pragma once
 
 #include <string>
