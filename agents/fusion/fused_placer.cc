@@ -1,0 +1,45 @@
+#include "agents/fusion/fused_placer.h"
+
+#include <utility>
+
+#include "agents/baselines/common.h"
+#include "agents/fusion/fusion.h"
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "core/op_graph.h"
+
+namespace aware {
+
+FusedPlacer::FusedPlacer(std::string inner) : inner_(std::move(inner)) {}
+
+bool FusedPlacer::needs_evaluator() const {
+  return PlacerRegistry::instance().create(inner_)->needs_evaluator();
+}
+
+Placement FusedPlacer::place(const OpGraph& graph, const Cluster& cluster,
+                             const PlaceContext& context) {
+  const FusionOptions fusion_options = fusion_options_from(context.options, name());
+  std::unique_ptr<Placer> inner = PlacerRegistry::instance().create(inner_);
+  const FusionResult fusion = fuse_by_comm_ratio(graph, cluster, fusion_options);
+
+  PlaceContext inner_context = context;
+  inner_context.options.clear();
+  for (const auto& [key, value] : context.options)
+    if (key.rfind("fusion.", 0) != 0) inner_context.options[key] = value;
+  Placement coarse_start;
+  if (context.start != nullptr) {
+    check_placement(graph, cluster, *context.start, "start placement");
+    coarse_start = coarsen_placement(fusion, *context.start);
+    inner_context.start = &coarse_start;
+  }
+  const Placement coarse = inner->place(fusion.coarse, cluster, inner_context);
+  check_placement(fusion.coarse, cluster, coarse, "placer '" + inner_ + "' on the fused graph");
+  Placement fine = expand_placement(fusion, coarse);
+  return baselines::with_memory_fallback(graph, cluster, std::move(fine), context.evaluator);
+}
+
+std::unique_ptr<Placer> make_fused_placer(const std::string& inner) {
+  return std::make_unique<FusedPlacer>(inner);
+}
+
+}  // namespace aware

@@ -1,0 +1,17 @@
+// Registers the fused placers with PlacerRegistry::instance():
+//   fused-heft, fused-m-etf, fused-anneal (and any "fused-<baseline>" made with
+//   make_fused_placer). Calls register_baseline_placers() first so the inner
+//   placers exist. Idempotent.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace aware {
+
+void register_fusion_placers();
+
+// The names register_fusion_placers() adds.
+std::vector<std::string> fusion_placer_names();
+
+}  // namespace aware
