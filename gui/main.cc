@@ -1,0 +1,170 @@
+// aware-gui: the workbench's desktop front end. With --screenshot it renders
+// one view offscreen (or in the X window when DISPLAY is set) and exits; with
+// --bench-layout it prints how long opening and laying out graphs takes.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QPainter>
+#include <QTimer>
+
+#include "cli/builtins.h"
+#include "gui/graph_view.h"
+#include "gui/main_window.h"
+#include "gui/workbench.h"
+#ifdef AWARE_HAVE_RL
+#include "agents/rl/register.h"
+#endif
+
+namespace {
+
+bool has_display() {
+  const char* x = std::getenv("DISPLAY");
+  const char* w = std::getenv("WAYLAND_DISPLAY");
+  return (x != nullptr && *x != '\0') || (w != nullptr && *w != '\0');
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Opens each graph in a window and times load, layout, scene, first paint of
+// the whole drawing and a pan across it.
+int bench_layout(aware::gui::MainWindow& window, const QStringList& specs) {
+  window.show();
+  QApplication::processEvents();
+  for (const QString& spec : specs) {
+    const auto begin = std::chrono::steady_clock::now();
+    if (!window.openGraph(spec)) return 1;
+    QApplication::processEvents();
+    const double open_s = seconds_since(begin);
+    auto* view = window.graphView();
+    const auto paint_begin = std::chrono::steady_clock::now();
+    view->viewport()->grab();
+    const double fit_paint_s = seconds_since(paint_begin);
+    // Pan: 20 steps down the drawing at a zoom where names show.
+    view->zoomTo(0.6);
+    const auto pan_begin = std::chrono::steady_clock::now();
+    const QRectF scene = view->sceneRect();
+    for (int i = 0; i < 20; ++i) {
+      view->centerOn(scene.center().x(), scene.top() + scene.height() * i / 20.0);
+      view->viewport()->grab();
+    }
+    const double pan_ms = seconds_since(pan_begin) * 1000 / 20;
+    const auto& layout = window.lastLayout();
+    std::printf("%-18s %6d ops %6d edges  load %.3f s  layout(%s) %.3f s  scene %.3f s  "
+                "open total %.3f s  fit paint %.3f s  pan frame %.1f ms\n",
+                spec.toLocal8Bit().constData(), window.workbench()->graph().num_ops(),
+                window.workbench()->graph().num_edges(), window.workbench()->graphLoadSeconds(),
+                layout.engine.c_str(), layout.seconds, window.lastSceneBuildSeconds(), open_s,
+                fit_paint_s, pan_ms);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Headless modes need no screen: render offscreen unless there is one.
+  bool wants_offscreen = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--screenshot" || a == "--bench-layout") wants_offscreen = true;
+  }
+  if (wants_offscreen && !has_display() && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("aware-gui"));
+  aware::register_builtins();
+#ifdef AWARE_HAVE_RL
+  aware::register_rl_agents();
+#endif
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Aware workbench GUI"));
+  parser.addHelpOption();
+  const QCommandLineOption graph_opt("graph", "Graph: zoo:NAME, family:F:SEED, random:N[:SEED], or a JSON file.", "spec");
+  const QCommandLineOption cluster_opt("cluster", "Cluster: preset:NAME or a file.", "spec", "preset:k40x4");
+  const QCommandLineOption method_opt("method", "Placer to run after opening.", "name");
+  const QCommandLineOption budget_opt("budget", "Evaluations for search methods (0: default).", "n", "0");
+  const QCommandLineOption evaluator_opt("evaluator", "Evaluator name.", "name", "analytic");
+  const QCommandLineOption view_opt("view", "View to show: graph, timeline, curve, compare.", "view", "graph");
+  const QCommandLineOption shot_opt("screenshot", "Render the window to PNG and exit.", "png");
+  const QCommandLineOption quit_opt("quit-after-ms", "Quit after this many milliseconds.", "ms");
+  const QCommandLineOption bench_opt("bench-layout", "Time opening and laying out --graph (default: zoo:inception_v3 and random:10000:1), then exit.");
+  const QCommandLineOption methods_opt("compare-methods", "Methods for --view compare.", "list", "single,round-robin,metis,heft,m-etf,m-sct");
+  const QCommandLineOption devices_opt("compare-devices", "Device counts for --view compare.", "list", "2,4,8");
+  const QCommandLineOption zoom_opt("zoom", "Graph view zoom for the screenshot (default: fit).", "scale");
+  const QCommandLineOption find_opt("find", "Select the first op whose name contains this text.", "text");
+  const QCommandLineOption size_opt("size", "Window size WxH.", "size", "1280x800");
+  for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt, shot_opt,
+                        quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt, size_opt})
+    parser.addOption(o);
+  parser.process(app);
+
+  aware::gui::MainWindow window;
+  const bool headless = parser.isSet(shot_opt) || parser.isSet(bench_opt);
+  window.setInteractive(!headless);
+  const QStringList size = parser.value(size_opt).split('x');
+  if (size.size() == 2) window.resize(size[0].toInt(), size[1].toInt());
+
+  if (parser.isSet(bench_opt)) {
+    QStringList specs = parser.values(graph_opt);
+    if (specs.isEmpty()) specs = {"zoo:inception_v3", "random:10000:1"};
+    if (!window.openCluster(parser.value(cluster_opt))) return 1;
+    return bench_layout(window, specs);
+  }
+
+  if (!window.openCluster(parser.value(cluster_opt)) && headless) return 1;
+  if (parser.isSet(graph_opt) && !window.openGraph(parser.value(graph_opt)) && headless) return 1;
+  if (!window.setEvaluator(parser.value(evaluator_opt)) && headless) return 1;
+  window.show();
+  QApplication::processEvents();
+
+  const QString view = parser.value(view_opt);
+  QString method = parser.value(method_opt);
+  if (method.isEmpty() && headless && (view == "timeline" || view == "curve")) method = "m-etf";
+  if (!method.isEmpty() && window.workbench()->hasGraph()) {
+    if (!window.startSearch(method, parser.value(budget_opt).toLongLong()) && headless) return 1;
+    if (headless) {
+      window.waitForSearch(24 * 3600 * 1000);
+      if (!window.searchError().isEmpty()) return 1;
+    }
+  }
+  if (view == "compare" && headless && window.workbench()->hasGraph()) {
+    QList<int> devices;
+    for (const QString& d : parser.value(devices_opt).split(',', Qt::SkipEmptyParts)) devices << d.toInt();
+    if (!window.startCompare(parser.value(methods_opt).split(',', Qt::SkipEmptyParts), devices,
+                             parser.value(budget_opt).toLongLong()))
+      return 1;
+    window.waitForCompare(24 * 3600 * 1000);
+  }
+  if (!window.showView(view)) {
+    std::fprintf(stderr, "error: unknown view '%s' (graph, timeline, curve, compare)\n",
+                 view.toLocal8Bit().constData());
+    return 1;
+  }
+  if (parser.isSet(zoom_opt)) window.graphView()->zoomTo(parser.value(zoom_opt).toDouble());
+  if (parser.isSet(find_opt)) {
+    const int op = window.graphView()->findOp(parser.value(find_opt));
+    if (op < 0) std::fprintf(stderr, "warning: no op matches '%s'\n", parser.value(find_opt).toLocal8Bit().constData());
+  }
+  if (parser.isSet(shot_opt)) {
+    // Let layouts and charts settle, then grab the whole window.
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    QElapsedTimer settle;
+    settle.start();
+    while (settle.elapsed() < 300) QApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (!window.exportPng("window", parser.value(shot_opt))) return 1;
+    std::printf("wrote %s\n", parser.value(shot_opt).toLocal8Bit().constData());
+    return 0;
+  }
+  if (parser.isSet(quit_opt)) QTimer::singleShot(parser.value(quit_opt).toInt(), &app, &QApplication::quit);
+  return QApplication::exec();
+}

@@ -1,0 +1,315 @@
+// MainWindow: widgets and wiring. The actions (open, search, compare, export)
+// are in main_window_actions.cc.
+#include "gui/main_window.h"
+
+#include <cstdio>
+
+#include <QApplication>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "core/cluster.h"
+#include "core/evaluator.h"
+#include "core/placer.h"
+#include "datasets/families.h"
+#include "datasets/zoo.h"
+#include "gui/compare_view.h"
+#include "gui/curve_view.h"
+#include "gui/graph_view.h"
+#include "gui/timeline_view.h"
+#include "gui/workbench.h"
+#include "gui/workers.h"
+
+namespace aware::gui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  workbench_ = new Workbench(this);
+  setWindowTitle(QStringLiteral("aware-gui"));
+  buildUi();
+  buildMenus();
+  connect(workbench_, &Workbench::graphChanged, this, &MainWindow::onGraphChanged);
+  connect(workbench_, &Workbench::clusterChanged, this, &MainWindow::refreshInfo);
+  connect(workbench_, &Workbench::placementChanged, this, &MainWindow::onPlacementChanged);
+  // Selecting an op in one view selects it in the other.
+  connect(graph_view_, &GraphView::opSelected, this, [this](int op) {
+    if (syncing_selection_) return;
+    syncing_selection_ = true;
+    timeline_view_->selectOp(op);
+    syncing_selection_ = false;
+  });
+  connect(timeline_view_, &TimelineView::opSelected, this, [this](int op) {
+    if (syncing_selection_) return;
+    syncing_selection_ = true;
+    graph_view_->selectOp(op);
+    syncing_selection_ = false;
+  });
+  resize(1280, 800);
+  refreshInfo();
+}
+
+MainWindow::~MainWindow() {
+  // Stop workers before the widgets they report to go away.
+  if (search_job_) search_job_->cancel();
+  if (compare_job_) compare_job_->cancel();
+  search_job_.reset();
+  compare_job_.reset();
+}
+
+void MainWindow::buildUi() {
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(6, 6, 6, 6);
+
+  // Row 1: what to look at.
+  auto* open_row = new QHBoxLayout();
+  graph_combo_ = new QComboBox(central);
+  graph_combo_->setEditable(true);
+  for (const auto& name : zoo_model_names()) graph_combo_->addItem(QString::fromStdString("zoo:" + name));
+  for (const auto& family : family_names())
+    graph_combo_->addItem(QString::fromStdString("family:" + family + ":1"));
+  graph_combo_->addItem(QStringLiteral("random:1000:1"));
+  graph_combo_->addItem(QStringLiteral("random:10000:1"));
+  graph_combo_->setMinimumContentsLength(22);
+  auto* graph_file = new QPushButton(QStringLiteral("File…"), central);
+  cluster_combo_ = new QComboBox(central);
+  cluster_combo_->setEditable(true);
+  for (const auto& name : cluster_preset_names())
+    cluster_combo_->addItem(QString::fromStdString("preset:" + name));
+  cluster_combo_->setCurrentText(QStringLiteral("preset:k40x4"));
+  cluster_combo_->setMinimumContentsLength(16);
+  auto* cluster_file = new QPushButton(QStringLiteral("File…"), central);
+  auto* open_button = new QPushButton(QStringLiteral("Open"), central);
+  open_row->addWidget(new QLabel(QStringLiteral("Graph"), central));
+  open_row->addWidget(graph_combo_, 2);
+  open_row->addWidget(graph_file);
+  open_row->addSpacing(12);
+  open_row->addWidget(new QLabel(QStringLiteral("Cluster"), central));
+  open_row->addWidget(cluster_combo_, 1);
+  open_row->addWidget(cluster_file);
+  open_row->addWidget(open_button);
+  layout->addLayout(open_row);
+  connect(open_button, &QPushButton::clicked, this, [this] {
+    if (cluster_combo_->currentText().toStdString() != workbench_->clusterSpec())
+      if (!openCluster(cluster_combo_->currentText())) return;
+    openGraph(graph_combo_->currentText());
+  });
+  connect(graph_file, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open graph"), {},
+                                                      QStringLiteral("Graphs (*.json);;All files (*)"));
+    if (!path.isEmpty() && openGraph(path)) graph_combo_->setCurrentText(path);
+  });
+  connect(cluster_file, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open cluster"), {},
+                                                      QStringLiteral("Clusters (*.json *.xml);;All files (*)"));
+    if (!path.isEmpty() && openCluster(path)) cluster_combo_->setCurrentText(path);
+  });
+
+  // Row 2: how to place it.
+  auto* place_row = new QHBoxLayout();
+  method_combo_ = new QComboBox(central);
+  for (const auto& name : PlacerRegistry::instance().names())
+    method_combo_->addItem(QString::fromStdString(name));
+  if (method_combo_->findText(QStringLiteral("m-etf")) >= 0)
+    method_combo_->setCurrentText(QStringLiteral("m-etf"));
+  for (int i = 0; i < method_combo_->count(); ++i)
+    method_combo_->setItemData(
+        i, QString::fromStdString(PlacerRegistry::instance().description(method_combo_->itemText(i).toStdString())),
+        Qt::ToolTipRole);
+  evaluator_combo_ = new QComboBox(central);
+  for (const auto& name : EvaluatorRegistry::instance().names())
+    evaluator_combo_->addItem(QString::fromStdString(name));
+  evaluator_combo_->setCurrentText(QStringLiteral("analytic"));
+  budget_spin_ = new QSpinBox(central);
+  budget_spin_->setRange(0, 100000000);
+  budget_spin_->setSingleStep(1000);
+  budget_spin_->setSpecialValueText(QStringLiteral("default"));
+  budget_spin_->setToolTip(QStringLiteral("evaluations allowed to search methods; 0 = the method's default"));
+  run_button_ = new QPushButton(QStringLiteral("Place"), central);
+  cancel_button_ = new QPushButton(QStringLiteral("Cancel"), central);
+  cancel_button_->setEnabled(false);
+  progress_bar_ = new QProgressBar(central);
+  progress_bar_->setRange(0, 100);
+  progress_bar_->setValue(0);
+  best_label_ = new QLabel(QStringLiteral("best: –"), central);
+  best_label_->setMinimumWidth(150);
+  place_row->addWidget(new QLabel(QStringLiteral("Method"), central));
+  place_row->addWidget(method_combo_);
+  place_row->addWidget(new QLabel(QStringLiteral("Evaluator"), central));
+  place_row->addWidget(evaluator_combo_);
+  place_row->addWidget(new QLabel(QStringLiteral("Budget"), central));
+  place_row->addWidget(budget_spin_);
+  place_row->addWidget(run_button_);
+  place_row->addWidget(cancel_button_);
+  place_row->addWidget(progress_bar_, 1);
+  place_row->addWidget(best_label_);
+  layout->addLayout(place_row);
+  connect(run_button_, &QPushButton::clicked, this, [this] {
+    if (!setEvaluator(evaluator_combo_->currentText())) return;
+    startSearch(method_combo_->currentText(), budget_spin_->value());
+  });
+  connect(cancel_button_, &QPushButton::clicked, this, &MainWindow::cancelSearch);
+
+  info_label_ = new QLabel(central);
+  info_label_->setWordWrap(true);
+  info_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(info_label_);
+
+  // The views.
+  tabs_ = new QTabWidget(central);
+  auto* graph_page = new QWidget(tabs_);
+  auto* graph_layout = new QVBoxLayout(graph_page);
+  graph_layout->setContentsMargins(0, 0, 0, 0);
+  auto* find_row = new QHBoxLayout();
+  search_edit_ = new QLineEdit(graph_page);
+  search_edit_->setPlaceholderText(QStringLiteral("find op by name (Enter: next match)"));
+  auto* fit_button = new QPushButton(QStringLiteral("Fit"), graph_page);
+  auto* legend = new QLabel(
+      QStringLiteral("▭ forward  ◯ backward (dashed)  ⬡ update (dotted) · colour = device · "
+                     "red edges cross devices · width = bytes"),
+      graph_page);
+  find_row->addWidget(search_edit_, 1);
+  find_row->addWidget(fit_button);
+  find_row->addWidget(legend);
+  graph_layout->addLayout(find_row);
+  graph_view_ = new GraphView(graph_page);
+  graph_layout->addWidget(graph_view_, 1);
+  connect(search_edit_, &QLineEdit::returnPressed, this, [this] {
+    if (graph_view_->findOp(search_edit_->text()) < 0)
+      statusBar()->showMessage(QStringLiteral("no op matches '%1'").arg(search_edit_->text()), 4000);
+  });
+  connect(fit_button, &QPushButton::clicked, graph_view_, &GraphView::fitAll);
+  tabs_->addTab(graph_page, QStringLiteral("Graph"));
+  timeline_view_ = new TimelineView(tabs_);
+  tabs_->addTab(timeline_view_, QStringLiteral("Timeline"));
+  curve_view_ = new CurveView(tabs_);
+  tabs_->addTab(curve_view_, QStringLiteral("Learning curve"));
+  compare_view_ = new CompareView(tabs_);
+  tabs_->addTab(compare_view_, QStringLiteral("Compare"));
+  layout->addWidget(tabs_, 1);
+
+  // Compare controls live on the compare page.
+  auto* crow = new QHBoxLayout(compare_view_->controls());
+  crow->setContentsMargins(0, 0, 0, 0);
+  compare_methods_ = new QLineEdit(QStringLiteral("single,round-robin,metis,heft,m-etf,m-sct"),
+                                   compare_view_->controls());
+  compare_devices_ = new QLineEdit(QStringLiteral("2,4,8"), compare_view_->controls());
+  compare_run_ = new QPushButton(QStringLiteral("Compare"), compare_view_->controls());
+  compare_cancel_ = new QPushButton(QStringLiteral("Cancel"), compare_view_->controls());
+  compare_cancel_->setEnabled(false);
+  compare_progress_ = new QProgressBar(compare_view_->controls());
+  crow->addWidget(new QLabel(QStringLiteral("Methods"), compare_view_->controls()));
+  crow->addWidget(compare_methods_, 2);
+  crow->addWidget(new QLabel(QStringLiteral("Devices"), compare_view_->controls()));
+  crow->addWidget(compare_devices_);
+  crow->addWidget(compare_run_);
+  crow->addWidget(compare_cancel_);
+  crow->addWidget(compare_progress_, 1);
+  connect(compare_run_, &QPushButton::clicked, this, [this] {
+    QList<int> devices;
+    for (const QString& part : compare_devices_->text().split(',', Qt::SkipEmptyParts)) {
+      bool ok = false;
+      const int n = part.trimmed().toInt(&ok);
+      if (!ok || n <= 0) {
+        reportError(QStringLiteral("compare: device count '%1' is not a positive integer").arg(part));
+        return;
+      }
+      devices << n;
+    }
+    QStringList methods;
+    for (const QString& m : compare_methods_->text().split(',', Qt::SkipEmptyParts)) methods << m.trimmed();
+    if (!setEvaluator(evaluator_combo_->currentText())) return;
+    startCompare(methods, devices, budget_spin_->value());
+  });
+  connect(compare_cancel_, &QPushButton::clicked, this, [this] {
+    if (compare_job_) compare_job_->cancel();
+  });
+
+  explain_label_ = new QLabel(central);
+  explain_label_->setWordWrap(true);
+  explain_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  explain_label_->setStyleSheet(QStringLiteral("QLabel { background: #f4f4ee; padding: 4px; }"));
+  layout->addWidget(explain_label_);
+  setCentralWidget(central);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
+  file->addAction(QStringLiteral("Open graph file…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open graph"));
+    if (!path.isEmpty()) openGraph(path);
+  });
+  file->addAction(QStringLiteral("Open cluster file…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open cluster"));
+    if (!path.isEmpty()) openCluster(path);
+  });
+  file->addSeparator();
+  QMenu* exp = file->addMenu(QStringLiteral("Export"));
+  exp->addAction(QStringLiteral("Current view as PNG…"), this, [this] { exportDialog("png"); });
+  exp->addAction(QStringLiteral("Placement as JSON…"), this, [this] { exportDialog("placement"); });
+  exp->addAction(QStringLiteral("Trace as Chrome trace…"), this, [this] { exportDialog("trace"); });
+  exp->addAction(QStringLiteral("Comparison as CSV…"), this, [this] { exportDialog("csv"); });
+  file->addSeparator();
+  file->addAction(QStringLiteral("Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+}
+
+void MainWindow::reportError(const QString& message) {
+  last_error_ = message;
+  std::fprintf(stderr, "error: %s\n", message.toLocal8Bit().constData());
+  if (interactive_) QMessageBox::critical(this, QStringLiteral("aware-gui"), message);
+  statusBar()->showMessage(QStringLiteral("error: ") + message, 10000);
+}
+
+void MainWindow::refreshInfo() {
+  info_label_->setText(QString::fromStdString(workbench_->summary()));
+  explain_label_->setText(workbench_->hasPlacement()
+                              ? QString::fromStdString(workbench_->explanation())
+                              : QStringLiteral("Not placed yet: choose a method and press Place."));
+  curve_view_->setLowerBound(workbench_->hasGraph() ? workbench_->lowerBound().bound_us() / 1e3 : -1);
+}
+
+void MainWindow::onPlacementChanged() {
+  if (workbench_->hasPlacement()) {
+    std::vector<std::string> names;
+    for (const auto& d : workbench_->cluster().devices()) names.push_back(d.name);
+    graph_view_->setPlacement(&workbench_->placement(), names);
+    timeline_view_->setTrace(workbench_->graphPtr(), workbench_->cluster(), workbench_->trace(),
+                             workbench_->criticalPath());
+  } else {
+    graph_view_->setPlacement(nullptr);
+    timeline_view_->clearTrace();
+  }
+  refreshInfo();
+}
+
+bool MainWindow::showView(const QString& name) {
+  QWidget* w = viewWidget(name);
+  if (w == nullptr) return false;
+  // The graph view sits inside its page.
+  tabs_->setCurrentIndex(name == "graph" ? 0 : tabs_->indexOf(w));
+  return true;
+}
+
+QWidget* MainWindow::viewWidget(const QString& name) const {
+  if (name == "graph") return graph_view_;
+  if (name == "timeline") return timeline_view_;
+  if (name == "curve") return curve_view_;
+  if (name == "compare") return compare_view_;
+  if (name == "window") return const_cast<MainWindow*>(this);
+  return nullptr;
+}
+
+const GraphLayout& MainWindow::lastLayout() const { return graph_view_->layout(); }
+
+}  // namespace aware::gui

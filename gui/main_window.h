@@ -1,0 +1,134 @@
+// The aware-gui main window: open a graph and a cluster, place or search on a
+// worker thread, and look at the result as a graph, a timeline, a learning
+// curve and a comparison. Every piece of work goes through the same loaders,
+// registries and runners as the CLI. GUI thread only.
+#pragma once
+
+#include <memory>
+
+#include <QMainWindow>
+#include <QString>
+
+#include "gui/graph_layout.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTabWidget;
+
+namespace aware::gui {
+
+class BackgroundJob;
+class CompareView;
+class CurveView;
+class GraphView;
+class TimelineView;
+class Workbench;
+struct SearchOutcome;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Errors go to a QMessageBox when interactive (the default), else only to
+  // lastError() and stderr (tests, --screenshot).
+  void setInteractive(bool interactive) { interactive_ = interactive; }
+  QString lastError() const { return last_error_; }
+
+  // Open: return false (and report the loader's one-line message) on failure,
+  // leaving the previous graph / cluster in place.
+  bool openGraph(const QString& spec);
+  bool openCluster(const QString& spec);
+  bool setEvaluator(const QString& name);
+  // Dot up to this many ops, our layered layout above (default 400).
+  void setGraphvizMaxOps(int ops) { graphviz_max_ops_ = ops; }
+
+  // Place or search on a worker thread; false when one is already running or
+  // nothing is open. The result arrives through the event loop.
+  bool startSearch(const QString& method, long long budget_evals = 0, quint64 seed = 1);
+  void cancelSearch();
+  bool searchRunning() const;
+  // Processes events until the search ends or `timeout_ms` passes; true if it ended.
+  bool waitForSearch(int timeout_ms);
+  QString searchError() const { return search_error_; }
+
+  // run_compare over `methods` × `devices` for the open graph and cluster.
+  bool startCompare(const QStringList& methods, const QList<int>& devices,
+                    long long budget_evals = 0);
+  bool compareRunning() const;
+  bool waitForCompare(int timeout_ms);
+
+  // "graph", "timeline", "curve", "compare"; false for another name.
+  bool showView(const QString& name);
+  QWidget* viewWidget(const QString& name) const;
+
+  // Exports; false (and an error report) on failure.
+  bool exportPng(const QString& view, const QString& path);  // "window" grabs it all
+  bool exportPlacement(const QString& path);
+  bool exportTrace(const QString& path);
+  bool exportCompareCsv(const QString& path);
+
+  Workbench* workbench() const { return workbench_; }
+  GraphView* graphView() const { return graph_view_; }
+  TimelineView* timelineView() const { return timeline_view_; }
+  CurveView* curveView() const { return curve_view_; }
+  CompareView* compareView() const { return compare_view_; }
+  const GraphLayout& lastLayout() const;
+  double lastSceneBuildSeconds() const { return scene_build_s_; }
+
+ private:
+  void buildUi();
+  void buildMenus();
+  void reportError(const QString& message);
+  void onGraphChanged();
+  void onPlacementChanged();
+  void onSearchFinished();
+  void onCompareFinished();
+  void refreshInfo();
+  void exportDialog(const QString& what);
+
+  Workbench* workbench_;
+  bool interactive_ = true;
+  QString last_error_;
+  QString search_error_;
+  int graphviz_max_ops_ = 400;
+  double scene_build_s_ = 0;
+
+  QComboBox* graph_combo_ = nullptr;
+  QComboBox* cluster_combo_ = nullptr;
+  QComboBox* method_combo_ = nullptr;
+  QComboBox* evaluator_combo_ = nullptr;
+  QSpinBox* budget_spin_ = nullptr;
+  QPushButton* run_button_ = nullptr;
+  QPushButton* cancel_button_ = nullptr;
+  QProgressBar* progress_bar_ = nullptr;
+  QLabel* best_label_ = nullptr;
+  QLabel* info_label_ = nullptr;
+  QLabel* explain_label_ = nullptr;
+  QLineEdit* search_edit_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  GraphView* graph_view_ = nullptr;
+  TimelineView* timeline_view_ = nullptr;
+  CurveView* curve_view_ = nullptr;
+  CompareView* compare_view_ = nullptr;
+  QLineEdit* compare_methods_ = nullptr;
+  QLineEdit* compare_devices_ = nullptr;
+  QPushButton* compare_run_ = nullptr;
+  QPushButton* compare_cancel_ = nullptr;
+  QProgressBar* compare_progress_ = nullptr;
+
+  std::unique_ptr<BackgroundJob> search_job_;
+  std::shared_ptr<SearchOutcome> search_outcome_;
+  QString search_method_;
+  std::unique_ptr<BackgroundJob> compare_job_;
+  std::shared_ptr<void> compare_outcome_;  // CompareTable when baselines are built
+  bool syncing_selection_ = false;
+};
+
+}  // namespace aware::gui

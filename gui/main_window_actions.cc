@@ -1,0 +1,331 @@
+// MainWindow actions: open, search, compare and export. Work that can take
+// long runs in a BackgroundJob; the window only draws what it reports.
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <QApplication>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "core/formats.h"
+#include "gui/compare_view.h"
+#include "gui/curve_view.h"
+#include "gui/graph_view.h"
+#include "gui/main_window.h"
+#include "gui/timeline_view.h"
+#include "gui/workbench.h"
+#include "gui/workers.h"
+
+namespace aware::gui {
+
+bool MainWindow::openGraph(const QString& spec) {
+  if (searchRunning()) {
+    reportError(QStringLiteral("a search is running; cancel it before opening another graph"));
+    return false;
+  }
+  try {
+    workbench_->loadGraph(spec.toStdString());
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  graph_combo_->setCurrentText(spec);
+  return true;
+}
+
+bool MainWindow::openCluster(const QString& spec) {
+  if (searchRunning()) {
+    reportError(QStringLiteral("a search is running; cancel it before changing the cluster"));
+    return false;
+  }
+  try {
+    workbench_->loadCluster(spec.toStdString());
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  cluster_combo_->setCurrentText(spec);
+  return true;
+}
+
+bool MainWindow::setEvaluator(const QString& name) {
+  try {
+    workbench_->setEvaluator(name.toStdString());
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::onGraphChanged() {
+  const auto begin = std::chrono::steady_clock::now();
+  GraphLayout layout = auto_layout(workbench_->graph(), graphviz_max_ops_);
+  const double layout_s = layout.seconds;
+  graph_view_->setGraph(workbench_->graphPtr(), std::move(layout));
+  scene_build_s_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() - layout_s;
+  statusBar()->showMessage(QStringLiteral("%1: loaded in %2 s, %3 layout %4 s, scene %5 s")
+                               .arg(QString::fromStdString(workbench_->graphSpec()))
+                               .arg(workbench_->graphLoadSeconds(), 0, 'f', 3)
+                               .arg(QString::fromStdString(graph_view_->layout().engine))
+                               .arg(layout_s, 0, 'f', 3)
+                               .arg(scene_build_s_, 0, 'f', 3),
+                           15000);
+  refreshInfo();
+}
+
+bool MainWindow::searchRunning() const { return search_job_ && search_job_->running(); }
+
+bool MainWindow::startSearch(const QString& method, long long budget_evals, quint64 seed) {
+  if (searchRunning()) return false;
+  if (!workbench_->hasGraph()) {
+    reportError(QStringLiteral("open a graph first"));
+    return false;
+  }
+  SearchRequest request;
+  request.graph = workbench_->graphPtr();
+  request.cluster = workbench_->clusterPtr();
+  request.method = method.toStdString();
+  request.evaluator = workbench_->evaluatorName();
+  request.budget_evals = budget_evals;
+  request.seed = seed;
+  search_outcome_ = std::make_shared<SearchOutcome>();
+  search_error_.clear();
+  search_method_ = method;
+  search_job_ = make_search_job(request, search_outcome_);
+  curve_view_->beginRun(QStringLiteral("%1 on %2").arg(method, QString::fromStdString(workbench_->graph().name())));
+  connect(search_job_.get(), &BackgroundJob::progressed, this,
+          [this](qint64 done, qint64 total, double best_us, double) {
+            progress_bar_->setRange(0, total > 0 ? 1000 : 0);
+            if (total > 0) progress_bar_->setValue(static_cast<int>(1000.0 * done / total));
+            if (best_us >= 0) {
+              best_label_->setText(QStringLiteral("best: %1 ms").arg(best_us / 1e3, 0, 'f', 2));
+              curve_view_->addPoint(static_cast<double>(done), best_us / 1e3);
+            }
+          });
+  connect(search_job_.get(), &BackgroundJob::finished, this, &MainWindow::onSearchFinished);
+  run_button_->setEnabled(false);
+  cancel_button_->setEnabled(true);
+  progress_bar_->setRange(0, 0);  // busy until the first report
+  best_label_->setText(QStringLiteral("best: –"));
+  statusBar()->showMessage(QStringLiteral("%1 running…").arg(method));
+  search_job_->start();
+  return true;
+}
+
+void MainWindow::cancelSearch() {
+  if (search_job_) search_job_->cancel();
+}
+
+bool MainWindow::waitForSearch(int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (searchRunning() && timer.elapsed() < timeout_ms)
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+  return !searchRunning();
+}
+
+void MainWindow::onSearchFinished() {
+  run_button_->setEnabled(true);
+  cancel_button_->setEnabled(false);
+  progress_bar_->setRange(0, 1000);
+  progress_bar_->setValue(1000);
+  const bool cancelled = search_job_->wasCancelled();
+  const double seconds = search_job_->elapsedSeconds();
+  if (!search_job_->error().isEmpty()) {
+    search_error_ = search_job_->error();
+    progress_bar_->setValue(0);
+    reportError(QStringLiteral("%1: %2").arg(search_method_, search_error_));
+    return;
+  }
+  // The graph may have been replaced meanwhile only if the job was not running,
+  // which openGraph() refuses; still, check the sizes before scoring.
+  const Placement placement = search_outcome_->placement;
+  if (placement.size() != workbench_->graph().num_ops()) {
+    search_error_ = QStringLiteral("placement does not match the open graph");
+    reportError(search_error_);
+    return;
+  }
+  try {
+    workbench_->setPlacement(placement, search_method_.toStdString());
+  } catch (const std::exception& e) {
+    search_error_ = QString::fromStdString(e.what());
+    reportError(search_error_);
+    return;
+  }
+  const StepResult& r = workbench_->result();
+  // Placers that do not search report nothing: give the curve one point.
+  if (curve_view_->runCount() > 0 && curve_view_->pointCount(curve_view_->runCount() - 1) == 0 &&
+      r.feasible)
+    curve_view_->addPoint(1, r.step_time_us / 1e3);
+  if (r.feasible)
+    best_label_->setText(QStringLiteral("step: %1 ms").arg(r.step_time_us / 1e3, 0, 'f', 2));
+  statusBar()->showMessage(QStringLiteral("%1 %2 in %3 s")
+                               .arg(search_method_, cancelled ? QStringLiteral("cancelled; best so far placed")
+                                                             : QStringLiteral("done"))
+                               .arg(seconds, 0, 'f', 2),
+                           15000);
+}
+
+bool MainWindow::compareRunning() const { return compare_job_ && compare_job_->running(); }
+
+bool MainWindow::waitForCompare(int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (compareRunning() && timer.elapsed() < timeout_ms)
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+  return !compareRunning();
+}
+
+bool MainWindow::startCompare(const QStringList& methods, const QList<int>& devices,
+                              long long budget_evals) {
+#ifdef AWARE_GUI_HAVE_BASELINES
+  if (compareRunning() || !workbench_->hasGraph()) return false;
+  CompareRequest request;
+  auto graph = workbench_->graphPtr();
+  request.models = {graph->name()};
+  request.load_graph = [graph](const std::string&) { return *graph; };
+  request.cluster = workbench_->clusterSpec();
+  for (int d : devices) request.devices.push_back(d);
+  request.methods.clear();
+  for (const QString& m : methods) request.methods.push_back(m.toStdString());
+  if (request.methods.empty()) request.methods = {"all"};
+  request.evaluator = workbench_->evaluatorName();
+  request.budget_evals = budget_evals;
+  auto table = std::make_shared<CompareTable>();
+  compare_outcome_ = table;
+  compare_job_ = make_compare_job(request, table);
+  connect(compare_job_.get(), &BackgroundJob::progressed, this,
+          [this](qint64 done, qint64 total, double, double) {
+            compare_progress_->setRange(0, total > 0 ? static_cast<int>(total) : 0);
+            compare_progress_->setValue(static_cast<int>(done));
+          });
+  connect(compare_job_.get(), &BackgroundJob::finished, this, &MainWindow::onCompareFinished);
+  compare_run_->setEnabled(false);
+  compare_cancel_->setEnabled(true);
+  compare_progress_->setRange(0, 0);
+  compare_job_->start();
+  return true;
+#else
+  (void)methods, (void)devices, (void)budget_evals;
+  reportError(QStringLiteral("compare needs the baseline placers, which this build leaves out"));
+  return false;
+#endif
+}
+
+void MainWindow::onCompareFinished() {
+  compare_run_->setEnabled(true);
+  compare_cancel_->setEnabled(false);
+  compare_progress_->setRange(0, 1);
+  compare_progress_->setValue(1);
+#ifdef AWARE_GUI_HAVE_BASELINES
+  if (!compare_job_->error().isEmpty()) {
+    compare_progress_->setValue(0);
+    reportError(QStringLiteral("compare: ") + compare_job_->error());
+    return;
+  }
+  compare_view_->setTable(*std::static_pointer_cast<CompareTable>(compare_outcome_));
+#endif
+}
+
+bool MainWindow::exportPng(const QString& view, const QString& path) {
+  QWidget* w = viewWidget(view);
+  if (w == nullptr) {
+    reportError(QStringLiteral("export: unknown view '%1' (graph, timeline, curve, compare, window)").arg(view));
+    return false;
+  }
+  if (!w->grab().save(path, "PNG")) {
+    reportError(QStringLiteral("export: cannot write PNG '%1'").arg(path));
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::exportPlacement(const QString& path) {
+  if (!workbench_->hasPlacement()) {
+    reportError(QStringLiteral("export: nothing is placed yet"));
+    return false;
+  }
+  try {
+    write_placement_file(workbench_->graph(), workbench_->cluster(), workbench_->placement(),
+                         path.toStdString());
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::exportTrace(const QString& path) {
+  if (!workbench_->hasPlacement()) {
+    reportError(QStringLiteral("export: no trace yet (place the graph first)"));
+    return false;
+  }
+  try {
+    const nlohmann::json doc =
+        trace_to_chrome(workbench_->graph(), workbench_->cluster(), workbench_->trace());
+    write_text_file_atomic(path.toStdString(), doc.dump(1));
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::exportCompareCsv(const QString& path) {
+#ifdef AWARE_GUI_HAVE_BASELINES
+  if (!compare_view_->hasTable()) {
+    reportError(QStringLiteral("export: no comparison yet"));
+    return false;
+  }
+  try {
+    std::ostringstream out;
+    write_compare_csv(compare_view_->table(), out);
+    write_text_file_atomic(path.toStdString(), out.str());
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  return true;
+#else
+  (void)path;
+  reportError(QStringLiteral("export: this build has no compare runner"));
+  return false;
+#endif
+}
+
+void MainWindow::exportDialog(const QString& what) {
+  if (what == "png") {
+    static const char* kViews[] = {"graph", "timeline", "curve", "compare"};
+    const QString view = QString::fromLatin1(kViews[std::max(0, tabs_->currentIndex()) % 4]);
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export PNG"),
+                                                      view + ".png", QStringLiteral("PNG (*.png)"));
+    if (!path.isEmpty()) exportPng(view, path);
+  } else if (what == "placement") {
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export placement"),
+                                                      "placement.json", QStringLiteral("JSON (*.json)"));
+    if (!path.isEmpty()) exportPlacement(path);
+  } else if (what == "trace") {
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export Chrome trace"),
+                                                      "trace.json", QStringLiteral("JSON (*.json)"));
+    if (!path.isEmpty()) exportTrace(path);
+  } else if (what == "csv") {
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export comparison"),
+                                                      "compare.csv", QStringLiteral("CSV (*.csv)"));
+    if (!path.isEmpty()) exportCompareCsv(path);
+  }
+}
+
+}  // namespace aware::gui

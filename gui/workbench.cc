@@ -1,0 +1,128 @@
+#include "gui/workbench.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/cost_model.h"
+#include "core/errors.h"
+#include "core/random_dag.h"
+#include "datasets/load.h"
+
+namespace aware::gui {
+
+OpGraph load_gui_graph(const std::string& spec) {
+  if (spec.rfind("random:", 0) == 0) {
+    // random:N[:SEED[:WIDTH]]
+    std::vector<long long> parts;
+    std::stringstream in(spec.substr(7));
+    std::string item;
+    while (std::getline(in, item, ':')) {
+      char* end = nullptr;
+      const long long v = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || v <= 0)
+        throw ConfigError("graph '" + spec + "': expected random:N[:SEED[:WIDTH]] with positive integers");
+      parts.push_back(v);
+    }
+    if (parts.empty() || parts.size() > 3 || parts[0] > 1000000)
+      throw ConfigError("graph '" + spec + "': expected random:N[:SEED[:WIDTH]], N <= 1000000");
+    OpGraph g = random_layered_dag(static_cast<int>(parts[0]), parts.size() > 1 ? parts[1] : 1,
+                                   parts.size() > 2 ? static_cast<int>(parts[2]) : 8);
+    g.set_source(spec);
+    return g;
+  }
+  return load_graph(spec);
+}
+
+Workbench::Workbench(QObject* parent) : QObject(parent) {
+  cluster_ = std::make_shared<const Cluster>(load_cluster("preset:k40x4"));
+  cluster_spec_ = "preset:k40x4";
+}
+
+void Workbench::loadGraph(const std::string& spec) {
+  const auto begin = std::chrono::steady_clock::now();
+  auto graph = std::make_shared<const OpGraph>(load_gui_graph(spec));
+  graph_load_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  graph_ = std::move(graph);
+  graph_spec_ = spec;
+  has_placement_ = false;
+  updateBound();
+  Q_EMIT graphChanged();
+  Q_EMIT placementChanged();
+}
+
+void Workbench::loadCluster(const std::string& spec) {
+  auto cluster = std::make_shared<const Cluster>(load_cluster(spec));
+  cluster_ = std::move(cluster);
+  cluster_spec_ = spec;
+  has_placement_ = false;
+  updateBound();
+  Q_EMIT clusterChanged();
+  Q_EMIT placementChanged();
+}
+
+void Workbench::setEvaluator(const std::string& name) {
+  EvaluatorRegistry::instance().create(name);  // throws for an unknown name
+  evaluator_name_ = name;
+}
+
+void Workbench::setPlacement(const Placement& placement, const std::string& method) {
+  if (!graph_) throw ConfigError("no graph is open");
+  check_placement(*graph_, *cluster_, placement, method);
+  auto evaluator = EvaluatorRegistry::instance().create(evaluator_name_);
+  Trace trace;
+  StepResult result = evaluator->evaluate(*graph_, *cluster_, placement, &trace);
+  placement_ = placement;
+  result_ = std::move(result);
+  trace_ = std::move(trace);
+  critical_path_ = critical_path_from_trace(*graph_, placement_, trace_);
+  method_ = method;
+  has_placement_ = true;
+  Q_EMIT placementChanged();
+}
+
+void Workbench::clearPlacement() {
+  has_placement_ = false;
+  trace_.clear();
+  critical_path_ = {};
+  Q_EMIT placementChanged();
+}
+
+void Workbench::updateBound() {
+  if (!graph_) return;
+  const OpCostMatrix costs(*graph_, *cluster_);
+  bound_ = lower_bound(*graph_, *cluster_, costs);
+  graph_critical_path_ = compute_critical_path(*graph_, costs);
+  trace_.clear();
+  critical_path_ = {};
+}
+
+std::string Workbench::summary() const {
+  if (!graph_) return "no graph open";
+  int phases[3] = {0, 0, 0};
+  double activations = 0;
+  for (const Op& op : graph_->ops()) {
+    ++phases[static_cast<int>(op.phase)];
+    activations += op.total_output_bytes();
+  }
+  std::ostringstream out;
+  char flops[32];
+  std::snprintf(flops, sizeof flops, "%.1f GFLOP", graph_->total_flops() / 1e9);
+  out << graph_->name() << ": " << graph_->num_ops() << " ops (" << phases[0] << " fwd, "
+      << phases[1] << " bwd, " << phases[2] << " upd), " << graph_->num_edges() << " edges · "
+      << flops << " · params " << format_bytes(graph_->total_param_bytes()) << ", outputs "
+      << format_bytes(activations) << " · on " << cluster_->name() << " ("
+      << cluster_->num_devices() << " devices): critical path "
+      << format_time_us(bound_.critical_path_us) << " over " << graph_critical_path_.ops.size()
+      << " ops, work bound " << format_time_us(bound_.work_us) << ", lower bound "
+      << format_time_us(bound_.bound_us());
+  return out.str();
+}
+
+std::string Workbench::explanation() const {
+  if (!graph_ || !has_placement_) return "";
+  return method_ + " (" + evaluator_name_ + "): " +
+         explain_step(*graph_, *cluster_, result_, bound_, &critical_path_, &trace_);
+}
+
+}  // namespace aware::gui

@@ -1,0 +1,86 @@
+// Workbench: what the window is looking at — the graph, the cluster, the
+// placement and its simulated step — loaded and scored through the same
+// registries and loaders as the CLI. Lives on the GUI thread; not thread-safe.
+// Every loader leaves the state unchanged when it throws.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <QObject>
+
+#include "core/cluster.h"
+#include "core/evaluator.h"
+#include "core/graph_algorithms.h"
+#include "core/op_graph.h"
+#include "core/placement.h"
+#include "gui/trace_analysis.h"
+
+namespace aware::gui {
+
+// "random:N[:SEED[:WIDTH]]" -> random_layered_dag (the GUI's stress graphs);
+// anything else -> aware::load_graph ("zoo:NAME", "family:F:SEED", a JSON file).
+// Throws aware::Error with the CLI's message.
+OpGraph load_gui_graph(const std::string& spec);
+
+class Workbench : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit Workbench(QObject* parent = nullptr);
+
+  // Throw aware::Error (what() is the CLI's one-line message); on a throw
+  // nothing changes. A new graph or cluster drops the placement.
+  void loadGraph(const std::string& spec);
+  void loadCluster(const std::string& spec);
+  // EvaluatorRegistry name used to score placements; throws ConfigError if unknown.
+  void setEvaluator(const std::string& name);
+  // Checks and scores `placement` (with a trace) on this thread. Throws on a
+  // placement that does not fit the graph or cluster.
+  void setPlacement(const Placement& placement, const std::string& method);
+  void clearPlacement();
+
+  bool hasGraph() const { return graph_ != nullptr; }
+  bool hasPlacement() const { return has_placement_; }
+  std::shared_ptr<const OpGraph> graphPtr() const { return graph_; }
+  std::shared_ptr<const Cluster> clusterPtr() const { return cluster_; }
+  const OpGraph& graph() const { return *graph_; }
+  const Cluster& cluster() const { return *cluster_; }
+  const std::string& graphSpec() const { return graph_spec_; }
+  const std::string& clusterSpec() const { return cluster_spec_; }
+  const std::string& evaluatorName() const { return evaluator_name_; }
+  const std::string& method() const { return method_; }
+  const Placement& placement() const { return placement_; }
+  const StepResult& result() const { return result_; }
+  const Trace& trace() const { return trace_; }
+  const TraceCriticalPath& criticalPath() const { return critical_path_; }
+  const LowerBound& lowerBound() const { return bound_; }
+  double graphLoadSeconds() const { return graph_load_s_; }
+
+  // Size, FLOPs, memory, critical path and lower bound, one line.
+  std::string summary() const;
+  // Why the current placement is fast or slow (empty without a placement).
+  std::string explanation() const;
+
+ Q_SIGNALS:
+  void graphChanged();
+  void clusterChanged();
+  void placementChanged();
+
+ private:
+  void updateBound();
+
+  std::shared_ptr<const OpGraph> graph_;
+  std::shared_ptr<const Cluster> cluster_;
+  std::string graph_spec_, cluster_spec_, evaluator_name_ = "analytic", method_;
+  bool has_placement_ = false;
+  Placement placement_;
+  StepResult result_;
+  Trace trace_;
+  TraceCriticalPath critical_path_;
+  LowerBound bound_;
+  CriticalPath graph_critical_path_;
+  double graph_load_s_ = 0;
+};
+
+}  // namespace aware::gui

@@ -1,0 +1,102 @@
+#include "gui/workers.h"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+
+#include <QMetaObject>
+#include <QThread>
+
+#include "core/placer.h"
+
+namespace aware::gui {
+
+// Forwards progress to the job's thread as queued calls, throttled so a fast
+// search cannot flood the event queue.
+class BackgroundJob::Observer : public ProgressObserver {
+ public:
+  explicit Observer(BackgroundJob* job) : job_(job) {}
+  void on_progress(const Progress& p) override {
+    const auto now = std::chrono::steady_clock::now();
+    const bool last = p.total > 0 && p.done >= p.total;
+    if (!last && p.message.empty() && now - last_sent_ < std::chrono::milliseconds(15)) return;
+    last_sent_ = now;
+    BackgroundJob* job = job_;
+    const qint64 done = p.done, total = p.total;
+    const double best = p.best_step_us, elapsed = p.elapsed_s;
+    // Posted with the job as context: dropped if the job is gone by then.
+    QMetaObject::invokeMethod(
+        job, [job, done, total, best, elapsed] { Q_EMIT job->progressed(done, total, best, elapsed); },
+        Qt::QueuedConnection);
+  }
+
+ private:
+  BackgroundJob* job_;
+  std::chrono::steady_clock::time_point last_sent_{};
+};
+
+BackgroundJob::BackgroundJob(Work work, QObject* parent)
+    : QObject(parent), work_(std::move(work)), observer_(std::make_unique<Observer>(this)) {}
+
+BackgroundJob::~BackgroundJob() {
+  if (thread_ != nullptr) {
+    observer_->cancel();
+    thread_->wait();
+    delete thread_;
+  }
+}
+
+void BackgroundJob::start() {
+  if (thread_ != nullptr) return;
+  running_ = true;
+  thread_ = QThread::create([this] {
+    const auto begin = std::chrono::steady_clock::now();
+    try {
+      work_(*observer_);
+    } catch (const std::exception& e) {
+      error_ = QString::fromStdString(e.what());
+    } catch (...) {
+      error_ = QStringLiteral("unknown error");
+    }
+    elapsed_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  });
+  connect(thread_, &QThread::finished, this, [this] {
+    running_ = false;
+    Q_EMIT finished();
+  }, Qt::QueuedConnection);
+  thread_->start();
+}
+
+void BackgroundJob::cancel() { observer_->cancel(); }
+
+bool BackgroundJob::wasCancelled() const { return observer_->cancelled(); }
+
+std::unique_ptr<BackgroundJob> make_search_job(const SearchRequest& request,
+                                               std::shared_ptr<SearchOutcome> outcome) {
+  return std::make_unique<BackgroundJob>([request, outcome](ProgressObserver& progress) {
+    auto placer = PlacerRegistry::instance().create(request.method);
+    auto evaluator = EvaluatorRegistry::instance().create(request.evaluator);
+    PlaceContext context;
+    context.evaluator = evaluator.get();
+    context.seed = request.seed;
+    context.budget_evals = request.budget_evals;
+    context.budget_seconds = request.budget_seconds;
+    context.progress = &progress;
+    context.options = request.options;
+    outcome->placement = placer->place(*request.graph, *request.cluster, context);
+  });
+}
+
+#ifdef AWARE_GUI_HAVE_BASELINES
+std::unique_ptr<BackgroundJob> make_compare_job(const CompareRequest& request,
+                                                std::shared_ptr<CompareTable> outcome) {
+  return std::make_unique<BackgroundJob>([request, outcome](ProgressObserver& progress) {
+    CompareRequest r = request;
+    r.progress = &progress;
+    *outcome = run_compare(r);
+  });
+}
+#endif
+
+}  // namespace aware::gui

@@ -1,0 +1,91 @@
+// Background work for the window: a placer search or a comparison runs on its
+// own QThread and reports through a ProgressObserver whose updates reach the
+// GUI thread as queued signals. Cancel() asks the work to stop through
+// ProgressObserver::cancel(); the work returns its best so far.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+
+#include "core/cluster.h"
+#include "core/evaluator.h"
+#include "core/op_graph.h"
+#include "core/placement.h"
+#include "core/progress.h"
+
+class QThread;
+
+#ifdef AWARE_GUI_HAVE_BASELINES
+#include "agents/baselines/compare.h"
+#endif
+
+namespace aware::gui {
+
+// A function run on a worker thread. It may throw; the job records what().
+class BackgroundJob : public QObject {
+  Q_OBJECT
+
+ public:
+  using Work = std::function<void(ProgressObserver& progress)>;
+  // The job owns `work`; start() runs it once.
+  explicit BackgroundJob(Work work, QObject* parent = nullptr);
+  // Cancels and waits for the worker thread.
+  ~BackgroundJob() override;
+
+  void start();
+  // Thread-safe; the work sees it at its next poll.
+  void cancel();
+  bool running() const { return running_; }
+  bool wasCancelled() const;
+  // The exception message when the work threw, else empty. Valid after finished().
+  QString error() const { return error_; }
+  double elapsedSeconds() const { return elapsed_s_; }
+
+ Q_SIGNALS:
+  // On the GUI thread, at most about every 15 ms plus the last update.
+  void progressed(qint64 done, qint64 total, double best_step_us, double elapsed_s);
+  // On the GUI thread, once, after the work returned or threw.
+  void finished();
+
+ private:
+  class Observer;
+  Work work_;
+  std::unique_ptr<Observer> observer_;
+  QThread* thread_ = nullptr;
+  bool running_ = false;
+  QString error_;
+  double elapsed_s_ = 0;
+};
+
+struct SearchRequest {
+  std::shared_ptr<const OpGraph> graph;
+  std::shared_ptr<const Cluster> cluster;
+  std::string method;               // PlacerRegistry name
+  std::string evaluator = "analytic";  // EvaluatorRegistry name
+  long long budget_evals = 0;       // 0: the placer's default
+  double budget_seconds = 0;
+  std::uint64_t seed = 1;
+  Options options;
+};
+
+struct SearchOutcome {
+  Placement placement;  // empty when the placer threw
+};
+
+// A job that runs PlacerRegistry::create(method)->place(...) with its own
+// evaluator instance; the result lands in *outcome (read it after finished()).
+std::unique_ptr<BackgroundJob> make_search_job(const SearchRequest& request,
+                                               std::shared_ptr<SearchOutcome> outcome);
+
+#ifdef AWARE_GUI_HAVE_BASELINES
+// A job that runs run_compare(request) (its progress field is set by the job).
+std::unique_ptr<BackgroundJob> make_compare_job(const CompareRequest& request,
+                                                std::shared_ptr<CompareTable> outcome);
+#endif
+
+}  // namespace aware::gui
