@@ -240,7 +240,8 @@ void load_policy(Agent& agent, const std::string& path) {
 
 Options merge_policy_config(const json& header, const Options& user, const std::string& path) {
   Options out = user;
-  for (const auto& [key, value] : header.value("config", json::object()).items()) {
+  const json config = header.value("config", json::object());
+  for (const auto& [key, value] : config.items()) {
     const std::string v = value.is_string() ? value.get<std::string>() : value.dump();
     const auto it = user.find(key);
     if (it != user.end() && it->second != v)
