@@ -9,6 +9,31 @@
 #include "core/op_graph.h"
 
 namespace aware {
+namespace {
+
+// Scores placements of the fused graph by expanding them onto the full graph.
+class ExpandingEvaluator final : public Evaluator {
+ public:
+  ExpandingEvaluator(const Evaluator& fine, const OpGraph& graph, const FusionResult& fusion)
+      : fine_(fine.clone()), graph_(graph), fusion_(fusion) {}
+  std::string name() const override { return fine_->name(); }
+  std::string describe() const override { return fine_->describe() + ", fused placements expanded"; }
+  StepResult evaluate(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      Trace* trace) override {
+    if (&graph != &fusion_.coarse) return fine_->evaluate(graph, cluster, placement, trace);
+    return fine_->evaluate(graph_, cluster, expand_placement(fusion_, placement), nullptr);
+  }
+  std::unique_ptr<Evaluator> clone() const override {
+    return std::make_unique<ExpandingEvaluator>(*fine_, graph_, fusion_);
+  }
+
+ private:
+  std::unique_ptr<Evaluator> fine_;
+  const OpGraph& graph_;
+  const FusionResult& fusion_;
+};
+
+}  // namespace
 
 FusedPlacer::FusedPlacer(std::string inner) : inner_(std::move(inner)) {}
 
@@ -22,7 +47,15 @@ Placement FusedPlacer::place(const OpGraph& graph, const Cluster& cluster,
   std::unique_ptr<Placer> inner = PlacerRegistry::instance().create(inner_);
   const FusionResult fusion = fuse_by_comm_ratio(graph, cluster, fusion_options);
 
+  const std::string score = option_string(context.options, "fusion.score", "coarse");
+  if (score != "coarse" && score != "fine")
+    throw ConfigError(name() + ": fusion.score must be coarse or fine, got '" + score + "'");
+  std::unique_ptr<Evaluator> expanding;
   PlaceContext inner_context = context;
+  if (score == "fine" && context.evaluator != nullptr) {
+    expanding = std::make_unique<ExpandingEvaluator>(*context.evaluator, graph, fusion);
+    inner_context.evaluator = expanding.get();
+  }
   inner_context.options.clear();
   for (const auto& [key, value] : context.options)
     if (key.rfind("fusion.", 0) != 0) inner_context.options[key] = value;

@@ -10,8 +10,11 @@
 
 namespace aware {
 
-// Options (PlaceContext::options): the fusion.* keys of fusion_options_from();
-// every other key is passed to the inner placer unchanged. A context.start
+// Options (PlaceContext::options): the fusion.* keys of fusion_options_from(),
+// and fusion.score = coarse (default: the inner placer's evaluator calls score
+// the fused graph) or fine (each call expands the placement and scores the full
+// graph: the search space of the fused graph without its cost distortion). Every
+// other key is passed to the inner placer unchanged. A context.start
 // placement is coarsened (majority device per node) for the inner placer. When
 // the expanded placement breaks the static memory rule or the evaluator finds it
 // infeasible, the baseline memory fallback is tried (as every baseline does).

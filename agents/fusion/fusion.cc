@@ -487,6 +487,7 @@ FusionResult Coarsener::build_result() {
 
   OpGraph coarse(graph_.name() + "/fused");
   coarse.set_source(graph_.source().empty() ? "fused graph" : graph_.source() + " (fused)");
+  std::vector<std::vector<int>> slot_of_edge(groups);  // per node, per crossing entry
   std::set<std::string> used_names;
   for (const Op& op : graph_.ops()) used_names.insert(op.name);
   for (int g = 0; g < groups; ++g) {
@@ -556,16 +557,40 @@ FusionResult Coarsener::build_result() {
     }
     const int tag = tag_root(tag_[nodes[g]]);
     node.colocation_group = tag >= 0 ? group_names_[tag] : std::string();
-    for (const auto& [dst, edge] : crossing[g]) node.output_bytes.push_back(edge.bytes);
+    // Output slots: destinations that receive exactly the same tensors share one
+    // slot, so a weight read by many nodes is one tensor (held and sent once per
+    // device, as in the full graph), not one copy per reader.
+    std::map<std::vector<std::uint64_t>, int> slot_of_set;
+    for (const auto& [dst, edge] : crossing[g]) {
+      std::vector<std::uint64_t> set;
+      for (const auto& [key, b] : edge.tensors) set.push_back(key);
+      auto [it, inserted] = slot_of_set.emplace(set, static_cast<int>(node.output_bytes.size()));
+      if (inserted) {
+        node.output_bytes.push_back(edge.bytes);
+      } else {
+        node.output_bytes[it->second] = std::max(node.output_bytes[it->second], edge.bytes);
+      }
+      slot_of_edge[g].push_back(it->second);
+    }
+    // Tensors sent to destinations with different sets sit in several slots; take
+    // the excess out of the workspace so the node never claims more memory than
+    // its members do in the full graph.
+    double members_memory = 0;
+    for (int op : ops) members_memory += op_memory_bytes(graph_.op(op));
     double memory = node.param_bytes + node.temp_bytes;
     for (double b : node.output_bytes) memory += b;
+    if (memory > members_memory) {
+      const double excess = std::min(memory - members_memory, node.temp_bytes);
+      node.temp_bytes -= excess;
+      memory -= excess;
+    }
     stats_.largest_node_memory_bytes = std::max(stats_.largest_node_memory_bytes, memory);
     stats_.largest_node_ops = std::max(stats_.largest_node_ops, static_cast<int>(ops.size()));
     coarse.add_op(std::move(node));
   }
   for (int g = 0; g < groups; ++g) {
-    int slot = 0;
-    for (const auto& [dst, edge] : crossing[g]) coarse.add_edge(g, dst, slot++, edge.bytes);
+    size_t i = 0;
+    for (const auto& [dst, edge] : crossing[g]) coarse.add_edge(g, dst, slot_of_edge[g][i++], edge.bytes);
   }
   try {
     coarse.validate();

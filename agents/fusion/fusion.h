@@ -104,12 +104,16 @@ struct FusionResult {
 //  - nodes are numbered in a topological order (ties by smallest member id);
 //  - a node of one op keeps that op's name, type, costs and metadata; a fused
 //    node is named "<first member>+<k more>", type "Fused", with summed flops,
-//    bytes_accessed and param_bytes, compute_us per `cost_mode`, temp_bytes =
-//    summed workspace + the member outputs no other node reads (so its memory
-//    is at least its members' total), block/layer kept where all members agree;
-//  - one edge per (source node, destination node) pair with its own output slot,
-//    whose bytes are the distinct fine tensors crossing that pair (a tensor read
-//    by several ops of one node counts once).
+//    bytes_accessed and param_bytes, compute_us per `cost_mode`, block/layer
+//    kept where all members agree;
+//  - one edge per (source node, destination node) pair, whose bytes are the
+//    distinct fine tensors crossing that pair (a tensor read by several ops of
+//    one node counts once). Destinations receiving exactly the same tensors
+//    share one output slot (a weight read by many nodes stays one tensor);
+//  - every node's memory (params + outputs + temp) equals its members' total
+//    (params + all outputs + workspace) where the slots allow it: outputs no
+//    other node reads count as workspace, and a tensor that had to go into
+//    several slots is taken back out of the workspace.
 // Throws ConfigError on bad options or an unfinalized cluster; GraphError when
 // `graph` does not validate. Thread-safe (pure function).
 FusionResult fuse_by_comm_ratio(const OpGraph& graph, const Cluster& cluster,
