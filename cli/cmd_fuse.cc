@@ -55,6 +55,7 @@ struct FusionFlags {
   bool no_chain = false;
   bool no_comm = false;
   std::string cost = "exact";
+  std::string edges = "class";
 
   Options as_options() const {
     return Options{{"fusion.target_size", std::to_string(target_size)},
@@ -62,7 +63,8 @@ struct FusionFlags {
               {"fusion.memory_fraction", std::to_string(memory_fraction)},
               {"fusion.chain", no_chain ? "0" : "1"},
               {"fusion.comm", no_comm ? "0" : "1"},
-              {"fusion.cost", cost}};
+              {"fusion.cost", cost},
+              {"fusion.edges", edges}};
   }
   FusionOptions options() const { return fusion_options_from(as_options(), "aware fuse"); }
   void add_to(CLI::App* app) {
@@ -77,6 +79,10 @@ struct FusionFlags {
     app->add_flag("--no-chain", no_chain, "Do not merge pure chain links");
     app->add_flag("--no-comm", no_comm, "Do not apply the communication/computation rule");
     app->add_option("--cost", cost, "Fused op cost: exact (sum, homogeneous clusters) or roofline (of the sums)")
+        ->capture_default_str();
+    app->add_option("--edges", edges,
+                    "Fused edges: class (one per tensor class and reader: exact memory and transfers) "
+                    "or pair (exactly one per node pair)")
         ->capture_default_str();
   }
 };

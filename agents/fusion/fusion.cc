@@ -7,6 +7,7 @@
 #include <queue>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -487,7 +488,8 @@ FusionResult Coarsener::build_result() {
 
   OpGraph coarse(graph_.name() + "/fused");
   coarse.set_source(graph_.source().empty() ? "fused graph" : graph_.source() + " (fused)");
-  std::vector<std::vector<int>> slot_of_edge(groups);  // per node, per crossing entry
+  // Per node: (destination node, output slot, bytes) of each coarse edge.
+  std::vector<std::vector<std::tuple<int, int, double>>> planned(groups);
   std::set<std::string> used_names;
   for (const Op& op : graph_.ops()) used_names.insert(op.name);
   for (int g = 0; g < groups; ++g) {
@@ -557,20 +559,47 @@ FusionResult Coarsener::build_result() {
     }
     const int tag = tag_root(tag_[nodes[g]]);
     node.colocation_group = tag >= 0 ? group_names_[tag] : std::string();
-    // Output slots: destinations that receive exactly the same tensors share one
-    // slot, so a weight read by many nodes is one tensor (held and sent once per
-    // device, as in the full graph), not one copy per reader.
-    std::map<std::vector<std::uint64_t>, int> slot_of_set;
-    for (const auto& [dst, edge] : crossing[g]) {
-      std::vector<std::uint64_t> set;
-      for (const auto& [key, b] : edge.tensors) set.push_back(key);
-      auto [it, inserted] = slot_of_set.emplace(set, static_cast<int>(node.output_bytes.size()));
-      if (inserted) {
-        node.output_bytes.push_back(edge.bytes);
-      } else {
-        node.output_bytes[it->second] = std::max(node.output_bytes[it->second], edge.bytes);
+    if (options_.edges == FusedEdgeMode::kPerTensorClass) {
+      // Exported tensors grouped by the exact set of nodes that read them: one
+      // output slot per class, one edge per (class, reader). Each tensor is held
+      // once and sent once per device, as in the full graph.
+      std::map<std::uint64_t, std::pair<double, std::vector<int>>> readers;
+      for (const auto& [dst, edge] : crossing[g]) {
+        for (const auto& [key, b] : edge.tensors) {
+          auto& entry = readers[key];
+          entry.first = std::max(entry.first, b);
+          entry.second.push_back(dst);
+        }
       }
-      slot_of_edge[g].push_back(it->second);
+      std::map<std::vector<int>, int> slot_of_class;
+      std::vector<const std::vector<int>*> class_readers;
+      for (const auto& [key, entry] : readers) {
+        auto [it, inserted] = slot_of_class.emplace(entry.second, static_cast<int>(node.output_bytes.size()));
+        if (inserted) {
+          node.output_bytes.push_back(0);
+          class_readers.push_back(&it->first);
+        }
+        node.output_bytes[it->second] += entry.first;
+      }
+      for (size_t slot = 0; slot < class_readers.size(); ++slot)
+        for (int dst : *class_readers[slot])
+          planned[g].push_back({dst, static_cast<int>(slot), node.output_bytes[slot]});
+      std::sort(planned[g].begin(), planned[g].end());
+    } else {
+      // One edge per reader node; readers receiving exactly the same tensors
+      // share a slot (a weight read by many nodes stays one tensor).
+      std::map<std::vector<std::uint64_t>, int> slot_of_set;
+      for (const auto& [dst, edge] : crossing[g]) {
+        std::vector<std::uint64_t> set;
+        for (const auto& [key, b] : edge.tensors) set.push_back(key);
+        auto [it, inserted] = slot_of_set.emplace(set, static_cast<int>(node.output_bytes.size()));
+        if (inserted) {
+          node.output_bytes.push_back(edge.bytes);
+        } else {
+          node.output_bytes[it->second] = std::max(node.output_bytes[it->second], edge.bytes);
+        }
+        planned[g].push_back({dst, it->second, edge.bytes});
+      }
     }
     // Tensors sent to destinations with different sets sit in several slots; take
     // the excess out of the workspace so the node never claims more memory than
@@ -589,8 +618,7 @@ FusionResult Coarsener::build_result() {
     coarse.add_op(std::move(node));
   }
   for (int g = 0; g < groups; ++g) {
-    size_t i = 0;
-    for (const auto& [dst, edge] : crossing[g]) coarse.add_edge(g, dst, slot_of_edge[g][i++], edge.bytes);
+    for (const auto& [dst, slot, bytes] : planned[g]) coarse.add_edge(g, dst, slot, bytes);
   }
   try {
     coarse.validate();
@@ -684,7 +712,7 @@ Placement coarsen_placement(const FusionResult& fusion, const Placement& fine) {
 
 std::vector<std::string> fusion_option_keys() {
   return {"fusion.target_size", "fusion.threshold", "fusion.chain",
-          "fusion.comm",        "fusion.memory_fraction", "fusion.cost"};
+          "fusion.comm",        "fusion.memory_fraction", "fusion.cost", "fusion.edges"};
 }
 
 FusionOptions fusion_options_from(const Options& options, const std::string& owner) {
@@ -701,6 +729,14 @@ FusionOptions fusion_options_from(const Options& options, const std::string& own
     out.cost_mode = FusedCostMode::kRooflineOfSum;
   } else {
     throw ConfigError(owner + ": fusion.cost must be exact or roofline, got '" + cost + "'");
+  }
+  const std::string edges = option_string(options, "fusion.edges", "class");
+  if (edges == "class") {
+    out.edges = FusedEdgeMode::kPerTensorClass;
+  } else if (edges == "pair") {
+    out.edges = FusedEdgeMode::kOnePerPair;
+  } else {
+    throw ConfigError(owner + ": fusion.edges must be class or pair, got '" + edges + "'");
   }
   if (out.target_size < 0) throw ConfigError(owner + ": fusion.target_size must not be negative");
   if (!(out.threshold > 0)) throw ConfigError(owner + ": fusion.threshold must be > 0");

@@ -56,6 +56,19 @@ enum class FusedCostMode {
   kRooflineOfSum,
 };
 
+// How edges between fused nodes are written.
+enum class FusedEdgeMode {
+  // A node's exported tensors are grouped by the exact set of nodes reading
+  // them; one output slot per group and one edge per (group, reader). Memory and
+  // transfers match the full graph (a tensor is held once and sent once per
+  // device). A pair of nodes may then have more than one edge (rarely).
+  kPerTensorClass,
+  // Exactly one edge per (source node, destination node) pair; readers receiving
+  // the same tensors share a slot, other overlaps are duplicated (memory taken
+  // back out of the workspace where possible; transfers may be overcounted).
+  kOnePerPair,
+};
+
 struct FusionOptions {
   // Largest coarse graph wanted, in nodes; 0: no target (only the rules merge).
   // The rules always run to completion, so the result may be smaller.
@@ -68,6 +81,7 @@ struct FusionOptions {
   // A fused node may hold at most this fraction of the smallest device's memory. (0, 1].
   double memory_fraction = 1.0;
   FusedCostMode cost_mode = FusedCostMode::kExactWhenHomogeneous;
+  FusedEdgeMode edges = FusedEdgeMode::kPerTensorClass;
 };
 
 struct FusionStats {
@@ -106,10 +120,8 @@ struct FusionResult {
 //    node is named "<first member>+<k more>", type "Fused", with summed flops,
 //    bytes_accessed and param_bytes, compute_us per `cost_mode`, block/layer
 //    kept where all members agree;
-//  - one edge per (source node, destination node) pair, whose bytes are the
-//    distinct fine tensors crossing that pair (a tensor read by several ops of
-//    one node counts once). Destinations receiving exactly the same tensors
-//    share one output slot (a weight read by many nodes stays one tensor);
+//  - edges per `edges` (FusedEdgeMode); a tensor read by several ops of one node
+//    counts once;
 //  - every node's memory (params + outputs + temp) equals its members' total
 //    (params + all outputs + workspace) where the slots allow it: outputs no
 //    other node reads count as workspace, and a tensor that had to go into
@@ -129,7 +141,8 @@ Placement coarsen_placement(const FusionResult& fusion, const Placement& fine);
 
 // Reads fusion settings from placer options: fusion.target_size,
 // fusion.threshold, fusion.chain (0/1), fusion.comm (0/1),
-// fusion.memory_fraction, fusion.cost (exact|roofline). Other keys are ignored.
+// fusion.memory_fraction, fusion.cost (exact|roofline), fusion.edges
+// (class|pair). Other keys are ignored.
 // Throws ConfigError naming `owner` on a bad value.
 FusionOptions fusion_options_from(const Options& options, const std::string& owner);
 // The option keys fusion_options_from reads.

@@ -4,8 +4,12 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#ifdef AWARE_HAVE_BASELINES
+#include "agents/baselines/common.h"
+#endif
 #include "agents/fusion/fused_placer.h"
 #include "agents/fusion/fusion.h"
 #include "agents/fusion/register.h"
@@ -74,7 +78,8 @@ void expect_partition(const OpGraph& fine, const FusionResult& f) {
 
 // The invariants every fusion result keeps.
 void expect_valid_fusion(const OpGraph& fine, const Cluster& cluster, const FusionResult& f,
-                         double memory_fraction = 1.0) {
+                         double memory_fraction = 1.0,
+                         FusedEdgeMode edges = FusedEdgeMode::kPerTensorClass) {
   EXPECT_NO_THROW(f.coarse.validate());  // a DAG: no merge made a cycle
   expect_partition(fine, f);
   double smallest = 1e300;
@@ -88,11 +93,15 @@ void expect_valid_fusion(const OpGraph& fine, const Cluster& cluster, const Fusi
     }
     EXPECT_LE(memory, memory_fraction * smallest) << f.coarse.op(static_cast<int>(g)).name;
   }
-  // Every fine edge between groups has a coarse edge; no coarse edge inside a group.
+  // Every fine edge between groups has a coarse edge; no coarse edge inside a
+  // group; no duplicate (pair, slot) edge, and one edge per pair in pair mode.
   std::set<std::pair<int, int>> coarse_edges;
+  std::set<std::tuple<int, int, int>> coarse_slots;
   for (const Edge& e : f.coarse.edges()) {
     EXPECT_NE(e.src, e.dst);
-    EXPECT_TRUE(coarse_edges.insert({e.src, e.dst}).second) << "duplicate coarse edge";
+    EXPECT_TRUE(coarse_slots.insert({e.src, e.dst, e.src_output}).second) << "duplicate edge";
+    const bool new_pair = coarse_edges.insert({e.src, e.dst}).second;
+    if (edges == FusedEdgeMode::kOnePerPair) EXPECT_TRUE(new_pair) << "two edges for one pair";
   }
   for (const Edge& e : fine.edges()) {
     const int gs = f.group_of_op[e.src], gd = f.group_of_op[e.dst];
@@ -301,6 +310,53 @@ TEST(FusionHand, BadOptionsThrow) {
                ConfigError);
 }
 
+// A weight w (1 MB) read by three consumers p, q, r that stay apart (rules off):
+// the fused node of w exports the same one tensor to three nodes, so it gets one
+// output slot, not three.
+TEST(FusionHand, ATensorReadByManyNodesIsOneSlot) {
+  OpGraph g("broadcast");
+  const int w = g.add_op(timed("w", 10, {1e6}, 1e6));
+  for (const char* name : {"p", "q", "r"}) {
+    const int c = g.add_op(timed(name, 10, {1e3}));
+    g.add_edge(w, c);
+  }
+  const Cluster cluster = ten_gbps_cluster();
+  const FusionResult f = fuse_by_comm_ratio(g, cluster, rules(false, false));
+  ASSERT_EQ(f.coarse.num_ops(), 4);
+  const Op& node = f.coarse.op(f.group_of_op[w]);
+  ASSERT_EQ(node.output_bytes.size(), 1u);
+  EXPECT_DOUBLE_EQ(node.output_bytes[0], 1e6);
+  for (const Edge& e : f.coarse.edges()) EXPECT_EQ(e.src_output, 0);
+  FusionOptions pair = rules(false, false);
+  pair.edges = FusedEdgeMode::kOnePerPair;
+  EXPECT_EQ(fuse_by_comm_ratio(g, cluster, pair).coarse.op(f.group_of_op[w]).output_bytes.size(), 1u);
+}
+
+// The coarse nodes claim the memory their members do (no more), so a graph that
+// fits still fits after fusion, even with large thresholds on NMT (many weights
+// read by per-step ops).
+TEST(FusionProperties, CoarseMemoryNeverExceedsMembers) {
+  const Cluster cluster = make_cluster_preset("k40x4");
+  const OpGraph g = build_zoo_model("nmt4");
+  FusionOptions o;
+  o.threshold = 4;
+  const FusionResult f = fuse_by_comm_ratio(g, cluster, o);
+  for (int node = 0; node < f.coarse.num_ops(); ++node) {
+    const Op& c = f.coarse.op(node);
+    double members = 0;
+    for (int op : f.ops_of_group[node]) {
+      const Op& m = g.op(op);
+      members += m.param_bytes + m.total_output_bytes() + m.temp_bytes;
+    }
+    const double coarse = c.param_bytes + c.total_output_bytes() + c.temp_bytes;
+    EXPECT_LE(coarse, members * (1 + 1e-12) + 1) << c.name;
+    EXPECT_LE(coarse, f.stats.memory_limit_bytes * (1 + 1e-12)) << c.name;
+  }
+#ifdef AWARE_HAVE_BASELINES
+  EXPECT_NO_THROW(baselines::check_graph_can_fit(f.coarse, cluster));
+#endif
+}
+
 TEST(FusionProperties, ZooModelsStayValid) {
   const Cluster cluster = make_cluster_preset("k40x4");
   for (const std::string name : {"inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"}) {
@@ -319,14 +375,15 @@ TEST(FusionProperties, RandomDagsStayValidUnderEveryOptionMix) {
   const Cluster cluster = ten_gbps_cluster(2e9, 4);
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
     const OpGraph g = random_layered_dag(150, seed, 3 + static_cast<int>(seed % 6));
-    for (int variant = 0; variant < 4; ++variant) {
+    for (int variant = 0; variant < 5; ++variant) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " variant " + std::to_string(variant));
       FusionOptions o;
       o.threshold = variant == 1 ? 0.01 : 1.0;
       o.target_size = variant == 2 ? 10 : 0;
       o.memory_fraction = variant == 3 ? 0.02 : 1.0;
+      o.edges = variant == 4 ? FusedEdgeMode::kOnePerPair : FusedEdgeMode::kPerTensorClass;
       const FusionResult f = fuse_by_comm_ratio(g, cluster, o);
-      expect_valid_fusion(g, cluster, f, o.memory_fraction);
+      expect_valid_fusion(g, cluster, f, o.memory_fraction, o.edges);
       if (variant == 2 && f.stats.target_met) EXPECT_LE(f.coarse.num_ops(), 10);
     }
   }
@@ -405,6 +462,27 @@ TEST(FusionPlacement, FusedPlacersReturnCompletePlacements) {
     EXPECT_TRUE(r.feasible) << r.infeasible_reason;
     EXPECT_GE(r.step_time_us, bound * (1 - 1e-9));
   }
+}
+
+// fusion.score=fine: the inner search scores every candidate on the full graph;
+// the result is a complete, feasible placement no worse than the coarse-scored
+// one's starting points would give, and bad values are refused.
+TEST(FusionPlacement, FineScoringOption) {
+  register_fusion_placers();
+  AnalyticSimulator sim;
+  const Cluster cluster = make_cluster_preset("k40x4");
+  const OpGraph g = build_zoo_model("resnet50");
+  PlaceContext context;
+  context.evaluator = &sim;
+  context.seed = 2;
+  context.budget_evals = 30;
+  context.options = {{"fusion.score", "fine"}};
+  const Placement p = PlacerRegistry::instance().create("fused-anneal")->place(g, cluster, context);
+  ASSERT_NO_THROW(check_placement(g, cluster, p));
+  EXPECT_TRUE(sim.evaluate(g, cluster, p).feasible);
+  context.options = {{"fusion.score", "both"}};
+  EXPECT_THROW(PlacerRegistry::instance().create("fused-anneal")->place(g, cluster, context),
+               ConfigError);
 }
 
 }  // namespace
