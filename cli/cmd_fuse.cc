@@ -55,34 +55,37 @@ struct FusionFlags {
   bool no_chain = false;
   bool no_comm = false;
   std::string cost = "exact";
-  std::string edges = "class";
+  std::string edges = "pair";
 
   Options as_options() const {
     return Options{{"fusion.target_size", std::to_string(target_size)},
-              {"fusion.threshold", std::to_string(threshold)},
-              {"fusion.memory_fraction", std::to_string(memory_fraction)},
-              {"fusion.chain", no_chain ? "0" : "1"},
-              {"fusion.comm", no_comm ? "0" : "1"},
-              {"fusion.cost", cost},
-              {"fusion.edges", edges}};
+                   {"fusion.threshold", std::to_string(threshold)},
+                   {"fusion.memory_fraction", std::to_string(memory_fraction)},
+                   {"fusion.chain", no_chain ? "0" : "1"},
+                   {"fusion.comm", no_comm ? "0" : "1"},
+                   {"fusion.cost", cost},
+                   {"fusion.edges", edges}};
   }
   FusionOptions options() const { return fusion_options_from(as_options(), "aware fuse"); }
   void add_to(CLI::App* app) {
-    app->add_option("--target-size", target_size, "Largest fused graph wanted, in ops (0: rules only)")
+    app->add_option("--target-size", target_size,
+                    "Largest fused graph wanted, in ops (0: rules only)")
         ->capture_default_str();
-    app->add_option("--threshold", threshold,
-                    "Merge an edge when its transfer time > threshold x the smaller op's compute time")
+    app->add_option(
+           "--threshold", threshold,
+           "Merge an edge when its transfer time > threshold x the smaller op's compute time")
         ->capture_default_str();
     app->add_option("--memory-fraction", memory_fraction,
                     "A fused op may use at most this fraction of the smallest device's memory")
         ->capture_default_str();
     app->add_flag("--no-chain", no_chain, "Do not merge pure chain links");
     app->add_flag("--no-comm", no_comm, "Do not apply the communication/computation rule");
-    app->add_option("--cost", cost, "Fused op cost: exact (sum, homogeneous clusters) or roofline (of the sums)")
+    app->add_option("--cost", cost,
+                    "Fused op cost: exact (sum, homogeneous clusters) or roofline (of the sums)")
         ->capture_default_str();
     app->add_option("--edges", edges,
-                    "Fused edges: class (one per tensor class and reader: exact memory and transfers) "
-                    "or pair (exactly one per node pair)")
+                    "Fused edges: pair (one per node pair where memory allows) or class (one per "
+                    "tensor class and reader: exact memory and transfers)")
         ->capture_default_str();
   }
 };
@@ -109,7 +112,8 @@ Side measure(const OpGraph& graph, const Cluster& cluster, Evaluator& evaluator)
 }
 
 void run_fuse(const FuseArgs& a) {
-  if (a.graph.empty()) throw ConfigError("aware fuse: --graph is required (or use `aware fuse report`)");
+  if (a.graph.empty())
+    throw ConfigError("aware fuse: --graph is required (or use `aware fuse report`)");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   const FusionOptions options = a.flags.options();
@@ -156,9 +160,11 @@ void run_fuse(const FuseArgs& a) {
   std::printf("%-24s %14d %14d\n", "edges", s.edges_before, s.edges_after);
   std::printf("%-24s %14s %14s\n", "lower bound", format_ms(fine.bound.bound_us()).c_str(),
               format_ms(coarse.bound.bound_us()).c_str());
-  std::printf("%-24s %14s %14s\n", "  critical path", format_ms(fine.bound.critical_path_us).c_str(),
+  std::printf("%-24s %14s %14s\n", "  critical path",
+              format_ms(fine.bound.critical_path_us).c_str(),
               format_ms(coarse.bound.critical_path_us).c_str());
-  std::printf("%-24s %14s %14s\n", "single-device step", format_ms(fine.single.step_time_us).c_str(),
+  std::printf("%-24s %14s %14s\n", "single-device step",
+              format_ms(fine.single.step_time_us).c_str(),
               format_ms(coarse.single.step_time_us).c_str());
   std::printf("expanded single-device step on the fine graph: %s\n",
               format_ms(expanded.step_time_us).c_str());
@@ -194,10 +200,10 @@ struct ReportRow {
   double fuse_s = 0;
   double bound_us = 0;
   double single_us = 0;
-  double fine_us = -1;         // method on the fine graph
+  double fine_us = -1;  // method on the fine graph
   bool fine_ok = false;
   double fine_place_s = 0;
-  double fused_us = -1;        // method on the fused graph, expanded, scored on the fine graph
+  double fused_us = -1;  // method on the fused graph, expanded, scored on the fine graph
   bool fused_ok = false;
   double fused_estimate_us = -1;  // the same placement scored on the fused graph
   double fused_place_s = 0;
@@ -224,7 +230,8 @@ ReportRow report_row(const std::string& model, const Cluster& cluster, const Rep
     row.fused_edges = fusion.coarse.num_edges();
     std::unique_ptr<Evaluator> evaluator = make_evaluator("analytic", "", {});
     row.bound_us = lower_bound(graph, cluster).bound_us();
-    row.single_us = evaluator->evaluate(graph, cluster, single_device_placement(graph, 0)).step_time_us;
+    row.single_us =
+        evaluator->evaluate(graph, cluster, single_device_placement(graph, 0)).step_time_us;
 
     PlaceContext context;
     context.evaluator = evaluator.get();
@@ -233,7 +240,8 @@ ReportRow report_row(const std::string& model, const Cluster& cluster, const Rep
     context.progress = progress;
 
     t0 = std::chrono::steady_clock::now();
-    const Placement fine = PlacerRegistry::instance().create(a.method)->place(graph, cluster, context);
+    const Placement fine =
+        PlacerRegistry::instance().create(a.method)->place(graph, cluster, context);
     row.fine_place_s = seconds_since(t0);
     const StepResult fine_result = evaluator->evaluate(graph, cluster, fine);
     row.fine_us = fine_result.step_time_us;
@@ -244,7 +252,8 @@ ReportRow report_row(const std::string& model, const Cluster& cluster, const Rep
         PlacerRegistry::instance().create(a.method)->place(fusion.coarse, cluster, context);
     row.fused_place_s = seconds_since(t0);
     row.fused_estimate_us = evaluator->evaluate(fusion.coarse, cluster, coarse).step_time_us;
-    const StepResult fused_result = evaluator->evaluate(graph, cluster, expand_placement(fusion, coarse));
+    const StepResult fused_result =
+        evaluator->evaluate(graph, cluster, expand_placement(fusion, coarse));
     row.fused_us = fused_result.step_time_us;
     row.fused_ok = fused_result.feasible;
 
@@ -283,7 +292,8 @@ void write_report(const std::vector<ReportRow>& rows, const ReportArgs& a, const
   if (a.format == "csv") {
     out << "model,cluster,ops,fused_ops,edges,fused_edges,fuse_s,lower_bound_us,single_device_us,"
            "method,budget_evals,seed,fine_step_us,fine_feasible,fine_place_s,fused_step_us,"
-           "fused_feasible,fused_estimate_us,fused_place_s,fine_scored_step_us,fine_scored_feasible,"
+           "fused_feasible,fused_estimate_us,fused_place_s,fine_scored_step_us,fine_scored_"
+           "feasible,"
            "fine_scored_place_s,error\n";
     for (const ReportRow& r : rows) {
       out << r.model << "," << cluster.name() << "," << r.ops << "," << r.fused_ops << ","
@@ -299,15 +309,27 @@ void write_report(const std::vector<ReportRow>& rows, const ReportArgs& a, const
   if (a.format == "json") {
     nlohmann::json j = nlohmann::json::array();
     for (const ReportRow& r : rows)
-      j.push_back({{"model", r.model}, {"cluster", cluster.name()}, {"ops", r.ops},
-                   {"fused_ops", r.fused_ops}, {"edges", r.edges}, {"fused_edges", r.fused_edges},
-                   {"fuse_s", r.fuse_s}, {"lower_bound_us", r.bound_us},
-                   {"single_device_us", r.single_us}, {"method", a.method},
-                   {"budget_evals", a.budget_evals}, {"seed", a.seed}, {"fine_step_us", r.fine_us},
-                   {"fine_feasible", r.fine_ok}, {"fine_place_s", r.fine_place_s},
-                   {"fused_step_us", r.fused_us}, {"fused_feasible", r.fused_ok},
-                   {"fused_estimate_us", r.fused_estimate_us}, {"fused_place_s", r.fused_place_s},
-                   {"fine_scored_step_us", r.fine_scored_us}, {"fine_scored_feasible", r.fine_scored_ok},
+      j.push_back({{"model", r.model},
+                   {"cluster", cluster.name()},
+                   {"ops", r.ops},
+                   {"fused_ops", r.fused_ops},
+                   {"edges", r.edges},
+                   {"fused_edges", r.fused_edges},
+                   {"fuse_s", r.fuse_s},
+                   {"lower_bound_us", r.bound_us},
+                   {"single_device_us", r.single_us},
+                   {"method", a.method},
+                   {"budget_evals", a.budget_evals},
+                   {"seed", a.seed},
+                   {"fine_step_us", r.fine_us},
+                   {"fine_feasible", r.fine_ok},
+                   {"fine_place_s", r.fine_place_s},
+                   {"fused_step_us", r.fused_us},
+                   {"fused_feasible", r.fused_ok},
+                   {"fused_estimate_us", r.fused_estimate_us},
+                   {"fused_place_s", r.fused_place_s},
+                   {"fine_scored_step_us", r.fine_scored_us},
+                   {"fine_scored_feasible", r.fine_scored_ok},
                    {"fine_scored_place_s", r.fine_scored_place_s},
                    {"error", r.error}});
     out << j.dump(1) << "\n";
@@ -315,13 +337,15 @@ void write_report(const std::vector<ReportRow>& rows, const ReportArgs& a, const
   }
   const bool md = a.format == "md";
   char line[512];
-  std::snprintf(line, sizeof line, "%s on %s, budget %s evaluations, seed %lld; step times in ms "
+  std::snprintf(line, sizeof line,
+                "%s on %s, budget %s evaluations, seed %lld; step times in ms "
                 "(fused: placed on the fused graph, expanded, simulated on the full graph)\n",
                 a.method.c_str(), cluster.name().c_str(), budget.c_str(), a.seed);
   out << line << "\n";
-  const char* header[] = {"model", "ops", "fused ops", "edges", "fused edges", "lower bound",
-                          "single", "fine", "fused", "fused vs fine", "fused (own est.)",
-                          "fused, fine-scored", "vs fine", "place s fine", "place s fused"};
+  const char* header[] = {"model",       "ops",           "fused ops",        "edges",
+                          "fused edges", "lower bound",   "single",           "fine",
+                          "fused",       "fused vs fine", "fused (own est.)", "fused, fine-scored",
+                          "vs fine",     "place s fine",  "place s fused"};
   std::vector<std::vector<std::string>> cells;
   for (const ReportRow& r : rows) {
     if (!r.error.empty()) {
@@ -339,7 +363,8 @@ void write_report(const std::vector<ReportRow>& rows, const ReportArgs& a, const
     std::snprintf(b[7], 48, "%.1f", r.fused_place_s);
     cells.push_back({r.model, b[0], b[1], b[2], b[3], b[4], b[5], ms_cell(r.fine_us, r.fine_ok),
                      ms_cell(r.fused_us, r.fused_ok), delta_cell(r.fine_us, r.fused_us),
-                     ms_cell(r.fused_estimate_us, true), ms_cell(r.fine_scored_us, r.fine_scored_ok),
+                     ms_cell(r.fused_estimate_us, true),
+                     ms_cell(r.fine_scored_us, r.fine_scored_ok),
                      delta_cell(r.fine_us, r.fine_scored_us), b[6], b[7]});
   }
   const size_t columns = sizeof header / sizeof header[0];
@@ -378,7 +403,8 @@ void run_report(const ReportArgs& a) {
   const FusionOptions options = a.flags.options();
   std::vector<ReportRow> rows;
   StderrProgress progress;
-  for (const std::string& model : models) rows.push_back(report_row(model, cluster, a, options, &progress));
+  for (const std::string& model : models)
+    rows.push_back(report_row(model, cluster, a, options, &progress));
   progress.finish();
   std::ostringstream text;
   write_report(rows, a, cluster, text);
@@ -407,14 +433,17 @@ void add_fuse_commands(CLI::App& app) {
   f->add_flag("--json", fuse->json, "Print one JSON object");
 
   auto report = std::make_shared<ReportArgs>();
-  CLI::App* r = f->add_subcommand(
-      "report", "Per model: ops before/after fusion, and a search's best step on the fused vs the full graph");
-  r->add_option("--models", report->models, "Comma-separated zoo names or graph files")->capture_default_str();
+  CLI::App* r = f->add_subcommand("report",
+                                  "Per model: ops before/after fusion, and a search's best step on "
+                                  "the fused vs the full graph");
+  r->add_option("--models", report->models, "Comma-separated zoo names or graph files")
+      ->capture_default_str();
   r->add_option("--cluster", report->cluster, "Preset name (k40x4), preset:NAME or a cluster file")
       ->capture_default_str();
   report->flags.add_to(r);
   r->add_option("--method", report->method, "Placer run on both graphs")->capture_default_str();
-  r->add_option("--budget-evals", report->budget_evals, "Evaluations per search (0: the method's default)");
+  r->add_option("--budget-evals", report->budget_evals,
+                "Evaluations per search (0: the method's default)");
   r->add_option("--seed", report->seed, "Seed")->capture_default_str();
   r->add_option("--format", report->format, "table, md, csv or json")->capture_default_str();
   r->add_option("-o,--output", report->out, "Also write the report here");

@@ -24,8 +24,7 @@ int copies_per_class(int num_nodes, double c) {
 }  // namespace
 
 int anchor_set_count(int num_nodes, double c) {
-  if (num_nodes < 0 || !(c >= 0))
-    throw ConfigError("anchor sets: need num_nodes >= 0 and c >= 0");
+  if (num_nodes < 0 || !(c >= 0)) throw ConfigError("anchor sets: need num_nodes >= 0 and c >= 0");
   return copies_per_class(num_nodes, c) * (num_nodes < 2 ? 0 : floor_log2(num_nodes));
 }
 
@@ -67,7 +66,8 @@ AnchorDistances anchor_distances(const std::vector<std::vector<int>>& successors
   std::vector<std::vector<int>> walk(n);
   for (int u = 0; u < n; ++u) {
     for (int v : successors[u]) {
-      if (v < 0 || v >= n) throw ConfigError("anchor distances: edge to node " + std::to_string(v) + " out of range");
+      if (v < 0 || v >= n)
+        throw ConfigError("anchor distances: edge to node " + std::to_string(v) + " out of range");
       if (options.direction != AnchorDirection::kToAnchor) walk[u].push_back(v);
       if (options.direction != AnchorDirection::kFromAnchor) walk[v].push_back(u);
     }
@@ -93,7 +93,8 @@ AnchorDistances anchor_distances(const std::vector<std::vector<int>>& successors
     touched.clear();
     for (int pos = 0; pos < static_cast<int>(set.size()); ++pos) {
       const int a = set[pos];
-      if (a < 0 || a >= n) throw ConfigError("anchor set names node " + std::to_string(a) + " out of range");
+      if (a < 0 || a >= n)
+        throw ConfigError("anchor set names node " + std::to_string(a) + " out of range");
       if (dist[a] >= 0) continue;  // a repeated anchor keeps its first position
       dist[a] = 0;
       label[a] = pos;

@@ -53,8 +53,12 @@ struct AnchorDistances {
   int num_sets = 0;
   std::vector<float> score;
   std::vector<int> anchor;
-  float score_at(int node, int set) const { return score[static_cast<size_t>(node) * num_sets + set]; }
-  int anchor_at(int node, int set) const { return anchor[static_cast<size_t>(node) * num_sets + set]; }
+  float score_at(int node, int set) const {
+    return score[static_cast<size_t>(node) * num_sets + set];
+  }
+  int anchor_at(int node, int set) const {
+    return anchor[static_cast<size_t>(node) * num_sets + set];
+  }
 };
 
 // Hop distances on `graph`'s edges (parallel edges count once). One multi-source

@@ -17,7 +17,9 @@ class ExpandingEvaluator final : public Evaluator {
   ExpandingEvaluator(const Evaluator& fine, const OpGraph& graph, const FusionResult& fusion)
       : fine_(fine.clone()), graph_(graph), fusion_(fusion) {}
   std::string name() const override { return fine_->name(); }
-  std::string describe() const override { return fine_->describe() + ", fused placements expanded"; }
+  std::string describe() const override {
+    return fine_->describe() + ", fused placements expanded";
+  }
   StepResult evaluate(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
                       Trace* trace) override {
     if (&graph != &fusion_.coarse) return fine_->evaluate(graph, cluster, placement, trace);

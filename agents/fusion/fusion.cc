@@ -76,7 +76,11 @@ class Coarsener {
  public:
   Coarsener(const OpGraph& graph, const Cluster& cluster, const FusionOptions& options,
             const CostTable* table)
-      : graph_(graph), cluster_(cluster), options_(options), table_(table), costs_(graph, cluster, table) {}
+      : graph_(graph),
+        cluster_(cluster),
+        options_(options),
+        table_(table),
+        costs_(graph, cluster, table) {}
 
   FusionResult run();
 
@@ -559,7 +563,13 @@ FusionResult Coarsener::build_result() {
     }
     const int tag = tag_root(tag_[nodes[g]]);
     node.colocation_group = tag >= 0 ? group_names_[tag] : std::string();
-    if (options_.edges == FusedEdgeMode::kPerTensorClass) {
+    double members_memory = 0;
+    for (int op : ops) members_memory += op_memory_bytes(graph_.op(op));
+    const double base_temp = node.temp_bytes;
+    auto plan_by_class = [&] {
+      node.output_bytes.clear();
+      planned[g].clear();
+      node.temp_bytes = base_temp;
       // Exported tensors grouped by the exact set of nodes that read them: one
       // output slot per class, one edge per (class, reader). Each tensor is held
       // once and sent once per device, as in the full graph.
@@ -574,7 +584,8 @@ FusionResult Coarsener::build_result() {
       std::map<std::vector<int>, int> slot_of_class;
       std::vector<const std::vector<int>*> class_readers;
       for (const auto& [key, entry] : readers) {
-        auto [it, inserted] = slot_of_class.emplace(entry.second, static_cast<int>(node.output_bytes.size()));
+        auto [it, inserted] =
+            slot_of_class.emplace(entry.second, static_cast<int>(node.output_bytes.size()));
         if (inserted) {
           node.output_bytes.push_back(0);
           class_readers.push_back(&it->first);
@@ -585,7 +596,11 @@ FusionResult Coarsener::build_result() {
         for (int dst : *class_readers[slot])
           planned[g].push_back({dst, static_cast<int>(slot), node.output_bytes[slot]});
       std::sort(planned[g].begin(), planned[g].end());
-    } else {
+    };
+    auto plan_by_pair = [&] {
+      node.output_bytes.clear();
+      planned[g].clear();
+      node.temp_bytes = base_temp;
       // One edge per reader node; readers receiving exactly the same tensors
       // share a slot (a weight read by many nodes stays one tensor).
       std::map<std::vector<std::uint64_t>, int> slot_of_set;
@@ -600,18 +615,31 @@ FusionResult Coarsener::build_result() {
         }
         planned[g].push_back({dst, it->second, edge.bytes});
       }
-    }
-    // Tensors sent to destinations with different sets sit in several slots; take
-    // the excess out of the workspace so the node never claims more memory than
-    // its members do in the full graph.
-    double members_memory = 0;
-    for (int op : ops) members_memory += op_memory_bytes(graph_.op(op));
-    double memory = node.param_bytes + node.temp_bytes;
-    for (double b : node.output_bytes) memory += b;
-    if (memory > members_memory) {
-      const double excess = std::min(memory - members_memory, node.temp_bytes);
-      node.temp_bytes -= excess;
-      memory -= excess;
+    };
+    auto claimed = [&] {
+      double m = node.param_bytes + node.temp_bytes;
+      for (double b : node.output_bytes) m += b;
+      return m;
+    };
+    double memory = 0;
+    if (options_.edges == FusedEdgeMode::kOnePerPair) {
+      plan_by_pair();
+      // A tensor sent to readers with different sets sits in several slots; take
+      // the excess out of the workspace, and where that is not enough, write this
+      // node's edges by class so it never claims more than its members.
+      memory = claimed();
+      if (memory > members_memory) {
+        const double excess = std::min(memory - members_memory, node.temp_bytes);
+        node.temp_bytes -= excess;
+        memory -= excess;
+      }
+      if (memory > members_memory * (1 + 1e-12)) {
+        plan_by_class();
+        memory = claimed();
+      }
+    } else {
+      plan_by_class();
+      memory = claimed();
     }
     stats_.largest_node_memory_bytes = std::max(stats_.largest_node_memory_bytes, memory);
     stats_.largest_node_ops = std::max(stats_.largest_node_ops, static_cast<int>(ops.size()));
@@ -640,8 +668,7 @@ FusionResult Coarsener::run() {
   if (!(options_.memory_fraction > 0 && options_.memory_fraction <= 1))
     throw ConfigError("fusion: memory_fraction must be in (0, 1], got " +
                       std::to_string(options_.memory_fraction));
-  if (options_.target_size < 0)
-    throw ConfigError("fusion: target_size must not be negative");
+  if (options_.target_size < 0) throw ConfigError("fusion: target_size must not be negative");
   graph_.validate();
 
   stats_.ops_before = graph_.num_ops();
@@ -711,8 +738,8 @@ Placement coarsen_placement(const FusionResult& fusion, const Placement& fine) {
 }
 
 std::vector<std::string> fusion_option_keys() {
-  return {"fusion.target_size", "fusion.threshold", "fusion.chain",
-          "fusion.comm",        "fusion.memory_fraction", "fusion.cost", "fusion.edges"};
+  return {"fusion.target_size",     "fusion.threshold", "fusion.chain", "fusion.comm",
+          "fusion.memory_fraction", "fusion.cost",      "fusion.edges"};
 }
 
 FusionOptions fusion_options_from(const Options& options, const std::string& owner) {
@@ -721,7 +748,8 @@ FusionOptions fusion_options_from(const Options& options, const std::string& own
   out.threshold = option_double(options, "fusion.threshold", out.threshold, owner);
   out.chain_rule = option_int(options, "fusion.chain", 1, owner) != 0;
   out.comm_rule = option_int(options, "fusion.comm", 1, owner) != 0;
-  out.memory_fraction = option_double(options, "fusion.memory_fraction", out.memory_fraction, owner);
+  out.memory_fraction =
+      option_double(options, "fusion.memory_fraction", out.memory_fraction, owner);
   const std::string cost = option_string(options, "fusion.cost", "exact");
   if (cost == "exact") {
     out.cost_mode = FusedCostMode::kExactWhenHomogeneous;
@@ -730,13 +758,13 @@ FusionOptions fusion_options_from(const Options& options, const std::string& own
   } else {
     throw ConfigError(owner + ": fusion.cost must be exact or roofline, got '" + cost + "'");
   }
-  const std::string edges = option_string(options, "fusion.edges", "class");
+  const std::string edges = option_string(options, "fusion.edges", "pair");
   if (edges == "class") {
     out.edges = FusedEdgeMode::kPerTensorClass;
   } else if (edges == "pair") {
     out.edges = FusedEdgeMode::kOnePerPair;
   } else {
-    throw ConfigError(owner + ": fusion.edges must be class or pair, got '" + edges + "'");
+    throw ConfigError(owner + ": fusion.edges must be pair or class, got '" + edges + "'");
   }
   if (out.target_size < 0) throw ConfigError(owner + ": fusion.target_size must not be negative");
   if (!(out.threshold > 0)) throw ConfigError(owner + ": fusion.threshold must be > 0");

@@ -58,15 +58,19 @@ enum class FusedCostMode {
 
 // How edges between fused nodes are written.
 enum class FusedEdgeMode {
-  // A node's exported tensors are grouped by the exact set of nodes reading
-  // them; one output slot per group and one edge per (group, reader). Memory and
-  // transfers match the full graph (a tensor is held once and sent once per
-  // device). A pair of nodes may then have more than one edge (rarely).
-  kPerTensorClass,
-  // Exactly one edge per (source node, destination node) pair; readers receiving
-  // the same tensors share a slot, other overlaps are duplicated (memory taken
-  // back out of the workspace where possible; transfers may be overcounted).
+  // One edge per (source node, destination node) pair, bytes = the distinct
+  // tensors crossing it; readers receiving exactly the same tensors share an
+  // output slot (a weight read by many nodes stays one tensor). A tensor read by
+  // readers with different sets sits in several slots: its extra copies are
+  // taken out of the node's workspace, and a node where that is not enough is
+  // written as kPerTensorClass, so no node claims more memory than its members.
+  // Transfers of such tensors may be counted more than once (pessimistic).
   kOnePerPair,
+  // A node's exported tensors grouped by the exact set of nodes reading them;
+  // one output slot per group and one edge per (group, reader). Memory and
+  // transfers match the full graph (a tensor is held once and sent once per
+  // device); a pair of nodes may have several edges.
+  kPerTensorClass,
 };
 
 struct FusionOptions {
@@ -81,7 +85,7 @@ struct FusionOptions {
   // A fused node may hold at most this fraction of the smallest device's memory. (0, 1].
   double memory_fraction = 1.0;
   FusedCostMode cost_mode = FusedCostMode::kExactWhenHomogeneous;
-  FusedEdgeMode edges = FusedEdgeMode::kPerTensorClass;
+  FusedEdgeMode edges = FusedEdgeMode::kOnePerPair;
 };
 
 struct FusionStats {
@@ -89,17 +93,17 @@ struct FusionStats {
   int ops_after = 0;
   int edges_before = 0;
   int edges_after = 0;
-  int colocation_merges = 0;  // groups contracted to one node
+  int colocation_merges = 0;      // groups contracted to one node
   int colocation_unresolved = 0;  // groups left as several nodes sharing a colocation_group
   int chain_merges = 0;
   int comm_merges = 0;
   int target_merges = 0;
-  int rejected_cycle = 0;   // candidate merges refused because another path existed
-  int rejected_memory = 0;  // refused because the fused node would not fit
-  bool target_met = true;   // false when target_size > 0 and nothing more could merge
-  double slowest_route_Bps = 0;         // the route the comm rule prices transfers on
+  int rejected_cycle = 0;        // candidate merges refused because another path existed
+  int rejected_memory = 0;       // refused because the fused node would not fit
+  bool target_met = true;        // false when target_size > 0 and nothing more could merge
+  double slowest_route_Bps = 0;  // the route the comm rule prices transfers on
   double slowest_route_latency_us = 0;
-  double memory_limit_bytes = 0;        // memory_fraction * smallest device memory
+  double memory_limit_bytes = 0;  // memory_fraction * smallest device memory
   double largest_node_memory_bytes = 0;
   int largest_node_ops = 0;
   double internal_bytes = 0;  // bytes of fine edges now inside a fused node
@@ -107,7 +111,7 @@ struct FusionStats {
 };
 
 struct FusionResult {
-  OpGraph coarse;  // a valid DAG; node g holds ops_of_group[g]
+  OpGraph coarse;                              // a valid DAG; node g holds ops_of_group[g]
   std::vector<int> group_of_op;                // fine op id -> coarse node id
   std::vector<std::vector<int>> ops_of_group;  // coarse node id -> fine op ids, ascending
   FusionStats stats;
@@ -142,7 +146,7 @@ Placement coarsen_placement(const FusionResult& fusion, const Placement& fine);
 // Reads fusion settings from placer options: fusion.target_size,
 // fusion.threshold, fusion.chain (0/1), fusion.comm (0/1),
 // fusion.memory_fraction, fusion.cost (exact|roofline), fusion.edges
-// (class|pair). Other keys are ignored.
+// (pair|class). Other keys are ignored.
 // Throws ConfigError naming `owner` on a bad value.
 FusionOptions fusion_options_from(const Options& options, const std::string& owner);
 // The option keys fusion_options_from reads.

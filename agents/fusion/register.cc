@@ -16,11 +16,11 @@ void register_fusion_placers() {
   const char* suffix =
       " on the comm/compute-fused graph, expanded to every op "
       "(options fusion.target_size, fusion.threshold, fusion.chain, fusion.comm, "
-      "fusion.memory_fraction, fusion.cost=exact|roofline, fusion.edges=class|pair, fusion.score=coarse|fine)";
+      "fusion.memory_fraction, fusion.cost=exact|roofline, fusion.edges=pair|class, "
+      "fusion.score=coarse|fine)";
   r.add("fused-heft", std::string("HEFT") + suffix, [] { return make_fused_placer("heft"); });
   r.add("fused-m-etf", std::string("m-ETF") + suffix, [] { return make_fused_placer("m-etf"); });
-  r.add("fused-anneal", std::string("anneal") + suffix,
-        [] { return make_fused_placer("anneal"); });
+  r.add("fused-anneal", std::string("anneal") + suffix, [] { return make_fused_placer("anneal"); });
 }
 
 }  // namespace aware
