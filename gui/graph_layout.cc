@@ -53,6 +53,14 @@ GraphLayout layered_layout(const OpGraph& graph, int sweeps) {
       out.layer[v] = std::max(out.layer[v], out.layer[graph.edge(e).src] + 1);
     num_layers = std::max(num_layers, out.layer[v] + 1);
   }
+  // Sources (weights, inputs) sit just above their first consumer rather than
+  // all in layer 0, so a weight does not send an edge across the whole drawing.
+  for (int v = 0; v < n; ++v) {
+    if (!graph.in_edges(v).empty() || graph.out_edges(v).empty()) continue;
+    int first = num_layers;
+    for (int e : graph.out_edges(v)) first = std::min(first, out.layer[graph.edge(e).dst]);
+    out.layer[v] = std::max(0, first - 1);
+  }
   std::vector<std::vector<int>> layers(num_layers);
   for (int v : order) layers[out.layer[v]].push_back(v);
 

@@ -10,6 +10,7 @@
 #include <QScrollBar>
 #include <QStyleOptionGraphicsItem>
 #include <QToolTip>
+#include <QResizeEvent>
 #include <QWheelEvent>
 
 #include "gui/trace_analysis.h"
@@ -113,7 +114,10 @@ class EdgeItem : public QGraphicsItem {
     pen.setCapStyle(Qt::FlatCap);
     painter->setPen(pen);
     painter->setBrush(Qt::NoBrush);
-    painter->drawPath(path_);
+    if (path_.elementCount() == 2)
+      painter->drawLine(QPointF(path_.elementAt(0)), QPointF(path_.elementAt(1)));
+    else
+      painter->drawPath(path_);
   }
 
  private:
@@ -162,7 +166,7 @@ void GraphView::setGraph(std::shared_ptr<const OpGraph> graph, GraphLayout layou
   const OpGraph& g = *graph_;
   // Bulk insertion: no index while adding, then one BSP build.
   scene()->setItemIndexMethod(QGraphicsScene::NoIndex);
-  setRenderHint(QPainter::Antialiasing, g.num_ops() <= 2000);
+  setRenderHint(QPainter::Antialiasing, g.num_ops() <= 2000 && g.num_edges() <= 3000);
   const double h = layout_.node_height;
   nodes_.reserve(g.num_ops());
   for (int v = 0; v < g.num_ops(); ++v) {
@@ -184,9 +188,16 @@ void GraphView::setGraph(std::shared_ptr<const OpGraph> graph, GraphLayout layou
     } else {
       const QPointF a(layout_.centre[edge.src].x, layout_.centre[edge.src].y + h / 2);
       const QPointF b(layout_.centre[edge.dst].x, layout_.centre[edge.dst].y - h / 2);
-      const double bend = std::min(std::abs(b.y() - a.y()) / 2, 60.0);
       path.moveTo(a);
-      path.cubicTo(a + QPointF(0, bend), b - QPointF(0, bend), b);
+      // Short edges curve; long ones (forward to backward across hundreds of
+      // layers) stay straight: the raster engine clips a line cheaply but
+      // flattens a long curve in full, which made panning crawl.
+      if (std::abs(b.y() - a.y()) <= 4 * (h + kLayerGap)) {
+        const double bend = std::min(std::abs(b.y() - a.y()) / 2, 60.0);
+        path.cubicTo(a + QPointF(0, bend), b - QPointF(0, bend), b);
+      } else {
+        path.lineTo(b);
+      }
     }
     auto* item = new EdgeItem(path, edge_width(edge.bytes));
     scene()->addItem(item);
@@ -233,7 +244,10 @@ void GraphView::selectOp(int op, bool centre) {
   scene()->clearSelection();
   if (op >= 0 && op < static_cast<int>(nodes_.size())) {
     nodes_[op]->setSelected(true);
-    if (centre) centerOn(nodes_[op]);
+    if (centre) {
+      centerOn(nodes_[op]);
+      fitted_ = false;
+    }
   }
   programmatic_ = false;
 }
@@ -265,11 +279,18 @@ void GraphView::fitAll() {
   fitInView(sceneRect(), Qt::KeepAspectRatio);
   // A very tall graph fitted whole is a thin line: keep nodes at least a few pixels wide.
   if (zoom() < 0.02) zoomTo(0.02);
+  fitted_ = true;
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+  QGraphicsView::resizeEvent(event);
+  if (fitted_) fitAll();
 }
 
 double GraphView::zoom() const { return transform().m11(); }
 
 void GraphView::zoomTo(double scale) {
+  fitted_ = false;
   const double factor = scale / std::max(zoom(), 1e-9);
   QGraphicsView::scale(factor, factor);
 }

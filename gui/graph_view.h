@@ -68,6 +68,7 @@ class GraphView : public QGraphicsView {
  protected:
   void wheelEvent(QWheelEvent* event) override;
   bool viewportEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void onSelectionChanged();
@@ -81,6 +82,7 @@ class GraphView : public QGraphicsView {
   std::vector<EdgeItem*> edges_;
   bool programmatic_ = false;
   int last_found_ = -1;
+  bool fitted_ = false;  // still showing the whole graph: refit on resize
 };
 
 }  // namespace aware::gui

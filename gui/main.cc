@@ -102,15 +102,17 @@ int main(int argc, char** argv) {
   const QCommandLineOption devices_opt("compare-devices", "Device counts for --view compare.", "list", "2,4,8");
   const QCommandLineOption zoom_opt("zoom", "Graph view zoom for the screenshot (default: fit).", "scale");
   const QCommandLineOption find_opt("find", "Select the first op whose name contains this text.", "text");
+  const QCommandLineOption dot_opt("graphviz-max-ops", "Use Graphviz dot up to this many ops (default 400).", "n", "400");
   const QCommandLineOption size_opt("size", "Window size WxH.", "size", "1280x800");
   for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt, shot_opt,
-                        quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt, size_opt})
+                        quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt, dot_opt, size_opt})
     parser.addOption(o);
   parser.process(app);
 
   aware::gui::MainWindow window;
   const bool headless = parser.isSet(shot_opt) || parser.isSet(bench_opt);
   window.setInteractive(!headless);
+  window.setGraphvizMaxOps(parser.value(dot_opt).toInt());
   const QStringList size = parser.value(size_opt).split('x');
   if (size.size() == 2) window.resize(size[0].toInt(), size[1].toInt());
 

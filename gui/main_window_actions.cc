@@ -1,5 +1,6 @@
 // MainWindow actions: open, search, compare and export. Work that can take
 // long runs in a BackgroundJob; the window only draws what it reports.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QLabel>
+#include <QSpinBox>
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -104,6 +106,8 @@ bool MainWindow::startSearch(const QString& method, long long budget_evals, quin
   search_outcome_ = std::make_shared<SearchOutcome>();
   search_error_.clear();
   search_method_ = method;
+  method_combo_->setCurrentText(method);
+  budget_spin_->setValue(static_cast<int>(std::min<long long>(budget_evals, budget_spin_->maximum())));
   search_job_ = make_search_job(request, search_outcome_);
   curve_view_->beginRun(QStringLiteral("%1 on %2").arg(method, QString::fromStdString(workbench_->graph().name())));
   connect(search_job_.get(), &BackgroundJob::progressed, this,
