@@ -2,11 +2,31 @@
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "core/errors.h"
 #include "core/formats.h"
 
 namespace aware::cli {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+Options parse_kv(const std::vector<std::string>& items, const std::string& flag) {
+  Options out;
+  for (const auto& kv : items) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw ConfigError(flag + " '" + kv + "' must be KEY=VALUE");
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
 
 Placement resolve_placement(const std::string& spec, const OpGraph& graph, const Cluster& cluster) {
   if (spec == "single") return single_device_placement(graph, 0);
@@ -16,15 +36,8 @@ Placement resolve_placement(const std::string& spec, const OpGraph& graph, const
 
 std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::string& mode,
                                           const std::vector<std::string>& options) {
-  Options opts;
+  Options opts = parse_kv(options, "--option");
   if (!mode.empty()) opts["mode"] = mode;
-  for (const std::string& kv : options) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw ConfigError("option '" + kv + "' must be KEY=VALUE");
-    }
-    opts[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
   return EvaluatorRegistry::instance().create(name, opts);
 }
 

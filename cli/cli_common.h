@@ -25,6 +25,11 @@ void add_place_commands(CLI::App& app);  // place + compare (with the placers)
 void add_fuse_commands(CLI::App& app);   // graph fusion report (agents/fusion)
 void add_search_commands(CLI::App& app); // search + pretrain (agents/rl, LibTorch)
 
+// "a,b,,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::string& text);
+// {"k=v", ...} -> Options; throws ConfigError naming `flag` for an item without '='.
+Options parse_kv(const std::vector<std::string>& items, const std::string& flag);
+
 // "single", "round-robin" or a placement JSON file.
 Placement resolve_placement(const std::string& spec, const OpGraph& graph, const Cluster& cluster);
 

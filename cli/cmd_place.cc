@@ -17,15 +17,6 @@
 namespace aware::cli {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 struct PlaceArgs {
   std::string graph;
   std::string cluster = "preset:k40x4";
@@ -41,16 +32,6 @@ struct PlaceArgs {
   std::string trace;
   bool json = false;
 };
-
-Options parse_kv(const std::vector<std::string>& items, const std::string& flag) {
-  Options out;
-  for (const auto& kv : items) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw ConfigError(flag + " '" + kv + "' must be KEY=VALUE");
-    out[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return out;
-}
 
 void run_place(const PlaceArgs& a) {
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");

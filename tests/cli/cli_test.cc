@@ -205,6 +205,20 @@ TEST(Cli, CompareWritesEveryFormat) {
   EXPECT_NE(bad.exit_code, 0);
 }
 
+TEST(Cli, FuseShrinksTheGraphAndKeepsTheSingleDeviceStep) {
+  const std::string coarse = tmp("resnet50-fused.json");
+  const Outcome r = aware("fuse --graph zoo:resnet50 --cluster preset:k40x4 --json -o " + coarse);
+  if (r.exit_code != 0 && contains(r.output, "fuse")) GTEST_SKIP() << "built without agents/fusion";
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);
+  EXPECT_LT(doc["stats"]["edges_after"].get<int>(), doc["stats"]["edges_before"].get<int>());
+  EXPECT_NEAR(doc["expanded_single_device_step_us"].get<double>(),
+              doc["fine"]["single_device_step_us"].get<double>(), 1e-6 * doc["fine"]["single_device_step_us"].get<double>());
+  const Outcome info = aware("graph info " + coarse + " --json");
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_LT(nlohmann::json::parse(info.output)["ops"].get<int>(), 626);
+}
+
 TEST(Cli, EverySubcommandHasHelp) {
   for (const char* sub : {"graph build", "graph family", "graph info", "graph export", "cluster show",
                           "simulate", "bench simulate", "bench scaling", "place", "compare"}) {
