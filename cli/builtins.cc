@@ -6,6 +6,9 @@
 #if __has_include("agents/baselines/register.h") && defined(AWARE_HAVE_BASELINES)
 #include "agents/baselines/register.h"
 #endif
+#if defined(AWARE_HAVE_FUSION_PLACERS)
+#include "agents/fusion/register.h"
+#endif
 #if __has_include("sim/simgrid/register.h") && defined(AWARE_HAVE_SIMGRID_EVALUATOR)
 #include "sim/simgrid/register.h"
 #endif
@@ -18,6 +21,9 @@ void register_builtins() {
     register_analytic_evaluator();
 #if __has_include("agents/baselines/register.h") && defined(AWARE_HAVE_BASELINES)
     register_baseline_placers();
+#endif
+#if defined(AWARE_HAVE_FUSION_PLACERS)
+    register_fusion_placers();
 #endif
 #if __has_include("sim/simgrid/register.h") && defined(AWARE_HAVE_SIMGRID_EVALUATOR)
     register_simgrid_evaluator();
