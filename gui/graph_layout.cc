@@ -28,8 +28,7 @@ void place_layer(const std::vector<int>& nodes, const std::vector<double>& want,
   }
   for (std::size_t i = 0; i < n; ++i) x[nodes[i]] = 0.5 * (left[i] + right[i]);
   // The average of two valid spacings can still be too tight: fix left to right.
-  for (std::size_t i = 1; i < n; ++i)
-    x[nodes[i]] = std::max(x[nodes[i]], x[nodes[i - 1]] + pitch);
+  for (std::size_t i = 1; i < n; ++i) x[nodes[i]] = std::max(x[nodes[i]], x[nodes[i - 1]] + pitch);
 }
 
 }  // namespace
@@ -90,8 +89,7 @@ GraphLayout layered_layout(const OpGraph& graph, int sweeps) {
         for (int e : edges) sum += x[down ? graph.edge(e).src : graph.edge(e).dst];
         key[v] = sum / edges.size();
       }
-      std::stable_sort(layer.begin(), layer.end(),
-                       [&](int a, int b) { return key[a] < key[b]; });
+      std::stable_sort(layer.begin(), layer.end(), [&](int a, int b) { return key[a] < key[b]; });
       want.resize(layer.size());
       for (std::size_t i = 0; i < layer.size(); ++i) want[i] = key[layer[i]];
       place_layer(layer, want, x);
@@ -100,8 +98,7 @@ GraphLayout layered_layout(const OpGraph& graph, int sweeps) {
 
   const double layer_pitch = kNodeHeight + kLayerGap;
   for (int v = 0; v < n; ++v) out.centre[v] = {x[v], out.layer[v] * layer_pitch};
-  out.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return out;
 }
 

@@ -22,8 +22,8 @@ struct LayoutPoint {
 };
 
 struct GraphLayout {
-  std::string engine;              // "dot" or "layered"
-  double seconds = 0;              // wall-clock time the layout took
+  std::string engine;               // "dot" or "layered"
+  double seconds = 0;               // wall-clock time the layout took
   std::vector<LayoutPoint> centre;  // per op id, scene units (y grows downwards)
   double node_width = 0;
   double node_height = 0;
@@ -36,8 +36,8 @@ struct GraphLayout {
 // Sizes shared by both engines, in scene units.
 constexpr double kNodeWidth = 120;
 constexpr double kNodeHeight = 30;
-constexpr double kNodeGap = 24;    // horizontal gap between neighbours in a layer
-constexpr double kLayerGap = 56;   // vertical gap between layers
+constexpr double kNodeGap = 24;   // horizontal gap between neighbours in a layer
+constexpr double kLayerGap = 56;  // vertical gap between layers
 
 // Our own layered layout. Deterministic; O((V + E) log V) per sweep.
 GraphLayout layered_layout(const OpGraph& graph, int sweeps = 6);

@@ -7,10 +7,10 @@
 #include <QGraphicsScene>
 #include <QHelpEvent>
 #include <QPainter>
+#include <QResizeEvent>
 #include <QScrollBar>
 #include <QStyleOptionGraphicsItem>
 #include <QToolTip>
-#include <QResizeEvent>
 #include <QWheelEvent>
 
 #include "gui/trace_analysis.h"
@@ -67,9 +67,10 @@ class NodeItem : public QGraphicsItem {
       painter->drawRoundedRect(rect_, rect_.height() / 2, rect_.height() / 2);
     } else {
       const double c = rect_.height() / 3;
-      const QPointF pts[] = {{rect_.left() + c, rect_.top()},    {rect_.right() - c, rect_.top()},
-                             {rect_.right(), rect_.center().y()}, {rect_.right() - c, rect_.bottom()},
-                             {rect_.left() + c, rect_.bottom()},  {rect_.left(), rect_.center().y()}};
+      const QPointF pts[] = {
+          {rect_.left() + c, rect_.top()},     {rect_.right() - c, rect_.top()},
+          {rect_.right(), rect_.center().y()}, {rect_.right() - c, rect_.bottom()},
+          {rect_.left() + c, rect_.bottom()},  {rect_.left(), rect_.center().y()}};
       painter->drawPolygon(pts, 6);
     }
     if (lod >= 0.45) {
@@ -170,8 +171,8 @@ void GraphView::setGraph(std::shared_ptr<const OpGraph> graph, GraphLayout layou
   const double h = layout_.node_height;
   nodes_.reserve(g.num_ops());
   for (int v = 0; v < g.num_ops(); ++v) {
-    auto* item = new NodeItem(v, g.op(v).phase, QString::fromStdString(g.op(v).name),
-                              layout_.node_width, h);
+    auto* item =
+        new NodeItem(v, g.op(v).phase, QString::fromStdString(g.op(v).name), layout_.node_width, h);
     item->setPos(layout_.centre[v].x, layout_.centre[v].y);
     scene()->addItem(item);
     nodes_.push_back(item);
@@ -225,8 +226,8 @@ void GraphView::setPlacement(const Placement* placement, std::vector<std::string
 }
 
 int GraphView::cutEdgeCount() const {
-  return static_cast<int>(std::count_if(edges_.begin(), edges_.end(),
-                                        [](const EdgeItem* e) { return e->cut(); }));
+  return static_cast<int>(
+      std::count_if(edges_.begin(), edges_.end(), [](const EdgeItem* e) { return e->cut(); }));
 }
 
 QGraphicsItem* GraphView::nodeItem(int op) const {
@@ -312,8 +313,9 @@ QString GraphView::opToolTip(int op) const {
     device = d < static_cast<int>(device_names_.size()) ? QString::fromStdString(device_names_[d])
                                                         : QString::number(d);
   }
-  return QStringLiteral("<b>%1</b> (%2, %3)<br>device: %4<br>%5 GFLOP · outputs %6 · params %7"
-                        "<br>inputs %8 · consumers %9")
+  return QStringLiteral(
+             "<b>%1</b> (%2, %3)<br>device: %4<br>%5 GFLOP · outputs %6 · params %7"
+             "<br>inputs %8 · consumers %9")
       .arg(QString::fromStdString(o.name).toHtmlEscaped(), QString::fromStdString(o.type),
            QString::fromUtf8(phase_name(o.phase)), device)
       .arg(o.flops / 1e9, 0, 'f', 3)

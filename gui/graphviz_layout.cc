@@ -97,8 +97,7 @@ GraphLayout graphviz_layout(const OpGraph& graph) {
   gvFreeLayout(gvc, g);
   agclose(g);
   gvFreeContext(gvc);
-  out.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return out;
 }
 

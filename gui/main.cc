@@ -56,12 +56,13 @@ int bench_layout(aware::gui::MainWindow& window, const QStringList& specs) {
     }
     const double pan_ms = seconds_since(pan_begin) * 1000 / 20;
     const auto& layout = window.lastLayout();
-    std::printf("%-18s %6d ops %6d edges  load %.3f s  layout(%s) %.3f s  scene %.3f s  "
-                "open total %.3f s  fit paint %.3f s  pan frame %.1f ms\n",
-                spec.toLocal8Bit().constData(), window.workbench()->graph().num_ops(),
-                window.workbench()->graph().num_edges(), window.workbench()->graphLoadSeconds(),
-                layout.engine.c_str(), layout.seconds, window.lastSceneBuildSeconds(), open_s,
-                fit_paint_s, pan_ms);
+    std::printf(
+        "%-18s %6d ops %6d edges  load %.3f s  layout(%s) %.4f s  scene %.3f s  "
+        "open total %.3f s  fit paint %.3f s  pan frame %.1f ms\n",
+        spec.toLocal8Bit().constData(), window.workbench()->graph().num_ops(),
+        window.workbench()->graph().num_edges(), window.workbench()->graphLoadSeconds(),
+        layout.engine.c_str(), layout.seconds, window.lastSceneBuildSeconds(), open_s, fit_paint_s,
+        pan_ms);
     std::fflush(stdout);
   }
   return 0;
@@ -89,23 +90,35 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Aware workbench GUI"));
   parser.addHelpOption();
-  const QCommandLineOption graph_opt("graph", "Graph: zoo:NAME, family:F:SEED, random:N[:SEED], or a JSON file.", "spec");
-  const QCommandLineOption cluster_opt("cluster", "Cluster: preset:NAME or a file.", "spec", "preset:k40x4");
+  const QCommandLineOption graph_opt(
+      "graph", "Graph: zoo:NAME, family:F:SEED, random:N[:SEED], or a JSON file.", "spec");
+  const QCommandLineOption cluster_opt("cluster", "Cluster: preset:NAME or a file.", "spec",
+                                       "preset:k40x4");
   const QCommandLineOption method_opt("method", "Placer to run after opening.", "name");
-  const QCommandLineOption budget_opt("budget", "Evaluations for search methods (0: default).", "n", "0");
+  const QCommandLineOption budget_opt("budget", "Evaluations for search methods (0: default).", "n",
+                                      "0");
   const QCommandLineOption evaluator_opt("evaluator", "Evaluator name.", "name", "analytic");
-  const QCommandLineOption view_opt("view", "View to show: graph, timeline, curve, compare.", "view", "graph");
+  const QCommandLineOption view_opt("view", "View to show: graph, timeline, curve, compare.",
+                                    "view", "graph");
   const QCommandLineOption shot_opt("screenshot", "Render the window to PNG and exit.", "png");
   const QCommandLineOption quit_opt("quit-after-ms", "Quit after this many milliseconds.", "ms");
-  const QCommandLineOption bench_opt("bench-layout", "Time opening and laying out --graph (default: zoo:inception_v3 and random:10000:1), then exit.");
-  const QCommandLineOption methods_opt("compare-methods", "Methods for --view compare.", "list", "single,round-robin,metis,heft,m-etf,m-sct");
-  const QCommandLineOption devices_opt("compare-devices", "Device counts for --view compare.", "list", "2,4,8");
-  const QCommandLineOption zoom_opt("zoom", "Graph view zoom for the screenshot (default: fit).", "scale");
-  const QCommandLineOption find_opt("find", "Select the first op whose name contains this text.", "text");
-  const QCommandLineOption dot_opt("graphviz-max-ops", "Use Graphviz dot up to this many ops (default 400).", "n", "400");
+  const QCommandLineOption bench_opt("bench-layout",
+                                     "Time opening and laying out --graph (default: "
+                                     "zoo:inception_v3 and random:10000:1), then exit.");
+  const QCommandLineOption methods_opt("compare-methods", "Methods for --view compare.", "list",
+                                       "single,round-robin,metis,heft,m-etf,m-sct");
+  const QCommandLineOption devices_opt("compare-devices", "Device counts for --view compare.",
+                                       "list", "2,4,8");
+  const QCommandLineOption zoom_opt("zoom", "Graph view zoom for the screenshot (default: fit).",
+                                    "scale");
+  const QCommandLineOption find_opt("find", "Select the first op whose name contains this text.",
+                                    "text");
+  const QCommandLineOption dot_opt(
+      "graphviz-max-ops", "Use Graphviz dot up to this many ops (default 400).", "n", "400");
   const QCommandLineOption size_opt("size", "Window size WxH.", "size", "1280x800");
-  for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt, shot_opt,
-                        quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt, dot_opt, size_opt})
+  for (const auto& o :
+       {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt, shot_opt, quit_opt,
+        bench_opt, methods_opt, devices_opt, zoom_opt, find_opt, dot_opt, size_opt})
     parser.addOption(o);
   parser.process(app);
 
@@ -141,7 +154,8 @@ int main(int argc, char** argv) {
   }
   if (view == "compare" && headless && window.workbench()->hasGraph()) {
     QList<int> devices;
-    for (const QString& d : parser.value(devices_opt).split(',', Qt::SkipEmptyParts)) devices << d.toInt();
+    for (const QString& d : parser.value(devices_opt).split(',', Qt::SkipEmptyParts))
+      devices << d.toInt();
     if (!window.startCompare(parser.value(methods_opt).split(',', Qt::SkipEmptyParts), devices,
                              parser.value(budget_opt).toLongLong()))
       return 1;
@@ -155,7 +169,9 @@ int main(int argc, char** argv) {
   if (parser.isSet(zoom_opt)) window.graphView()->zoomTo(parser.value(zoom_opt).toDouble());
   if (parser.isSet(find_opt)) {
     const int op = window.graphView()->findOp(parser.value(find_opt));
-    if (op < 0) std::fprintf(stderr, "warning: no op matches '%s'\n", parser.value(find_opt).toLocal8Bit().constData());
+    if (op < 0)
+      std::fprintf(stderr, "warning: no op matches '%s'\n",
+                   parser.value(find_opt).toLocal8Bit().constData());
   }
   if (parser.isSet(shot_opt)) {
     // Let layouts and charts settle, then grab the whole window.
@@ -167,6 +183,7 @@ int main(int argc, char** argv) {
     std::printf("wrote %s\n", parser.value(shot_opt).toLocal8Bit().constData());
     return 0;
   }
-  if (parser.isSet(quit_opt)) QTimer::singleShot(parser.value(quit_opt).toInt(), &app, &QApplication::quit);
+  if (parser.isSet(quit_opt))
+    QTimer::singleShot(parser.value(quit_opt).toInt(), &app, &QApplication::quit);
   return QApplication::exec();
 }

@@ -76,7 +76,8 @@ void MainWindow::buildUi() {
   auto* open_row = new QHBoxLayout();
   graph_combo_ = new QComboBox(central);
   graph_combo_->setEditable(true);
-  for (const auto& name : zoo_model_names()) graph_combo_->addItem(QString::fromStdString("zoo:" + name));
+  for (const auto& name : zoo_model_names())
+    graph_combo_->addItem(QString::fromStdString("zoo:" + name));
   for (const auto& family : family_names())
     graph_combo_->addItem(QString::fromStdString("family:" + family + ":1"));
   graph_combo_->addItem(QStringLiteral("random:1000:1"));
@@ -106,13 +107,14 @@ void MainWindow::buildUi() {
     openGraph(graph_combo_->currentText());
   });
   connect(graph_file, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open graph"), {},
-                                                      QStringLiteral("Graphs (*.json);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Open graph"), {}, QStringLiteral("Graphs (*.json);;All files (*)"));
     if (!path.isEmpty() && openGraph(path)) graph_combo_->setCurrentText(path);
   });
   connect(cluster_file, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open cluster"), {},
-                                                      QStringLiteral("Clusters (*.json *.xml);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, QStringLiteral("Open cluster"), {},
+                                     QStringLiteral("Clusters (*.json *.xml);;All files (*)"));
     if (!path.isEmpty() && openCluster(path)) cluster_combo_->setCurrentText(path);
   });
 
@@ -124,9 +126,10 @@ void MainWindow::buildUi() {
   if (method_combo_->findText(QStringLiteral("m-etf")) >= 0)
     method_combo_->setCurrentText(QStringLiteral("m-etf"));
   for (int i = 0; i < method_combo_->count(); ++i)
-    method_combo_->setItemData(
-        i, QString::fromStdString(PlacerRegistry::instance().description(method_combo_->itemText(i).toStdString())),
-        Qt::ToolTipRole);
+    method_combo_->setItemData(i,
+                               QString::fromStdString(PlacerRegistry::instance().description(
+                                   method_combo_->itemText(i).toStdString())),
+                               Qt::ToolTipRole);
   evaluator_combo_ = new QComboBox(central);
   for (const auto& name : EvaluatorRegistry::instance().names())
     evaluator_combo_->addItem(QString::fromStdString(name));
@@ -135,7 +138,8 @@ void MainWindow::buildUi() {
   budget_spin_->setRange(0, 100000000);
   budget_spin_->setSingleStep(1000);
   budget_spin_->setSpecialValueText(QStringLiteral("default"));
-  budget_spin_->setToolTip(QStringLiteral("evaluations allowed to search methods; 0 = the method's default"));
+  budget_spin_->setToolTip(
+      QStringLiteral("evaluations allowed to search methods; 0 = the method's default"));
   run_button_ = new QPushButton(QStringLiteral("Place"), central);
   cancel_button_ = new QPushButton(QStringLiteral("Cancel"), central);
   cancel_button_->setEnabled(false);
@@ -187,7 +191,8 @@ void MainWindow::buildUi() {
   graph_layout->addWidget(graph_view_, 1);
   connect(search_edit_, &QLineEdit::returnPressed, this, [this] {
     if (graph_view_->findOp(search_edit_->text()) < 0)
-      statusBar()->showMessage(QStringLiteral("no op matches '%1'").arg(search_edit_->text()), 4000);
+      statusBar()->showMessage(QStringLiteral("no op matches '%1'").arg(search_edit_->text()),
+                               4000);
   });
   connect(fit_button, &QPushButton::clicked, graph_view_, &GraphView::fitAll);
   tabs_->addTab(graph_page, QStringLiteral("Graph"));
@@ -222,13 +227,15 @@ void MainWindow::buildUi() {
       bool ok = false;
       const int n = part.trimmed().toInt(&ok);
       if (!ok || n <= 0) {
-        reportError(QStringLiteral("compare: device count '%1' is not a positive integer").arg(part));
+        reportError(
+            QStringLiteral("compare: device count '%1' is not a positive integer").arg(part));
         return;
       }
       devices << n;
     }
     QStringList methods;
-    for (const QString& m : compare_methods_->text().split(',', Qt::SkipEmptyParts)) methods << m.trimmed();
+    for (const QString& m : compare_methods_->text().split(',', Qt::SkipEmptyParts))
+      methods << m.trimmed();
     if (!setEvaluator(evaluator_combo_->currentText())) return;
     startCompare(methods, devices, budget_spin_->value());
   });
@@ -276,7 +283,8 @@ void MainWindow::refreshInfo() {
   explain_label_->setText(workbench_->hasPlacement()
                               ? QString::fromStdString(workbench_->explanation())
                               : QStringLiteral("Not placed yet: choose a method and press Place."));
-  curve_view_->setLowerBound(workbench_->hasGraph() ? workbench_->lowerBound().bound_us() / 1e3 : -1);
+  curve_view_->setLowerBound(workbench_->hasGraph() ? workbench_->lowerBound().bound_us() / 1e3
+                                                    : -1);
 }
 
 void MainWindow::onPlacementChanged() {

@@ -10,10 +10,10 @@
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QLabel>
-#include <QSpinBox>
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
 
@@ -107,9 +107,11 @@ bool MainWindow::startSearch(const QString& method, long long budget_evals, quin
   search_error_.clear();
   search_method_ = method;
   method_combo_->setCurrentText(method);
-  budget_spin_->setValue(static_cast<int>(std::min<long long>(budget_evals, budget_spin_->maximum())));
+  budget_spin_->setValue(
+      static_cast<int>(std::min<long long>(budget_evals, budget_spin_->maximum())));
   search_job_ = make_search_job(request, search_outcome_);
-  curve_view_->beginRun(QStringLiteral("%1 on %2").arg(method, QString::fromStdString(workbench_->graph().name())));
+  curve_view_->beginRun(
+      QStringLiteral("%1 on %2").arg(method, QString::fromStdString(workbench_->graph().name())));
   connect(search_job_.get(), &BackgroundJob::progressed, this,
           [this](qint64 done, qint64 total, double best_us, double) {
             progress_bar_->setRange(0, total > 0 ? 1000 : 0);
@@ -176,11 +178,12 @@ void MainWindow::onSearchFinished() {
     curve_view_->addPoint(1, r.step_time_us / 1e3);
   if (r.feasible)
     best_label_->setText(QStringLiteral("step: %1 ms").arg(r.step_time_us / 1e3, 0, 'f', 2));
-  statusBar()->showMessage(QStringLiteral("%1 %2 in %3 s")
-                               .arg(search_method_, cancelled ? QStringLiteral("cancelled; best so far placed")
-                                                             : QStringLiteral("done"))
-                               .arg(seconds, 0, 'f', 2),
-                           15000);
+  statusBar()->showMessage(
+      QStringLiteral("%1 %2 in %3 s")
+          .arg(search_method_,
+               cancelled ? QStringLiteral("cancelled; best so far placed") : QStringLiteral("done"))
+          .arg(seconds, 0, 'f', 2),
+      15000);
 }
 
 bool MainWindow::compareRunning() const { return compare_job_ && compare_job_->running(); }
@@ -247,7 +250,9 @@ void MainWindow::onCompareFinished() {
 bool MainWindow::exportPng(const QString& view, const QString& path) {
   QWidget* w = viewWidget(view);
   if (w == nullptr) {
-    reportError(QStringLiteral("export: unknown view '%1' (graph, timeline, curve, compare, window)").arg(view));
+    reportError(
+        QStringLiteral("export: unknown view '%1' (graph, timeline, curve, compare, window)")
+            .arg(view));
     return false;
   }
   if (!w->grab().save(path, "PNG")) {
@@ -318,12 +323,13 @@ void MainWindow::exportDialog(const QString& what) {
                                                       view + ".png", QStringLiteral("PNG (*.png)"));
     if (!path.isEmpty()) exportPng(view, path);
   } else if (what == "placement") {
-    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export placement"),
-                                                      "placement.json", QStringLiteral("JSON (*.json)"));
+    const QString path =
+        QFileDialog::getSaveFileName(this, QStringLiteral("Export placement"), "placement.json",
+                                     QStringLiteral("JSON (*.json)"));
     if (!path.isEmpty()) exportPlacement(path);
   } else if (what == "trace") {
-    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export Chrome trace"),
-                                                      "trace.json", QStringLiteral("JSON (*.json)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, QStringLiteral("Export Chrome trace"), "trace.json", QStringLiteral("JSON (*.json)"));
     if (!path.isEmpty()) exportTrace(path);
   } else if (what == "csv") {
     const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export comparison"),

@@ -110,8 +110,8 @@ void TimelineView::setTrace(std::shared_ptr<const OpGraph> graph, const Cluster&
   scene()->setItemIndexMethod(QGraphicsScene::NoIndex);
   for (const OpSpan& s : trace.ops) {
     if (s.op < 0 || s.op >= graph_->num_ops()) continue;
-    Bar b{s.op, -1, std::clamp(s.device, 0, std::max(0, lanes_.num_device_lanes - 1)), s.start_us,
-          s.end_us, op_critical[s.op] != 0};
+    Bar b{s.op,       -1,       std::clamp(s.device, 0, std::max(0, lanes_.num_device_lanes - 1)),
+          s.start_us, s.end_us, op_critical[s.op] != 0};
     const Op& op = graph_->op(s.op);
     QColor c = device_colour(s.device);
     if (op.phase == Phase::kBackward) c = c.darker(125);
@@ -215,7 +215,8 @@ void TimelineView::drawForeground(QPainter* painter, const QRectF&) {
   painter->resetTransform();
   const QRect vp = viewport()->rect();
   // Pinned lane names.
-  painter->fillRect(QRect(0, 0, static_cast<int>(kHeaderWidth), vp.height()), QColor(250, 250, 250, 235));
+  painter->fillRect(QRect(0, 0, static_cast<int>(kHeaderWidth), vp.height()),
+                    QColor(250, 250, 250, 235));
   QFont f = painter->font();
   f.setPointSizeF(8);
   painter->setFont(f);
@@ -230,7 +231,8 @@ void TimelineView::drawForeground(QPainter* painter, const QRectF&) {
   // Pinned time ruler with ticks at 1/2/5 × 10^k µs.
   painter->fillRect(QRect(0, 0, vp.width(), static_cast<int>(kRulerHeight)), QColor(245, 245, 245));
   painter->setPen(QColor(0x55, 0x55, 0x55));
-  const double left_us = mapToScene(QPoint(static_cast<int>(kHeaderWidth), 0)).x() / kSceneUnitsPerUs;
+  const double left_us =
+      mapToScene(QPoint(static_cast<int>(kHeaderWidth), 0)).x() / kSceneUnitsPerUs;
   const double right_us = mapToScene(QPoint(vp.width(), 0)).x() / kSceneUnitsPerUs;
   const double span = std::max(1e-3, right_us - left_us);
   const double base = std::pow(10.0, std::floor(std::log10(span / 10)));

@@ -56,9 +56,8 @@ TraceCriticalPath critical_path_from_trace(const OpGraph& graph, const Placement
     by_device[trace.ops[i].device].push_back(i);
   std::vector<int> device_before(trace.ops.size(), -1);
   for (auto& [device, spans] : by_device) {
-    std::stable_sort(spans.begin(), spans.end(), [&](int a, int b) {
-      return trace.ops[a].start_us < trace.ops[b].start_us;
-    });
+    std::stable_sort(spans.begin(), spans.end(),
+                     [&](int a, int b) { return trace.ops[a].start_us < trace.ops[b].start_us; });
     for (std::size_t k = 1; k < spans.size(); ++k) device_before[spans[k]] = spans[k - 1];
   }
   std::multimap<int, int> transfers_of;  // src_op -> transfer index
@@ -151,14 +150,16 @@ std::string explain_step(const OpGraph& graph, const Cluster& cluster, const Ste
     return out.str();
   }
   char ratio[32];
-  std::snprintf(ratio, sizeof ratio, "%.2f", result.step_time_us / std::max(bound.bound_us(), 1e-9));
+  std::snprintf(ratio, sizeof ratio, "%.2f",
+                result.step_time_us / std::max(bound.bound_us(), 1e-9));
   out << "step " << format_time_us(result.step_time_us) << " = " << ratio << "× lower bound "
       << format_time_us(bound.bound_us())
       << (bound.critical_path_us >= bound.work_us ? " (critical path)" : " (total work)");
   out << " · busy";
   for (int d = 0; d < static_cast<int>(result.device_busy_us.size()) && d < cluster.num_devices();
        ++d) {
-    const double util = result.step_time_us > 0 ? result.device_busy_us[d] / result.step_time_us : 0;
+    const double util =
+        result.step_time_us > 0 ? result.device_busy_us[d] / result.step_time_us : 0;
     out << " " << cluster.device(d).name << " " << static_cast<int>(util * 100 + 0.5) << "%";
   }
   out << " · " << format_bytes(result.bytes_moved) << " moved in " << result.transfers
@@ -171,9 +172,8 @@ std::string explain_step(const OpGraph& graph, const Cluster& cluster, const Ste
     for (int op : path->ops) compute += duration[op];
     for (int t : path->transfers) comm += trace->transfers[t].end_us - trace->transfers[t].start_us;
     const double rest = std::max(0.0, path->length_us - compute - comm);
-    out << " · critical path " << path->ops.size() << " ops: compute "
-        << format_time_us(compute) << ", transfers " << format_time_us(comm) << ", waiting "
-        << format_time_us(rest);
+    out << " · critical path " << path->ops.size() << " ops: compute " << format_time_us(compute)
+        << ", transfers " << format_time_us(comm) << ", waiting " << format_time_us(rest);
   }
   return out.str();
 }

@@ -21,7 +21,8 @@ OpGraph load_gui_graph(const std::string& spec) {
       char* end = nullptr;
       const long long v = std::strtoll(item.c_str(), &end, 10);
       if (item.empty() || *end != '\0' || v <= 0)
-        throw ConfigError("graph '" + spec + "': expected random:N[:SEED[:WIDTH]] with positive integers");
+        throw ConfigError("graph '" + spec +
+                          "': expected random:N[:SEED[:WIDTH]] with positive integers");
       parts.push_back(v);
     }
     if (parts.empty() || parts.size() > 3 || parts[0] > 1000000)
@@ -121,8 +122,8 @@ std::string Workbench::summary() const {
 
 std::string Workbench::explanation() const {
   if (!graph_ || !has_placement_) return "";
-  return method_ + " (" + evaluator_name_ + "): " +
-         explain_step(*graph_, *cluster_, result_, bound_, &critical_path_, &trace_);
+  return method_ + " (" + evaluator_name_ +
+         "): " + explain_step(*graph_, *cluster_, result_, bound_, &critical_path_, &trace_);
 }
 
 }  // namespace aware::gui

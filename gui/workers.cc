@@ -27,7 +27,8 @@ class BackgroundJob::Observer : public ProgressObserver {
     const double best = p.best_step_us, elapsed = p.elapsed_s;
     // Posted with the job as context: dropped if the job is gone by then.
     QMetaObject::invokeMethod(
-        job, [job, done, total, best, elapsed] { Q_EMIT job->progressed(done, total, best, elapsed); },
+        job,
+        [job, done, total, best, elapsed] { Q_EMIT job->progressed(done, total, best, elapsed); },
         Qt::QueuedConnection);
   }
 
@@ -61,10 +62,13 @@ void BackgroundJob::start() {
     }
     elapsed_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   });
-  connect(thread_, &QThread::finished, this, [this] {
-    running_ = false;
-    Q_EMIT finished();
-  }, Qt::QueuedConnection);
+  connect(
+      thread_, &QThread::finished, this,
+      [this] {
+        running_ = false;
+        Q_EMIT finished();
+      },
+      Qt::QueuedConnection);
   thread_->start();
 }
 

@@ -65,9 +65,9 @@ class BackgroundJob : public QObject {
 struct SearchRequest {
   std::shared_ptr<const OpGraph> graph;
   std::shared_ptr<const Cluster> cluster;
-  std::string method;               // PlacerRegistry name
+  std::string method;                  // PlacerRegistry name
   std::string evaluator = "analytic";  // EvaluatorRegistry name
-  long long budget_evals = 0;       // 0: the placer's default
+  long long budget_evals = 0;          // 0: the placer's default
   double budget_seconds = 0;
   std::uint64_t seed = 1;
   Options options;
