@@ -9,6 +9,9 @@
 #include "core/placer.h"
 
 namespace aware {
+namespace rl {
+void register_aware_agent();  // aware_agent.cc
+}
 namespace {
 
 constexpr long long kDefaultBudgetEvals = 2000;
@@ -58,6 +61,7 @@ class RlPlacer final : public Placer {
 }  // namespace
 
 void register_rl_agents() {
+  rl::register_aware_agent();
   for (const std::string& name : rl::rl_agent_names())
     PlacerRegistry::instance().add(name, rl::rl_agent_description(name) + " (learned; LibTorch)",
                                    [name] { return std::make_unique<RlPlacer>(name); });

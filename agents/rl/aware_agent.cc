@@ -1,0 +1,500 @@
+// The Aware agent (Zeng et al. 2022, rebuilt from the abstract's three steps; see
+// docs/aware.md): the policy acts on the graph coarsened by operator fusion
+// (agents/fusion/fusion.h), embeds each fused node with message passing over the
+// DAG plus a position-aware P-GNN layer over Bourgain anchor sets
+// (agents/fusion/anchor_sets.h), and emits a device for every group at once.
+// REINFORCE on the relative step time through the shared trainer. LibTorch
+// translation unit.
+//
+// MDP (one-shot): one episode = one sample of a device per group = one evaluation
+// of the expanded (full-graph) placement. The state the network reads is a fixed
+// reference placement of the graph (all groups on device 0, or with state=best
+// the best placement found so far) and its schedule (start times from the
+// evaluator's trace). Independent samples: each episode's return is its own reward
+// (ref - step) / ref, with ref the reference placement's step time.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "agents/fusion/anchor_sets.h"
+#include "agents/fusion/fusion.h"
+#include "agents/rl/agent.h"
+#include "core/cost_model.h"
+#include "core/errors.h"
+
+namespace aware::rl {
+
+using nlohmann::json;
+
+namespace {
+
+// Per-node feature columns before the device one-hot:
+// [compute time, output bytes, memory, start time, members (log)].
+constexpr int kAwareBaseFeatures = 5;
+
+const std::vector<std::string> kAwareOptions = {"hidden", "rounds",  "layers", "anchors",
+                                                "hops",   "position", "fusion", "groups",
+                                                "threshold", "state", "anchor_seed"};
+
+// The DAG and the anchor distances as tensors.
+struct AwareGraphTensors {
+  int num_nodes = 0;
+  torch::Tensor edge_src, edge_dst;     // int64 [E], deduplicated parent -> child pairs
+  torch::Tensor in_weight, out_weight;  // float [E]: 1 / parents(dst), 1 / children(src)
+};
+
+struct AnchorTensors {
+  torch::Tensor score;   // float [n x K] (0 in padded columns)
+  torch::Tensor anchor;  // int64 [n x K] (node id; padded columns point at the node itself)
+  torch::Tensor mask;    // float [K]: 1 for a drawn set, 0 for padding
+};
+
+AwareGraphTensors graph_tensors(const OpGraph& graph) {
+  const int n = graph.num_ops();
+  std::vector<std::pair<int, int>> pairs;
+  for (const Edge& e : graph.edges()) pairs.emplace_back(e.src, e.dst);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::vector<int> parents(n, 0), children(n, 0);
+  for (auto [s, d] : pairs) {
+    ++children[s];
+    ++parents[d];
+  }
+  std::vector<int64_t> src, dst;
+  std::vector<float> in_w, out_w;
+  for (auto [s, d] : pairs) {
+    src.push_back(s);
+    dst.push_back(d);
+    in_w.push_back(1.0f / parents[d]);
+    out_w.push_back(1.0f / children[s]);
+  }
+  AwareGraphTensors g;
+  g.num_nodes = n;
+  g.edge_src = torch::tensor(src, torch::kInt64);
+  g.edge_dst = torch::tensor(dst, torch::kInt64);
+  g.in_weight = torch::tensor(in_w, torch::kFloat);
+  g.out_weight = torch::tensor(out_w, torch::kFloat);
+  return g;
+}
+
+// K anchor sets of a fixed count whatever n: P-GNN's Bourgain classes (size
+// floor(n / 2^(i+1)), i < floor(log2 n)) taken round-robin, so every class is
+// represented and the position vector has the same width on every graph. A graph
+// too small to fill K sets gets zero-masked padding.
+AnchorSets fixed_count_anchor_sets(int n, int k, std::uint64_t seed) {
+  AnchorSets out;
+  out.num_nodes = n;
+  const int m = n >= 2 ? static_cast<int>(std::floor(std::log2(n))) : 0;
+  if (m == 0 || k == 0) return out;
+  const int per_class = (k + m - 1) / m;
+  const AnchorSets drawn = sample_anchor_sets(n, static_cast<double>(per_class) / m + 1e-9, seed);
+  // drawn: ordered by class, then draw; per_class sets per class.
+  for (int draw = 0; draw < per_class && out.num_sets() < k; ++draw)
+    for (int cls = 0; cls < m && out.num_sets() < k; ++cls) {
+      const int j = cls * per_class + draw;
+      if (j >= drawn.num_sets()) continue;
+      out.sets.push_back(drawn.sets[j]);
+      out.size_class.push_back(drawn.size_class[j]);
+    }
+  return out;
+}
+
+AnchorTensors anchor_tensors(const OpGraph& graph, const AnchorSets& sets, int k, int max_hops) {
+  const int n = graph.num_ops();
+  AnchorTensors t;
+  t.score = torch::zeros({n, k}, torch::kFloat);
+  t.anchor = torch::arange(n, torch::kInt64).unsqueeze(1).repeat({1, k}).contiguous();
+  t.mask = torch::zeros({k}, torch::kFloat);
+  const int drawn = std::min(k, sets.num_sets());
+  if (drawn == 0) return t;
+  AnchorDistanceOptions opt;
+  opt.direction = AnchorDirection::kUndirected;
+  opt.max_hops = max_hops;
+  const AnchorDistances d = anchor_distances(graph, sets, opt);
+  auto score = t.score.accessor<float, 2>();
+  auto anchor = t.anchor.accessor<int64_t, 2>();
+  for (int v = 0; v < n; ++v)
+    for (int j = 0; j < drawn; ++j) {
+      score[v][j] = d.score_at(v, j);
+      anchor[v][j] = d.anchor_at(v, j);
+    }
+  t.mask.slice(0, 0, drawn).fill_(1.0);
+  return t;
+}
+
+// Node MLP -> `rounds` rounds of mean message passing from parents and from
+// children (Placeto's scheme) -> `layers` P-GNN layers over K anchor sets ->
+// [structure, P-GNN, position vector (K), graph mean] -> MLP -> device logits.
+// Every weight is shared across nodes: the network is size-independent.
+class AwareNetImpl : public torch::nn::Module {
+ public:
+  AwareNetImpl(int feature_dim, int hidden, int rounds, int layers, int anchors, bool position,
+               int num_devices)
+      : rounds_(rounds), anchors_(anchors), position_(position) {
+    node1_ = register_module("node1", torch::nn::Linear(feature_dim, hidden));
+    node2_ = register_module("node2", torch::nn::Linear(hidden, hidden));
+    up_ = register_module("from_parents", torch::nn::Linear(2 * hidden, hidden));
+    down_ = register_module("from_children", torch::nn::Linear(2 * hidden, hidden));
+    merge_ = register_module("merge", torch::nn::Linear(2 * hidden, hidden));
+    if (position_) {
+      for (int l = 0; l < layers; ++l) {
+        msg1_.push_back(register_module("pgnn" + std::to_string(l) + "_msg1",
+                                        torch::nn::Linear(2 * hidden, hidden)));
+        msg2_.push_back(register_module("pgnn" + std::to_string(l) + "_msg2",
+                                        torch::nn::Linear(hidden, hidden)));
+      }
+      pos_ = register_module("pgnn_position", torch::nn::Linear(hidden, 1));
+    }
+    const int head_in = 2 * hidden + (position_ ? hidden + anchors : 0);
+    head1_ = register_module("head1", torch::nn::Linear(head_in, hidden));
+    head2_ = register_module("head2", torch::nn::Linear(hidden, num_devices));
+  }
+
+  // features [n x F] -> logits [n x D]. `a` is ignored when position is off.
+  torch::Tensor forward(const torch::Tensor& features, const AwareGraphTensors& g,
+                        const AnchorTensors& a) {
+    const torch::Tensor h0 = torch::relu(node2_(torch::relu(node1_(features))));
+    torch::Tensor up = h0, down = h0;
+    const bool has_edges = g.edge_src.numel() > 0;
+    for (int r = 0; r < rounds_; ++r) {
+      torch::Tensor from_parents = torch::zeros_like(h0), from_children = torch::zeros_like(h0);
+      if (has_edges) {
+        from_parents = from_parents.index_add(
+            0, g.edge_dst, up.index_select(0, g.edge_src) * g.in_weight.unsqueeze(1));
+        from_children = from_children.index_add(
+            0, g.edge_src, down.index_select(0, g.edge_dst) * g.out_weight.unsqueeze(1));
+      }
+      up = torch::relu(up_(torch::cat({h0, from_parents}, 1)));
+      down = torch::relu(down_(torch::cat({h0, from_children}, 1)));
+    }
+    const torch::Tensor h = torch::relu(merge_(torch::cat({up, down}, 1)));
+    std::vector<torch::Tensor> parts = {h};
+    if (position_) {
+      const int64_t n = h.size(0), hidden = h.size(1);
+      const torch::Tensor mask = a.mask.view({1, anchors_, 1});
+      const double drawn = a.mask.sum().item<double>();
+      const torch::Tensor flat_anchor = a.anchor.reshape({-1});
+      const torch::Tensor s = a.score.unsqueeze(2);
+      torch::Tensor x = h, messages;
+      for (size_t l = 0; l < msg1_.size(); ++l) {
+        // message(v, S) = MLP(h_v, s(v, u*) h_u*), u* the nearest anchor of S.
+        const torch::Tensor at_anchor = x.index_select(0, flat_anchor).view({n, anchors_, hidden});
+        const torch::Tensor self = x.unsqueeze(1).expand({n, anchors_, hidden});
+        messages = torch::relu(msg2_[l](torch::relu(msg1_[l](torch::cat({self, s * at_anchor}, 2)))));
+        messages = messages * mask;
+        // The mean over drawn sets feeds the next layer (h itself when none was drawn).
+        x = drawn > 0 ? messages.sum(1) / drawn : x;
+      }
+      // Position vector: one linear map per set, L2-normalised (P-GNN's last layer).
+      torch::Tensor position = pos_(messages).squeeze(2) * a.mask.unsqueeze(0);
+      position = position / position.norm(2, 1, true).clamp_min(1e-6);
+      parts.push_back(x);
+      parts.push_back(position);
+    }
+    parts.push_back(h.mean(0, true).expand({h.size(0), h.size(1)}));
+    return head2_(torch::relu(head1_(torch::cat(parts, 1))));
+  }
+
+ private:
+  int rounds_, anchors_;
+  bool position_;
+  torch::nn::Linear node1_{nullptr}, node2_{nullptr}, up_{nullptr}, down_{nullptr}, merge_{nullptr};
+  std::vector<torch::nn::Linear> msg1_, msg2_;
+  torch::nn::Linear pos_{nullptr}, head1_{nullptr}, head2_{nullptr};
+};
+TORCH_MODULE(AwareNet);
+
+struct AwareReplay {
+  torch::Tensor features;
+  AnchorTensors anchors;
+  std::vector<int64_t> actions;  // one per leader
+};
+
+bool on_off(const Options& config, const std::string& key) {
+  const std::string v = option_string(config, key, "on");
+  if (v == "on" || v == "1" || v == "true") return true;
+  if (v == "off" || v == "0" || v == "false") return false;
+  throw ConfigError("agent aware: " + key + " must be on or off, got '" + v + "'");
+}
+
+}  // namespace
+
+class AwareAgent final : public Agent {
+ public:
+  AwareAgent(const Options& config, int num_devices) : devices_(num_devices) {
+    const std::string who = "agent aware";
+    check_known_options(config, kAwareOptions, who);
+    hidden_ = static_cast<int>(option_int(config, "hidden", 32, who));
+    rounds_ = static_cast<int>(option_int(config, "rounds", 4, who));
+    layers_ = static_cast<int>(option_int(config, "layers", 2, who));
+    anchors_ = static_cast<int>(option_int(config, "anchors", 16, who));
+    hops_ = static_cast<int>(option_int(config, "hops", 6, who));
+    groups_ = static_cast<int>(option_int(config, "groups", 200, who));
+    threshold_ = option_double(config, "threshold", 1.0, who);
+    anchor_seed_ = static_cast<std::uint64_t>(option_int(config, "anchor_seed", 12345, who));
+    position_ = on_off(config, "position");
+    fusion_ = on_off(config, "fusion");
+    state_ = option_string(config, "state", "start");
+    if (hidden_ < 1 || rounds_ < 0 || layers_ < 1 || anchors_ < 1 || groups_ < 0 || threshold_ <= 0)
+      throw ConfigError(who + ": hidden >= 1, rounds >= 0, layers >= 1, anchors >= 1, groups >= 0 "
+                              "and threshold > 0 are required");
+    if (state_ != "start" && state_ != "best")
+      throw ConfigError(who + ": state must be start or best, got '" + state_ + "'");
+    if (num_devices < 1) throw ConfigError(who + ": the cluster has no device");
+    net_ = AwareNet(feature_dim(), hidden_, rounds_, layers_, anchors_, position_, devices_);
+  }
+
+  std::string kind() const override { return "aware"; }
+  int feature_dim() const { return kAwareBaseFeatures + devices_; }
+
+  AgentDefaults defaults() const override {
+    AgentDefaults d;
+    d.learning_rate = 3e-3;
+    d.entropy_coef = 0.01;
+    d.grad_clip = 1.0;
+    d.episodes_per_update = 8;
+    d.baseline = BaselineKind::kPerStepMean;  // one step per episode: mean of the last 10 rewards
+    d.penalty = PenaltyKind::kPlacetoMemory;
+    return d;
+  }
+
+  double learning_rate(double base, long long, double fraction) const override {
+    return base * std::pow(0.1, fraction);
+  }
+
+  torch::nn::Module& module() override { return *net_; }
+
+  json header() const override {
+    json h;
+    h["devices"] = devices_;
+    h["feature_dims"] = {feature_dim(), anchors_};
+    h["config"] = {{"hidden", std::to_string(hidden_)},   {"rounds", std::to_string(rounds_)},
+                   {"layers", std::to_string(layers_)},   {"anchors", std::to_string(anchors_)},
+                   {"hops", std::to_string(hops_)},       {"position", position_ ? "on" : "off"}};
+    return h;
+  }
+
+  void prepare(const OpGraph& graph, const Cluster& cluster) override {
+    FusionOptions fo;
+    if (fusion_) {
+      fo.target_size = groups_;
+      fo.threshold = threshold_;
+    } else {
+      // Only colocation groups are contracted: the policy sees every other op.
+      fo.chain_rule = false;
+      fo.comm_rule = false;
+      fo.target_size = 0;
+    }
+    fusion_result_ = fuse_by_comm_ratio(graph, cluster, fo);
+    const OpGraph& coarse = fusion_result_.coarse;
+    n_ = coarse.num_ops();
+    const OpCostMatrix costs(coarse, cluster);
+    cost_.assign(n_, 0);
+    out_size_.assign(n_, 0);
+    memory_.assign(n_, 0);
+    members_.assign(n_, 0);
+    for (int i = 0; i < n_; ++i) {
+      const Op& op = coarse.op(i);
+      cost_[i] = costs.mean_time_us(i);
+      out_size_[i] = op.total_output_bytes();
+      memory_[i] = op.param_bytes + op.total_output_bytes() + op.temp_bytes;
+      members_[i] = std::log1p(static_cast<double>(fusion_result_.ops_of_group[i].size()));
+    }
+    for (auto* v : {&cost_, &out_size_, &memory_, &members_}) {
+      const double m = v->empty() ? 0 : *std::max_element(v->begin(), v->end());
+      if (m > 0)
+        for (double& x : *v) x /= m;
+    }
+    g_ = graph_tensors(coarse);
+    // Nodes sharing a colocation group (left split by fusion) follow their first node.
+    leader_of_.assign(n_, 0);
+    leaders_.clear();
+    std::map<std::string, int> first;
+    for (int i = 0; i < n_; ++i) {
+      const std::string& group = coarse.op(i).colocation_group;
+      auto it = group.empty() ? first.end() : first.find(group);
+      if (it != first.end()) {
+        leader_of_[i] = leader_of_[it->second];
+      } else {
+        leader_of_[i] = static_cast<int>(leaders_.size());
+        leaders_.push_back(i);
+        if (!group.empty()) first[group] = i;
+      }
+    }
+    leader_idx_ = torch::tensor(std::vector<int64_t>(leaders_.begin(), leaders_.end()), torch::kInt64);
+    fixed_anchors_ = anchors_for(anchor_seed_ ^ static_cast<std::uint64_t>(n_));
+    current_ = Placement(std::vector<int>(n_, 0));
+    current_trace_.clear();
+    current_us_ = std::numeric_limits<double>::infinity();
+    reference_us_ = 0;
+    have_reference_ = false;
+  }
+
+  AnchorTensors anchors_for(std::uint64_t seed) const {
+    return anchor_tensors(fusion_result_.coarse, fixed_count_anchor_sets(n_, anchors_, seed),
+                          anchors_, hops_);
+  }
+
+  // Features of every fused node for the state (current_, current_trace_).
+  torch::Tensor features() const {
+    const int f = feature_dim();
+    torch::Tensor x = torch::zeros({n_, f}, torch::kFloat);
+    float* p = x.data_ptr<float>();
+    double max_start = 0;
+    const bool traced = static_cast<int>(current_trace_.ops.size()) == n_;
+    if (traced)
+      for (const OpSpan& s : current_trace_.ops) max_start = std::max(max_start, s.start_us);
+    for (int i = 0; i < n_; ++i) {
+      float* row = p + static_cast<int64_t>(i) * f;
+      row[0] = static_cast<float>(cost_[i]);
+      row[1] = static_cast<float>(out_size_[i]);
+      row[2] = static_cast<float>(memory_[i]);
+      row[3] = traced && max_start > 0 ? static_cast<float>(current_trace_.ops[i].start_us / max_start) : 0.0f;
+      row[4] = static_cast<float>(members_[i]);
+      row[kAwareBaseFeatures + current_[i]] = 1.0f;
+    }
+    return x;
+  }
+
+  // Coarse start times from a fine trace: a fused node starts with its first member.
+  Trace coarse_trace(const Trace& fine) const {
+    Trace t;
+    if (fine.ops.empty()) return t;
+    t.ops.resize(n_);
+    for (int g = 0; g < n_; ++g) {
+      double start = std::numeric_limits<double>::infinity(), end = 0;
+      for (int op : fusion_result_.ops_of_group[g])
+        if (op < static_cast<int>(fine.ops.size())) {
+          start = std::min(start, fine.ops[op].start_us);
+          end = std::max(end, fine.ops[op].end_us);
+        }
+      t.ops[g] = {g, -1, std::isfinite(start) ? start : 0, end};
+    }
+    return t;
+  }
+
+  Placement coarse_from_leaders(const std::vector<int64_t>& actions) const {
+    Placement p(std::vector<int>(n_, 0));
+    for (int i = 0; i < n_; ++i) p[i] = static_cast<int>(actions[leader_of_[i]]);
+    return p;
+  }
+
+  // Logits of the leaders [leaders x D] under `anchors` for the current state.
+  torch::Tensor logits(const torch::Tensor& x, const AnchorTensors& anchors) {
+    return net_->forward(x, g_, anchors).index_select(0, leader_idx_);
+  }
+
+  Episode run_episode(PlacementEnv& env, SampleRng& rng, bool greedy) override {
+    Episode ep;
+    ep.sequential = false;
+    if (env.exhausted()) return ep;
+    if (!have_reference_) {
+      // The reference state: every group on device 0, and its schedule.
+      Trace fine;
+      const double us = env.evaluate(expand_placement(fusion_result_, current_), &fine);
+      current_trace_ = coarse_trace(fine);
+      current_us_ = us;
+      if (reference_us_ <= 0) reference_us_ = std::max(1.0, us);
+      have_reference_ = true;
+      if (env.exhausted()) return ep;
+    }
+    const torch::Tensor x = features();
+    AnchorTensors anchors = fixed_anchors_;
+    if (!greedy && position_) {
+      // P-GNN re-samples the anchor sets every forward pass in training.
+      const std::uint64_t seed = (static_cast<std::uint64_t>(rng.below(1 << 30)) << 30) ^
+                                 static_cast<std::uint64_t>(rng.below(1 << 30));
+      anchors = anchors_for(seed);
+    }
+    const torch::Tensor l = logits(x, anchors);
+    const std::vector<int64_t> actions = sample_rows(l, rng, greedy);
+    const CategoricalTerms terms = categorical_terms(l, actions);
+    const Placement coarse = coarse_from_leaders(actions);
+    Trace fine;
+    const double us = env.evaluate(expand_placement(fusion_result_, coarse), &fine);
+    if (state_ == "best" && us < current_us_) {
+      current_ = coarse;
+      current_trace_ = coarse_trace(fine);
+      current_us_ = us;
+    }
+    Step s;
+    s.log_prob = terms.log_prob;
+    s.entropy = terms.entropy;
+    s.decisions = static_cast<int>(actions.size());
+    s.reward = (reference_us_ - us) / reference_us_;
+    ep.steps.push_back(s);
+    ep.final_step_us = us;
+    ep.replay = std::make_shared<AwareReplay>(AwareReplay{x, anchors, actions});
+    return ep;
+  }
+
+  void replay(Episode& episode) override {
+    auto* r = static_cast<AwareReplay*>(episode.replay.get());
+    AWARE_CHECK(r != nullptr && episode.steps.size() == 1, "aware replay missing");
+    const CategoricalTerms t = categorical_terms(logits(r->features, r->anchors), r->actions);
+    episode.steps[0].log_prob = t.log_prob;
+    episode.steps[0].entropy = t.entropy;
+  }
+
+  json extra_state() const override { return {{"reward_scale_us", reference_us_}}; }
+  void load_extra_state(const json& state) override {
+    reference_us_ = state.value("reward_scale_us", 0.0);
+  }
+
+  // For tests: logits of every fused node [n x D] under the given anchor sets.
+  torch::Tensor node_logits(const AnchorSets& sets) {
+    return net_->forward(features(), g_, anchor_tensors(fusion_result_.coarse, sets, anchors_, hops_));
+  }
+  const FusionResult& fusion() const { return fusion_result_; }
+
+ private:
+  int devices_;
+  int hidden_ = 32, rounds_ = 4, layers_ = 2, anchors_ = 16, hops_ = 6, groups_ = 200;
+  double threshold_ = 1.0;
+  std::uint64_t anchor_seed_ = 12345;
+  bool position_ = true, fusion_ = true;
+  std::string state_;
+  AwareNet net_{nullptr};
+  FusionResult fusion_result_;
+  int n_ = 0;
+  std::vector<double> cost_, out_size_, memory_, members_;
+  AwareGraphTensors g_;
+  std::vector<int> leader_of_, leaders_;
+  torch::Tensor leader_idx_;
+  AnchorTensors fixed_anchors_;
+  Placement current_;
+  Trace current_trace_;
+  double current_us_ = 0, reference_us_ = 0;
+  bool have_reference_ = false;
+};
+
+std::unique_ptr<Agent> make_aware_agent(const Options& config, int num_devices) {
+  return std::make_unique<AwareAgent>(config, num_devices);
+}
+
+// Test hooks (declared in tests/rl/aware_agent_test.cc): the prepared agent's
+// per-node logits under given anchor sets, and its fused graph.
+torch::Tensor aware_node_logits(Agent& agent, const AnchorSets& sets) {
+  auto* a = dynamic_cast<AwareAgent*>(&agent);
+  if (a == nullptr) throw ConfigError("not an aware agent");
+  return a->node_logits(sets);
+}
+const FusionResult& aware_fusion_result(Agent& agent) {
+  auto* a = dynamic_cast<AwareAgent*>(&agent);
+  if (a == nullptr) throw ConfigError("not an aware agent");
+  return a->fusion();
+}
+
+// Adds "aware" to the AgentRegistry (idempotent); register_rl_agents() calls it.
+void register_aware_agent() {
+  if (!AgentRegistry::instance().has("aware"))
+    AgentRegistry::instance().add(
+        "aware",
+        "Aware (Zeng et al. 2022): comm/compute-aware fusion, DAG message passing + P-GNN "
+        "anchor-set position embedding, one-shot REINFORCE over fused groups",
+        make_aware_agent);
+}
+
+}  // namespace aware::rl
