@@ -31,12 +31,13 @@ using nlohmann::json;
 namespace {
 
 // Per-node feature columns before the device one-hot:
-// [compute time, output bytes, memory, start time, members (log)].
-constexpr int kAwareBaseFeatures = 5;
+// [compute time, output bytes, memory, start time, members (log), decided]; then
+// the node's device one-hot (zeros until decided) and every device's load so far.
+constexpr int kAwareBaseFeatures = 6;
 
 const std::vector<std::string> kAwareOptions = {"hidden", "rounds",  "layers", "anchors",
                                                 "hops",   "position", "fusion", "groups",
-                                                "threshold", "state", "anchor_seed"};
+                                                "threshold", "state", "anchor_seed", "steps"};
 
 // The DAG and the anchor distances as tensors.
 struct AwareGraphTensors {
@@ -207,9 +208,13 @@ class AwareNetImpl : public torch::nn::Module {
 TORCH_MODULE(AwareNet);
 
 struct AwareReplay {
-  torch::Tensor features;
-  AnchorTensors anchors;
-  std::vector<int64_t> actions;  // one per leader
+  struct Chunk {
+    torch::Tensor features;
+    AnchorTensors anchors;
+    torch::Tensor rows;             // leader indices decided in this chunk
+    std::vector<int64_t> actions;  // one per row
+  };
+  std::vector<Chunk> chunks;
 };
 
 bool on_off(const Options& config, const std::string& key) {
@@ -237,6 +242,8 @@ class AwareAgent final : public Agent {
     position_ = on_off(config, "position");
     fusion_ = on_off(config, "fusion");
     state_ = option_string(config, "state", "start");
+    steps_ = static_cast<int>(option_int(config, "steps", 8, who));
+    if (steps_ < 1) throw ConfigError(who + ": steps >= 1 is required");
     if (hidden_ < 1 || rounds_ < 0 || layers_ < 1 || anchors_ < 1 || groups_ < 0 || threshold_ <= 0)
       throw ConfigError(who + ": hidden >= 1, rounds >= 0, layers >= 1, anchors >= 1, groups >= 0 "
                               "and threshold > 0 are required");
@@ -247,11 +254,11 @@ class AwareAgent final : public Agent {
   }
 
   std::string kind() const override { return "aware"; }
-  int feature_dim() const { return kAwareBaseFeatures + devices_; }
+  int feature_dim() const { return kAwareBaseFeatures + 2 * devices_; }
 
   AgentDefaults defaults() const override {
     AgentDefaults d;
-    d.learning_rate = 3e-3;
+    d.learning_rate = 1e-2;  // P-GNN's default
     d.entropy_coef = 0.01;
     d.grad_clip = 1.0;
     d.episodes_per_update = 8;
@@ -337,8 +344,9 @@ class AwareAgent final : public Agent {
                           anchors_, hops_);
   }
 
-  // Features of every fused node for the state (current_, current_trace_).
-  torch::Tensor features() const {
+  // Features of every fused node: the schedule of the state (current_trace_), the
+  // partial placement `placed` (-1: undecided) and the devices' load so far.
+  torch::Tensor features(const std::vector<int>& placed) const {
     const int f = feature_dim();
     torch::Tensor x = torch::zeros({n_, f}, torch::kFloat);
     float* p = x.data_ptr<float>();
@@ -353,8 +361,20 @@ class AwareAgent final : public Agent {
       row[2] = static_cast<float>(memory_[i]);
       row[3] = traced && max_start > 0 ? static_cast<float>(current_trace_.ops[i].start_us / max_start) : 0.0f;
       row[4] = static_cast<float>(members_[i]);
-      row[kAwareBaseFeatures + current_[i]] = 1.0f;
+      if (placed[i] >= 0) {
+        row[5] = 1.0f;
+        row[kAwareBaseFeatures + placed[i]] = 1.0f;
+      }
     }
+    // Load: the summed compute of the groups on each device / the total.
+    std::vector<double> load(devices_, 0);
+    double total = 0;
+    for (int i = 0; i < n_; ++i) {
+      total += cost_[i];
+      if (placed[i] >= 0) load[placed[i]] += cost_[i];
+    }
+    for (int d = 0; d < devices_; ++d)
+      x.select(1, kAwareBaseFeatures + devices_ + d).fill_(total > 0 ? load[d] / total : 0.0);
     return x;
   }
 
@@ -375,15 +395,17 @@ class AwareAgent final : public Agent {
     return t;
   }
 
-  Placement coarse_from_leaders(const std::vector<int64_t>& actions) const {
-    Placement p(std::vector<int>(n_, 0));
-    for (int i = 0; i < n_; ++i) p[i] = static_cast<int>(actions[leader_of_[i]]);
-    return p;
+  // Logits of the leaders `rows` (indices into leaders_) [rows x D].
+  torch::Tensor logits(const torch::Tensor& x, const AnchorTensors& anchors, const torch::Tensor& rows) {
+    return net_->forward(x, g_, anchors).index_select(0, leader_idx_.index_select(0, rows));
   }
 
-  // Logits of the leaders [leaders x D] under `anchors` for the current state.
-  torch::Tensor logits(const torch::Tensor& x, const AnchorTensors& anchors) {
-    return net_->forward(x, g_, anchors).index_select(0, leader_idx_);
+  AnchorTensors episode_anchors(SampleRng& rng, bool greedy) const {
+    if (greedy || !position_) return fixed_anchors_;
+    // P-GNN re-samples the anchor sets every forward pass in training.
+    const std::uint64_t seed = (static_cast<std::uint64_t>(rng.below(1 << 30)) << 30) ^
+                               static_cast<std::uint64_t>(rng.below(1 << 30));
+    return anchors_for(seed);
   }
 
   Episode run_episode(PlacementEnv& env, SampleRng& rng, bool greedy) override {
@@ -400,18 +422,31 @@ class AwareAgent final : public Agent {
       have_reference_ = true;
       if (env.exhausted()) return ep;
     }
-    const torch::Tensor x = features();
-    AnchorTensors anchors = fixed_anchors_;
-    if (!greedy && position_) {
-      // P-GNN re-samples the anchor sets every forward pass in training.
-      const std::uint64_t seed = (static_cast<std::uint64_t>(rng.below(1 << 30)) << 30) ^
-                                 static_cast<std::uint64_t>(rng.below(1 << 30));
-      anchors = anchors_for(seed);
+    // Leaders decide in `steps` chunks in topological order (coarse ids are
+    // topological); each chunk sees the devices and loads chosen before it, so
+    // groups can coordinate (independent per-group samples cannot break the
+    // symmetry between identical groups). One evaluation per episode.
+    auto replay = std::make_shared<AwareReplay>();
+    const int leaders = static_cast<int>(leaders_.size());
+    const int chunk = std::max(1, (leaders + steps_ - 1) / steps_);
+    std::vector<int> placed(n_, -1);
+    torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({});
+    for (int begin = 0; begin < leaders; begin += chunk) {
+      const int end = std::min(leaders, begin + chunk);
+      const torch::Tensor rows = torch::arange(begin, end, torch::kInt64);
+      const torch::Tensor x = features(placed);
+      AnchorTensors anchors = episode_anchors(rng, greedy);
+      const torch::Tensor l = logits(x, anchors, rows);
+      const std::vector<int64_t> actions = sample_rows(l, rng, greedy);
+      const CategoricalTerms terms = categorical_terms(l, actions);
+      log_prob = log_prob + terms.log_prob;
+      entropy = entropy + terms.entropy;
+      for (int i = 0; i < n_; ++i)
+        if (leader_of_[i] >= begin && leader_of_[i] < end)
+          placed[i] = static_cast<int>(actions[leader_of_[i] - begin]);
+      replay->chunks.push_back({x, anchors, rows, actions});
     }
-    const torch::Tensor l = logits(x, anchors);
-    const std::vector<int64_t> actions = sample_rows(l, rng, greedy);
-    const CategoricalTerms terms = categorical_terms(l, actions);
-    const Placement coarse = coarse_from_leaders(actions);
+    const Placement coarse{std::vector<int>(placed)};
     Trace fine;
     const double us = env.evaluate(expand_placement(fusion_result_, coarse), &fine);
     if (state_ == "best" && us < current_us_) {
@@ -420,22 +455,27 @@ class AwareAgent final : public Agent {
       current_us_ = us;
     }
     Step s;
-    s.log_prob = terms.log_prob;
-    s.entropy = terms.entropy;
-    s.decisions = static_cast<int>(actions.size());
+    s.log_prob = log_prob;
+    s.entropy = entropy;
+    s.decisions = leaders;
     s.reward = (reference_us_ - us) / reference_us_;
     ep.steps.push_back(s);
     ep.final_step_us = us;
-    ep.replay = std::make_shared<AwareReplay>(AwareReplay{x, anchors, actions});
+    ep.replay = replay;
     return ep;
   }
 
   void replay(Episode& episode) override {
     auto* r = static_cast<AwareReplay*>(episode.replay.get());
     AWARE_CHECK(r != nullptr && episode.steps.size() == 1, "aware replay missing");
-    const CategoricalTerms t = categorical_terms(logits(r->features, r->anchors), r->actions);
-    episode.steps[0].log_prob = t.log_prob;
-    episode.steps[0].entropy = t.entropy;
+    torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({});
+    for (const auto& c : r->chunks) {
+      const CategoricalTerms t = categorical_terms(logits(c.features, c.anchors, c.rows), c.actions);
+      log_prob = log_prob + t.log_prob;
+      entropy = entropy + t.entropy;
+    }
+    episode.steps[0].log_prob = log_prob;
+    episode.steps[0].entropy = entropy;
   }
 
   json extra_state() const override { return {{"reward_scale_us", reference_us_}}; }
@@ -445,13 +485,14 @@ class AwareAgent final : public Agent {
 
   // For tests: logits of every fused node [n x D] under the given anchor sets.
   torch::Tensor node_logits(const AnchorSets& sets) {
-    return net_->forward(features(), g_, anchor_tensors(fusion_result_.coarse, sets, anchors_, hops_));
+    return net_->forward(features(std::vector<int>(n_, -1)), g_,
+                         anchor_tensors(fusion_result_.coarse, sets, anchors_, hops_));
   }
   const FusionResult& fusion() const { return fusion_result_; }
 
  private:
   int devices_;
-  int hidden_ = 32, rounds_ = 4, layers_ = 2, anchors_ = 16, hops_ = 6, groups_ = 200;
+  int hidden_ = 32, rounds_ = 4, layers_ = 2, anchors_ = 16, hops_ = 6, groups_ = 200, steps_ = 8;
   double threshold_ = 1.0;
   std::uint64_t anchor_seed_ = 12345;
   bool position_ = true, fusion_ = true;
