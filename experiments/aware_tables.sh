@@ -81,7 +81,7 @@ table1() {
         printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r == "" ? "?" : substr(r, 1, index(r, " |") - 1), \
           substr(r, index(r, "| ") + 2), cell(ka), cell(kp), cell(kh), best == "" ? "n/a" : best " " cell(r "|" best), \
           gp == "n/a" ? gp : sprintf("%+.1f%%", gp), gh == "n/a" ? gh : sprintf("%+.1f%%", gh), verdict }
-      printf "\nBudget %s evaluations per method and run; seeds %s; analytic simulator (contention); " budget, seeds
+      printf "\nBudget %s evaluations per method and run; seeds %s; analytic simulator (contention); ", budget, seeds
       printf "mean ± population std over seeds; gains = (other − Aware) / other of the means.\n"
     }' "$raw" > "$md"
   cat "$md"
