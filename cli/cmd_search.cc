@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/formats.h"
 #include "core/progress.h"
+#include "datasets/families.h"
 #include "datasets/load.h"
 
 namespace aware::cli {
@@ -53,8 +54,9 @@ Options parse_agent_options(const std::vector<std::string>& items) {
 void run_search(const SearchArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.budget_evals < 0 || a.budget_seconds < 0) throw ConfigError("budgets must not be negative");
-  if (a.budget_evals == 0 && a.budget_seconds == 0)
-    throw ConfigError("search needs a budget: --budget-evals N and/or --budget-seconds S (> 0)");
+  if (a.budget_evals == 0 && a.budget_seconds == 0 && a.init.empty())
+    throw ConfigError("search needs a budget: --budget-evals N and/or --budget-seconds S (> 0), "
+                      "or --init POLICY alone to place zero-shot with its greedy policy");
   rl::rl_agent_description(a.agent);  // unknown agent -> ConfigError before any work
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
@@ -96,6 +98,8 @@ void run_search(const SearchArgs& a) {
     out["episodes"] = r.episodes;
     out["train_seconds"] = r.seconds;
     out["resumed"] = r.resumed;
+    out["zero_shot"] = a.budget_evals == 0 && a.budget_seconds == 0;
+    if (r.greedy.size() > 0) out["greedy_step_us"] = r.greedy_step_us;
     out["cancelled"] = r.cancelled;
     if (!a.out.empty()) out["placement_file"] = a.out;
     if (!a.curve.empty()) out["curve_file"] = a.curve;
@@ -108,11 +112,76 @@ void run_search(const SearchArgs& a) {
   std::printf("trained        %lld evaluations, %lld updates, %lld episodes, %.2f s%s\n",
               r.evaluations, r.updates, r.episodes, r.seconds, r.resumed ? " (resumed)" : "");
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
+  if (r.greedy.size() > 0)
+    std::printf("greedy policy  %.1f us (argmax episode after training)%s\n", r.greedy_step_us,
+                a.budget_evals == 0 && a.budget_seconds == 0 ? " [zero-shot]" : "");
   print_step_result(result, cluster, bound);
   if (!a.out.empty()) std::printf("placement      %s\n", a.out.c_str());
   if (!a.curve.empty()) std::printf("curve          %s\n", a.curve.c_str());
   if (!a.save_policy.empty()) std::printf("policy         %s\n", a.save_policy.c_str());
   if (!a.resume.empty()) std::printf("checkpoint     %s/checkpoint.pt\n", a.resume.c_str());
+}
+
+struct PretrainArgs {
+  std::string agent;
+  std::string family;
+  int count = 32;
+  std::string cluster = "preset:k40x4";
+  std::string evaluator = "analytic";
+  std::string mode;
+  std::vector<std::string> eval_options;
+  std::vector<std::string> agent_options;
+  long long budget_evals = 0;
+  double budget_seconds = 0;
+  long long seed = 1;
+  int threads = 1;
+  double lr = 0;
+  double entropy = -1;
+  std::string init;
+  std::string save_policy;
+  std::string curve;
+};
+
+// One policy trained across the training split of a graph family.
+void run_pretrain(const PretrainArgs& a) {
+  if (a.seed < 0) throw ConfigError("--seed must not be negative");
+  if (a.count < 1) throw ConfigError("--count must be at least 1");
+  if (a.budget_evals < 0 || a.budget_seconds < 0) throw ConfigError("budgets must not be negative");
+  if (a.budget_evals == 0 && a.budget_seconds == 0)
+    throw ConfigError("pretrain needs a budget: --budget-evals N and/or --budget-seconds S (> 0)");
+  rl::rl_agent_description(a.agent);
+  const FamilySplit split = family_split(a.count);
+  if (split.train.empty()) throw ConfigError("--count " + std::to_string(a.count) + " leaves no training graph");
+  std::vector<OpGraph> graphs;
+  for (std::uint64_t seed : split.train) graphs.push_back(build_family_graph(a.family, seed));
+  std::vector<const OpGraph*> pointers;
+  for (const OpGraph& g : graphs) pointers.push_back(&g);
+  const Cluster cluster = load_cluster(a.cluster);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
+  rl::TrainOptions t;
+  t.budget_evals = a.budget_evals;
+  t.budget_seconds = a.budget_seconds;
+  t.seed = static_cast<std::uint64_t>(a.seed);
+  t.threads = a.threads;
+  t.learning_rate = a.lr;
+  t.entropy_coef = a.entropy;
+  t.init_policy = a.init;
+  t.save_policy = a.save_policy;
+  t.curve_csv = a.curve;
+  t.agent_options = parse_agent_options(a.agent_options);
+  StderrProgress progress;
+  t.progress = &progress;
+  const rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
+  progress.finish();
+  std::printf("pretrained     %s on %zu %s graphs (training split of %d) / %s (%d devices)\n",
+              a.agent.c_str(), graphs.size(), a.family.c_str(), a.count, cluster.name().c_str(),
+              cluster.num_devices());
+  std::printf("trained        %lld evaluations, %lld updates, %lld episodes, %.2f s\n", r.evaluations,
+              r.updates, r.episodes, r.seconds);
+  if (r.greedy.size() > 0)
+    std::printf("greedy policy  %.1f us on %s\n", r.greedy_step_us, graphs.front().name().c_str());
+  std::printf("policy         %s\n", a.save_policy.c_str());
+  if (!a.curve.empty()) std::printf("curve          %s\n", a.curve.c_str());
 }
 
 }  // namespace
@@ -150,6 +219,29 @@ void add_search_commands(CLI::App& app) {
   s->add_option("--curve", args->curve, "Write the learning curve CSV here");
   s->add_flag("--json", args->json, "Print one JSON object");
   s->callback([args] { run_search(*args); });
+
+  auto pa = std::make_shared<PretrainArgs>();
+  CLI::App* p = app.add_subcommand(
+      "pretrain", "Train one policy across a graph family's training split (for zero-shot placement)");
+  p->add_option("--agent", pa->agent, "Agent: " + known)->required();
+  p->add_option("--family", pa->family, "Graph family: cifar10, ptb or nmt")->required();
+  p->add_option("--count", pa->count, "Family size; seeds 1..count, every fourth held out")
+      ->capture_default_str();
+  p->add_option("--cluster", pa->cluster, "preset:NAME or a cluster file")->capture_default_str();
+  p->add_option("--evaluator", pa->evaluator, "Evaluator (analytic, simgrid)")->capture_default_str();
+  p->add_option("--mode", pa->mode, "Analytic mode: contention (default) or placeto");
+  p->add_option("--option", pa->eval_options, "Evaluator option KEY=VALUE (repeatable)");
+  p->add_option("--agent-option", pa->agent_options, "Agent option KEY=VALUE (repeatable)");
+  p->add_option("--budget-evals", pa->budget_evals, "Simulator evaluations, all graphs together");
+  p->add_option("--budget-seconds", pa->budget_seconds, "Wall-clock seconds allowed");
+  p->add_option("--seed", pa->seed, "Seed (weights and sampling)")->capture_default_str();
+  p->add_option("--threads", pa->threads, "torch::set_num_threads")->capture_default_str();
+  p->add_option("--lr", pa->lr, "Adam learning rate (0: the agent's default)");
+  p->add_option("--entropy", pa->entropy, "Entropy bonus weight (< 0: the agent's default)");
+  p->add_option("--init", pa->init, "Start from this policy file");
+  p->add_option("--save-policy", pa->save_policy, "Write the trained policy here")->required();
+  p->add_option("--curve", pa->curve, "Learning curve CSV (with a graph column)");
+  p->callback([pa] { run_pretrain(*pa); });
 }
 
 }  // namespace aware::cli

@@ -55,6 +55,8 @@ struct AgentDefaults {
   BaselineKind baseline = BaselineKind::kPerStepMean;
   double ema_decay = 0.9;
   PenaltyKind penalty = PenaltyKind::kPlacetoMemory;
+  double discount = 1.0;                // reward-to-go discount (sequential episodes)
+  bool standardize_advantages = false;  // per-update zero-mean, unit-std advantages
 };
 
 class Agent {

@@ -41,6 +41,8 @@ double PlacementEnv::evaluate(const Placement& placement, Trace* trace) {
   const StepResult r = evaluator_->evaluate(*graph_, *cluster_, placement, trace);
   ++evaluations_;
   const double pen = penalised_step_us(r, *cluster_, penalty_);
+  last_ = placement;
+  last_penalised_us_ = pen;
   const bool better = best_.size() == 0 || (r.feasible && !best_feasible_) ||
                       (r.feasible == best_feasible_ && pen < best_penalised_us_);
   if (better) {
@@ -50,6 +52,15 @@ double PlacementEnv::evaluate(const Placement& placement, Trace* trace) {
     best_feasible_ = r.feasible;
   }
   return pen;
+}
+
+void PlacementEnv::set_graph(const OpGraph& graph) {
+  if (&graph == graph_) return;
+  graph_ = &graph;
+  best_ = Placement();
+  best_penalised_us_ = std::numeric_limits<double>::infinity();
+  best_step_us_ = std::numeric_limits<double>::infinity();
+  best_feasible_ = false;
 }
 
 bool PlacementEnv::cancelled() const { return progress_ != nullptr && progress_->cancelled(); }

@@ -56,10 +56,20 @@ class PlacementEnv {
   // Seconds since construction plus the offset restored from a checkpoint.
   double elapsed_s() const;
 
+  // The placement of the latest evaluate() call and its penalised step time, µs
+  // (empty / +inf before the first).
+  const Placement& last_placement() const { return last_; }
+  double last_penalised_us() const { return last_penalised_us_; }
+
   const Placement& best_placement() const { return best_; }
   double best_penalised_us() const { return best_penalised_us_; }
   double best_step_us() const { return best_step_us_; }
   bool best_feasible() const { return best_feasible_; }
+
+  // Multi-graph training: plays `graph` from now on (not owned; must outlive the
+  // env). Counters, budget and clock carry on; the best-so-far restarts (it is
+  // per graph).
+  void set_graph(const OpGraph& graph);
 
   // For resuming from a checkpoint.
   void restore(long long evaluations, double elapsed_s, const Placement& best,
@@ -76,6 +86,8 @@ class PlacementEnv {
   std::chrono::steady_clock::time_point begin_;
   double elapsed_offset_s_ = 0;
   long long evaluations_ = 0;
+  Placement last_;
+  double last_penalised_us_ = std::numeric_limits<double>::infinity();
   Placement best_;
   double best_penalised_us_ = std::numeric_limits<double>::infinity();
   double best_step_us_ = std::numeric_limits<double>::infinity();

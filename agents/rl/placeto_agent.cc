@@ -136,8 +136,8 @@ class PlacetoAgent final : public Agent {
       throw ConfigError("agent placeto: start must be random, zero or best, got '" + start_ + "'");
     if (order_ != "topo" && order_ != "random")
       throw ConfigError("agent placeto: order must be topo or random, got '" + order_ + "'");
-    if (reward_ != "linear" && reward_ != "log")
-      throw ConfigError("agent placeto: reward must be linear or log, got '" + reward_ + "'");
+    if (reward_ != "linear" && reward_ != "log" && reward_ != "final")
+      throw ConfigError("agent placeto: reward must be final, linear or log, got '" + reward_ + "'");
     if (num_devices < 1) throw ConfigError("agent placeto: the cluster has no device");
     net_ = PlacetoNet(feature_dim(), hidden_, rounds_, devices_);
   }
@@ -300,11 +300,17 @@ class PlacetoAgent final : public Agent {
       s.log_prob = terms.log_prob;
       s.entropy = terms.entropy;
       s.decisions = end - begin;
-      s.reward = reward(runtime, after);
+      // reward=final: every op is re-decided in an episode, so the placement it
+      // ends with is the policy's alone; each step is credited with the final
+      // (negated, scaled) step time. This is Placeto's reward-to-go minus the
+      // state-dependent baseline rt_before(step), which removes the variance the
+      // starting placement and earlier steps add (see README).
+      s.reward = reward_ == "final" ? 0.0 : reward(runtime, after);
       ep.steps.push_back(s);
       replay->steps.push_back({x, idx_t, actions});
       runtime = after;
     }
+    if (reward_ == "final" && !ep.steps.empty()) ep.steps.back().reward = -runtime / reward_scale_us_;
     ep.final_step_us = runtime;
     ep.replay = replay;
     return ep;

@@ -2,6 +2,7 @@
 // checkpoints. One of the few translation units that include LibTorch.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -253,12 +254,18 @@ Options merge_policy_config(const json& header, const Options& user, const std::
 }
 
 void write_curve_csv(const std::vector<CurvePoint>& curve, const std::string& path) {
+  const bool tagged =
+      std::any_of(curve.begin(), curve.end(), [](const CurvePoint& p) { return !p.graph.empty(); });
   std::ostringstream out;
-  out << "evaluations,seconds,mean_step_us,best_step_us,entropy,loss\n";
+  out << "evaluations,seconds,mean_step_us,best_step_us,entropy,loss" << (tagged ? ",graph" : "")
+      << "\n";
   out.precision(10);
-  for (const auto& p : curve)
+  for (const auto& p : curve) {
     out << p.evaluations << "," << p.seconds << "," << p.mean_step_us << "," << p.best_step_us
-        << "," << p.entropy << "," << p.loss << "\n";
+        << "," << p.entropy << "," << p.loss;
+    if (tagged) out << "," << p.graph;
+    out << "\n";
+  }
   write_text_file_atomic(path, out.str());
 }
 
@@ -295,10 +302,10 @@ double json_number(const json& j, const char* key) {
 
 class Trainer {
  public:
-  Trainer(std::string agent_name, const OpGraph& graph, const Cluster& cluster,
+  Trainer(std::string agent_name, std::vector<const OpGraph*> graphs, const Cluster& cluster,
           Evaluator& evaluator, const TrainOptions& options)
-      : name_(std::move(agent_name)), graph_(graph), cluster_(cluster), evaluator_(evaluator),
-        opt_(options) {}
+      : name_(std::move(agent_name)), graphs_(std::move(graphs)), graph_(*graphs_.at(0)),
+        cluster_(cluster), evaluator_(evaluator), opt_(options) {}
 
   TrainResult run();
 
@@ -308,9 +315,14 @@ class Trainer {
   json read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path);
   void update(std::vector<Episode>& episodes);
   double fraction_spent() const;
+  // Makes graphs_[index] the one the env and the agent play.
+  void use_graph(size_t index);
+  // One greedy episode on graphs_[index], outside the budget.
+  void greedy_placement(size_t index, TrainResult& result);
 
   std::string name_;
-  const OpGraph& graph_;
+  std::vector<const OpGraph*> graphs_;
+  const OpGraph& graph_;  // graphs_[0]: what single-graph checkpoints record
   const Cluster& cluster_;
   Evaluator& evaluator_;
   TrainOptions opt_;
@@ -320,14 +332,42 @@ class Trainer {
   std::unique_ptr<torch::optim::Adam> adam_;
   std::unique_ptr<PlacementEnv> env_;
   SampleRng rng_;
-  PerStepMeanBaseline step_baseline_;
-  EmaBaseline ema_baseline_;
+  // Per graph (index as graphs_); single-graph runs use [0].
+  std::vector<PerStepMeanBaseline> step_baselines_;
+  std::vector<EmaBaseline> ema_baselines_;
+  size_t current_ = 0;
   Counters counters_;
   std::vector<CurvePoint> curve_;
-  double base_lr_ = 1e-3, entropy_coef_ = 0.01, grad_clip_ = 1.0;
+  double base_lr_ = 1e-3, entropy_coef_ = 0.01, grad_clip_ = 1.0, discount_ = 1.0;
+  bool standardize_ = false;
   int episodes_per_update_ = 1;
   bool ppo_ = false;
+  bool debug_ = false;
 };
+
+void Trainer::use_graph(size_t index) {
+  if (index == current_) return;
+  current_ = index;
+  env_->set_graph(*graphs_[index]);
+  agent_->prepare(*graphs_[index], cluster_);
+}
+
+void Trainer::greedy_placement(size_t index, TrainResult& result) {
+  torch::NoGradGuard no_grad;
+  const OpGraph& graph = *graphs_[index];
+  if (index != current_ || graphs_.size() > 1) agent_->prepare(graph, cluster_);
+  // Budget 0 / 0: never exhausted; these evaluations are not the training's.
+  PlacementEnv env(graph, cluster_, evaluator_, defaults_.penalty, 0, 0, nullptr);
+  SampleRng rng(opt_.seed);  // only a random starting placement draws from it
+  agent_->run_episode(env, rng, /*greedy=*/true);
+  if (env.last_placement().size() != graph.num_ops())
+    throw Error("agent '" + name_ + "' played no greedy step on " + graph.name());
+  result.greedy = env.last_placement();
+  const StepResult r = evaluator_.evaluate(graph, cluster_, result.greedy);
+  result.greedy_step_us = r.step_time_us;
+  result.greedy_feasible = r.feasible;
+  if (graphs_.size() > 1 || index != current_) agent_->prepare(*graphs_[current_], cluster_);
+}
 
 double Trainer::fraction_spent() const {
   double f = 0;
@@ -343,17 +383,37 @@ void Trainer::update(std::vector<Episode>& episodes) {
   for (auto& ep : episodes) {
     std::vector<double> rewards;
     for (const auto& s : ep.steps) rewards.push_back(s.reward);
-    std::vector<double> returns = ep.sequential ? reward_to_go(rewards) : rewards;
+    std::vector<double> returns = ep.sequential ? reward_to_go(rewards, discount_) : rewards;
     std::vector<double> adv(returns.size());
     if (defaults_.baseline == BaselineKind::kPerStepMean) {
-      const std::vector<double> b = step_baseline_.values(static_cast<int>(returns.size()));
+      PerStepMeanBaseline& baseline = step_baselines_[current_];
+      const std::vector<double> b = baseline.values(static_cast<int>(returns.size()));
       for (size_t i = 0; i < returns.size(); ++i) adv[i] = returns[i] - b[i];
-      step_baseline_.add(returns);
+      baseline.add(returns);
     } else {
-      for (size_t i = 0; i < returns.size(); ++i) adv[i] = returns[i] - ema_baseline_.advance(returns[i]);
+      EmaBaseline& baseline = ema_baselines_[current_];
+      for (size_t i = 0; i < returns.size(); ++i) adv[i] = returns[i] - baseline.advance(returns[i]);
     }
     advantages.push_back(std::move(adv));
     mean_step += ep.final_step_us / episodes.size();
+  }
+  if (standardize_) {
+    // Zero mean, unit standard deviation over the batch's steps: the update's
+    // size then no longer depends on the reward's scale (which differs between
+    // graphs and shrinks as the policy converges), only on the ranking inside
+    // the batch. A batch of identical advantages carries no signal: all zero.
+    double sum = 0, sum_sq = 0, count = 0;
+    for (const auto& adv : advantages)
+      for (double a : adv) {
+        sum += a;
+        sum_sq += a * a;
+        ++count;
+      }
+    const double mean = count > 0 ? sum / count : 0;
+    const double var = count > 1 ? std::max(0.0, sum_sq / count - mean * mean) : 0;
+    const double sd = std::sqrt(var);
+    for (auto& adv : advantages)
+      for (double& a : adv) a = sd > 1e-12 ? (a - mean) / sd : 0.0;
   }
   for (auto& group : adam_->param_groups())
     static_cast<torch::optim::AdamOptions&>(group.options())
@@ -415,7 +475,20 @@ void Trainer::update(std::vector<Episode>& episodes) {
   p.best_step_us = env_->best_penalised_us();
   p.entropy = entropy;
   p.loss = loss_value;
+  if (graphs_.size() > 1) p.graph = graphs_[current_]->name();
   curve_.push_back(p);
+  if (debug_) {
+    double norm = 0;
+    {
+      torch::NoGradGuard no_grad;
+      for (const auto& t : agent_->module().parameters()) norm += t.abs().sum().item<double>();
+    }
+    std::fprintf(stderr,
+                 "%s update %lld%s%s: evals %lld mean %.1f best %.1f entropy %.4f loss %.4f "
+                 "|params| %.4f\n",
+                 name_.c_str(), counters_.updates, p.graph.empty() ? "" : " on ", p.graph.c_str(),
+                 p.evaluations, p.mean_step_us, p.best_step_us, p.entropy, p.loss, norm);
+  }
 }
 
 json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path) {
@@ -457,8 +530,8 @@ void Trainer::write_checkpoint() {
   state["best_step_us"] = finite(env_->best_step_us());
   state["best_feasible"] = env_->best_feasible();
   state["curve"] = curve_to_json(curve_);
-  state["baseline_history"] = step_baseline_.history();
-  state["ema"] = {ema_baseline_.value(), ema_baseline_.initialised()};
+  state["baseline_history"] = step_baselines_[0].history();
+  state["ema"] = {ema_baselines_[0].value(), ema_baselines_[0].initialised()};
   state["extra"] = agent_->extra_state();
   torch::serialize::OutputArchive archive;
   archive.write("state", c10::IValue(state.dump()));
@@ -477,8 +550,15 @@ void Trainer::write_checkpoint() {
 
 TrainResult Trainer::run() {
   if (opt_.budget_evals < 0 || opt_.budget_seconds < 0) throw ConfigError("budgets must not be negative");
-  if (opt_.budget_evals == 0 && opt_.budget_seconds == 0)
-    throw ConfigError("training needs a budget: give --budget-evals N and/or --budget-seconds S (> 0)");
+  const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0;
+  if (zero_shot && opt_.init_policy.empty())
+    throw ConfigError("training needs a budget: give --budget-evals N and/or --budget-seconds S (> 0), "
+                      "or an initial policy to place zero-shot");
+  if (graphs_.empty()) throw ConfigError("training needs at least one graph");
+  for (const OpGraph* g : graphs_) AWARE_CHECK(g != nullptr, "null graph");
+  if (graphs_.size() > 1 && !opt_.resume_dir.empty())
+    throw ConfigError("checkpoints (--resume) are not supported when training on several graphs");
+  debug_ = opt_.debug || std::getenv("AWARE_RL_DEBUG") != nullptr;
   if (opt_.threads < 1) throw ConfigError("--threads must be at least 1");
   if (opt_.algorithm.empty()) opt_.algorithm = "reinforce";
   if (opt_.algorithm != "reinforce" && opt_.algorithm != "ppo")
@@ -515,8 +595,13 @@ TrainResult Trainer::run() {
   base_lr_ = opt_.learning_rate > 0 ? opt_.learning_rate : defaults_.learning_rate;
   entropy_coef_ = opt_.entropy_coef >= 0 ? opt_.entropy_coef : defaults_.entropy_coef;
   grad_clip_ = opt_.grad_clip > 0 ? opt_.grad_clip : defaults_.grad_clip;
+  discount_ = opt_.discount >= 0 ? opt_.discount : defaults_.discount;
+  if (discount_ > 1) throw ConfigError("discount must be in [0, 1]");
+  standardize_ = opt_.standardize_advantages < 0 ? defaults_.standardize_advantages
+                                                 : opt_.standardize_advantages > 0;
   episodes_per_update_ = opt_.episodes_per_update > 0 ? opt_.episodes_per_update : defaults_.episodes_per_update;
-  ema_baseline_ = EmaBaseline(defaults_.ema_decay);
+  step_baselines_.assign(graphs_.size(), PerStepMeanBaseline());
+  ema_baselines_.assign(graphs_.size(), EmaBaseline(defaults_.ema_decay));
   adam_ = std::make_unique<torch::optim::Adam>(agent_->module().parameters(),
                                                torch::optim::AdamOptions(base_lr_));
   env_ = std::make_unique<PlacementEnv>(graph_, cluster_, evaluator_, defaults_.penalty,
@@ -539,8 +624,9 @@ TrainResult Trainer::run() {
       counters_.updates = state.at("updates").get<long long>();
       counters_.episodes = state.at("episodes").get<long long>();
       curve_ = curve_from_json(state.at("curve"));
-      step_baseline_.set_history(state.at("baseline_history").get<std::vector<std::vector<double>>>());
-      ema_baseline_.set(state.at("ema").at(0).get<double>(), state.at("ema").at(1).get<bool>());
+      step_baselines_[0].set_history(
+          state.at("baseline_history").get<std::vector<std::vector<double>>>());
+      ema_baselines_[0].set(state.at("ema").at(0).get<double>(), state.at("ema").at(1).get<bool>());
       agent_->load_extra_state(state.at("extra"));
     } catch (const Error&) {
       throw;
@@ -566,7 +652,9 @@ TrainResult Trainer::run() {
 
   double last_checkpoint_s = env_->elapsed_s();
   long long last_checkpoint_update = counters_.updates;
-  while (!env_->exhausted()) {
+  while (!zero_shot && !env_->exhausted()) {
+    // Several graphs: one graph per update, in turn.
+    use_graph(static_cast<size_t>(counters_.updates % static_cast<long long>(graphs_.size())));
     std::vector<Episode> batch;
     for (int e = 0; e < episodes_per_update_ && !env_->exhausted(); ++e) {
       Episode ep = agent_->run_episode(*env_, rng_, false);
@@ -594,6 +682,14 @@ TrainResult Trainer::run() {
   report(true);
 
   TrainResult result;
+  if (opt_.greedy_eval || zero_shot) greedy_placement(0, result);
+  if (zero_shot) {
+    result.best = result.greedy;
+    result.best_step_us = result.greedy_step_us;
+    result.best_feasible = result.greedy_feasible;
+    result.curve = curve_;
+    return result;
+  }
   result.best = env_->best_placement();
   result.best_step_us = env_->best_step_us();
   result.best_feasible = env_->best_feasible();
@@ -612,7 +708,15 @@ TrainResult Trainer::run() {
 
 TrainResult train_agent(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
                         Evaluator& evaluator, const TrainOptions& options) {
-  Trainer trainer(agent, graph, cluster, evaluator, options);
+  Trainer trainer(agent, {&graph}, cluster, evaluator, options);
+  return trainer.run();
+}
+
+TrainResult train_agent_multi(const std::string& agent, const std::vector<const OpGraph*>& graphs,
+                              const Cluster& cluster, Evaluator& evaluator,
+                              const TrainOptions& options) {
+  if (graphs.empty()) throw ConfigError("train_agent_multi needs at least one graph");
+  Trainer trainer(agent, graphs, cluster, evaluator, options);
   return trainer.run();
 }
 

@@ -44,6 +44,18 @@ struct TrainOptions {
   ProgressObserver* progress = nullptr;  // may be null; polled for cancel()
   Options agent_options;        // agent-specific ("chunk", "groups", "hidden", ...)
   bool verbose = false;         // one stderr line per checkpoint
+  // Sequential (MDP) episodes: discount of the reward-to-go; < 0: agent default.
+  double discount = -1;
+  // Standardise advantages per update (zero mean, unit std over the batch's
+  // steps): -1 agent default, 0 off, 1 on.
+  int standardize_advantages = -1;
+  // After training, play one greedy (argmax) episode outside the budget and
+  // report its placement in TrainResult::greedy (for Placeto the greedy episode
+  // costs one evaluation per step; it is not counted in `evaluations`).
+  bool greedy_eval = true;
+  // One stderr line per update (evaluations, mean sampled step, best, entropy,
+  // loss): a diagnostic; also on when the environment sets AWARE_RL_DEBUG.
+  bool debug = false;
 };
 
 // One row of the learning curve, written after every policy update.
@@ -54,6 +66,7 @@ struct CurvePoint {
   double best_step_us = 0;   // best (penalised) step time ever seen
   double entropy = 0;        // mean policy entropy per decision (nats)
   double loss = 0;
+  std::string graph;         // multi-graph training: the graph this update trained on
 };
 
 struct TrainResult {
@@ -67,6 +80,12 @@ struct TrainResult {
   bool resumed = false;          // started from a checkpoint
   bool cancelled = false;        // the observer cancelled
   std::vector<CurvePoint> curve;
+  // The trained policy's greedy (argmax) placement and its evaluator step time
+  // (no penalty), from one episode after training (TrainOptions::greedy_eval).
+  // Empty when greedy_eval is off. For train_agent_multi: on the first graph.
+  Placement greedy;
+  double greedy_step_us = 0;
+  bool greedy_feasible = false;
 };
 
 // Trains agent `agent` ("placeto", "hierarchical", ...) on `graph` / `cluster`
@@ -75,8 +94,23 @@ struct TrainResult {
 // (unknown agent, zero budget, policy of another agent or device count),
 // ParseError on a corrupt policy or checkpoint (nothing is overwritten then).
 // Not thread-safe with itself (torch::set_num_threads is process-wide).
+//
+// Zero-shot: with both budgets 0 and an init_policy, nothing is trained; the
+// policy's greedy episode places the graph (result.best = result.greedy).
 TrainResult train_agent(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
                         Evaluator& evaluator, const TrainOptions& options);
+
+// Pre-training over a family: one policy (one agent, one Adam) trained across
+// `graphs` (not owned; must outlive the call), cycling through them one update
+// at a time (every episode of an update plays the same graph). The budget counts
+// evaluations on all graphs together; baselines are kept per graph; curve rows
+// carry the graph's name. result.best / best_step_us are the best placement of
+// the last graph trained on; result.greedy is the greedy placement of graphs[0].
+// resume_dir is not supported here (ConfigError). Throws as train_agent, and
+// ConfigError for an empty list.
+TrainResult train_agent_multi(const std::string& agent, const std::vector<const OpGraph*>& graphs,
+                              const Cluster& cluster, Evaluator& evaluator,
+                              const TrainOptions& options);
 
 // Names of the registered learned agents.
 std::vector<std::string> rl_agent_names();
@@ -93,8 +127,8 @@ struct PolicyInfo {
 // Throws ParseError when `path` is not a readable policy file.
 PolicyInfo read_policy_info(const std::string& path);
 
-// Writes the curve as CSV (evaluations,seconds,mean_step_us,best_step_us,entropy,loss),
-// atomically.
+// Writes the curve as CSV (evaluations,seconds,mean_step_us,best_step_us,entropy,loss,
+// plus a trailing graph column when any row names a graph), atomically.
 void write_curve_csv(const std::vector<CurvePoint>& curve, const std::string& path);
 
 }  // namespace rl

@@ -24,4 +24,19 @@ inline OpGraph two_chains_graph(int length = 6, double bytes = 10e6) {
   return g;
 }
 
+// `chains` independent chains of `length` ops (1 ms each, `bytes` per tensor),
+// chain k's ops numbered k * length .. k * length + length - 1.
+inline OpGraph parallel_chains_graph(int chains, int length = 6, double bytes = 10e6) {
+  OpGraph g(std::to_string(chains) + "-chains");
+  for (int k = 0; k < chains; ++k) {
+    int prev = -1;
+    for (int i = 0; i < length; ++i) {
+      const int id = g.add_op(timed_op(std::string(1, static_cast<char>('a' + k)) + std::to_string(i), 1000, bytes));
+      if (prev >= 0) g.add_edge(prev, id);
+      prev = id;
+    }
+  }
+  return g;
+}
+
 }  // namespace aware::testing
