@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Step time of the same placement under the analytic (contention) simulator and
+# under SimGrid, per zoo model, on a PCIe K40 box and on a 2-node cluster.
+# Placements come from m-etf (scheduled on the analytic model).
+#   experiments/analytic_vs_simgrid.sh [models] [out.md]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+AWARE=${AWARE:-build/cli/aware}
+MODELS=${1:-inception_v3,resnet50,nasnet,nmt4,gnmt,rnnlm,transformer}
+OUT=${2:-out/analytic-vs-simgrid.md}
+mkdir -p out "$(dirname "$OUT")"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+{
+  echo "| model | cluster | placement | analytic ms | simgrid ms | simgrid / analytic |"
+  echo "|---|---|---|---|---|---|"
+  for cluster in preset:k40x4 preset:multi-node:2x4; do
+    for model in ${MODELS//,/ }; do
+      "$AWARE" place --graph "zoo:$model" --cluster "$cluster" --method m-etf -o "$tmp/p.json" >/dev/null
+      a=$("$AWARE" simulate --graph "zoo:$model" --cluster "$cluster" --placement "$tmp/p.json" --json |
+          sed -n 's/^ "step_time_us": \(.*\),$/\1/p')
+      s=$("$AWARE" simulate --graph "zoo:$model" --cluster "$cluster" --placement "$tmp/p.json" \
+          --evaluator simgrid --option workers=1 --json | sed -n 's/^ "step_time_us": \(.*\),$/\1/p')
+      awk -v m="$model" -v c="${cluster#preset:}" -v a="$a" -v s="$s" \
+        'BEGIN { printf "| %s | %s | m-etf | %.3f | %.3f | %.3f |\n", m, c, a / 1e3, s / 1e3, s / a }'
+    done
+  done
+} | tee "$OUT"
