@@ -120,6 +120,11 @@ Placement with_memory_fallback(const OpGraph& graph, const Cluster& cluster, Pla
 // order (used after algorithms that place ops independently).
 void enforce_colocation(const OpGraph& graph, const Units& units, Placement& placement);
 
+// A uniformly random device per unit (visited in `order`) among those its memory
+// fits on by the static rule; any device when none fits.
+Placement random_placement(const OpGraph& graph, const Cluster& cluster, const Units& units,
+                           const std::vector<int>& order, Rng& rng);
+
 // Device ids ordered fastest first (by summed op time under `costs`), ties by id.
 std::vector<int> devices_fastest_first(const OpCostMatrix& costs);
 

@@ -119,26 +119,6 @@ void seed_search(SearchLoop& loop, const OpGraph& graph, const Cluster& cluster,
   }
 }
 
-// A uniformly random device per unit among those its memory fits (static rule).
-Placement random_placement(const OpGraph& graph, const Cluster& cluster, const Units& units,
-                           const std::vector<int>& order, Rng& rng) {
-  MemoryLedger ledger(graph, cluster);
-  Placement p(std::vector<int>(graph.num_ops(), -1));
-  std::vector<int> fitting;
-  for (int op : order) {
-    if (p[op] >= 0) continue;
-    fitting.clear();
-    for (int d = 0; d < cluster.num_devices(); ++d)
-      if (ledger.fits(op, d)) fitting.push_back(d);
-    const int chosen = fitting.empty() ? rng.below(cluster.num_devices())
-                                       : fitting[rng.below(static_cast<int>(fitting.size()))];
-    for (int m : units.ops_of_unit[units.unit_of_op[op]]) {
-      p[m] = chosen;
-      ledger.place(m, chosen);
-    }
-  }
-  return p;
-}
 
 class RandomSearchPlacer final : public Placer {
  public:

@@ -79,21 +79,7 @@ class RandomPlacer final : public Placer {
     check_graph_can_fit(graph, cluster);
     const Units units = colocation_units(graph);
     Rng rng(context.seed);
-    MemoryLedger ledger(graph, cluster);
-    Placement p(std::vector<int>(graph.num_ops(), -1));
-    std::vector<int> fitting;
-    for (int op : topological_order(graph)) {
-      if (p[op] >= 0) continue;
-      fitting.clear();
-      for (int d = 0; d < cluster.num_devices(); ++d)
-        if (ledger.fits(op, d)) fitting.push_back(d);
-      const int chosen = fitting.empty() ? rng.below(cluster.num_devices())
-                                         : fitting[rng.below(static_cast<int>(fitting.size()))];
-      for (int m : units.ops_of_unit[units.unit_of_op[op]]) {
-        p[m] = chosen;
-        ledger.place(m, chosen);
-      }
-    }
+    Placement p = random_placement(graph, cluster, units, topological_order(graph), rng);
     return with_memory_fallback(graph, cluster, p, context.evaluator);
   }
 };
