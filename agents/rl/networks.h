@@ -47,6 +47,11 @@ PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& 
 // (weights shared across rounds, the two directions separate, concatenated) ->
 // mean over ancestors / descendants / parallel ops of the decided nodes ->
 // [ancestors, descendants, parallel, self] -> MLP -> logits over devices.
+// Our deviation: the same four summaries of the RAW features (mean over
+// ancestors / descendants / parallel ops, and the op's own row) are concatenated
+// to the head's input too, a skip path past the message passing (whose default
+// initialisation attenuates the device one-hots ~100x, so REINFORCE could not
+// find the relational rule in a small budget; see agents/rl/README.md).
 class PlacetoNetImpl : public torch::nn::Module {
  public:
   PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_devices);

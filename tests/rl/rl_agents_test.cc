@@ -265,14 +265,11 @@ struct LearnCase {
 };
 
 class LearnsChains : public ::testing::TestWithParam<LearnCase> {};
+class LearnsChainsHierarchical : public ::testing::TestWithParam<LearnCase> {};
 
-// DISABLED: it FAILS today for both agents on all seeds (greedy = 12,000 us, all
-// on one device; sampled mean does not fall). It is the acceptance test of the
-// issue, kept strict and unweakened; see agents/rl/README.md "Known limits" for
-// the diagnosis. Run it with --gtest_also_run_disabled_tests; the AWARE_RL_TEST_*
-// variables below only serve diagnosis.
-TEST_P(LearnsChains, DISABLED_GreedyPolicyWithinFivePercentOfOptimum) {
-  const LearnCase lc = GetParam();
+// The acceptance test, strict and unweakened. The AWARE_RL_TEST_* variables below
+// only serve diagnosis.
+void expect_learns_chains(const LearnCase& lc) {
   double bytes = 0.5e6;
   if (const char* b = std::getenv("AWARE_RL_TEST_BYTES")) bytes = std::atof(b);
   const OpGraph g = testing::parallel_chains_graph(lc.chains, 6, bytes);
@@ -320,6 +317,16 @@ TEST_P(LearnsChains, DISABLED_GreedyPolicyWithinFivePercentOfOptimum) {
   EXPECT_LT(last, first) << lc.agent << " seed " << lc.seed;
 }
 
+// Placeto learns it (greedy at the optimum on seeds 1-3; see agents/rl/README.md).
+TEST_P(LearnsChains, GreedyPolicyWithinFivePercentOfOptimum) { expect_learns_chains(GetParam()); }
+
+// DISABLED: it FAILS today for Hierarchical on all seeds (greedy = 12,000 us, all
+// on one device); see agents/rl/README.md "Known limits". Run it with
+// --gtest_also_run_disabled_tests.
+TEST_P(LearnsChainsHierarchical, DISABLED_GreedyPolicyWithinFivePercentOfOptimum) {
+  expect_learns_chains(GetParam());
+}
+
 std::string learn_case_name(const ::testing::TestParamInfo<LearnCase>& info) {
   return info.param.agent + "_" + std::to_string(info.param.chains) + "chains_seed" +
          std::to_string(info.param.seed);
@@ -327,8 +334,10 @@ std::string learn_case_name(const ::testing::TestParamInfo<LearnCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(TwoChains, LearnsChains,
                          ::testing::Values(LearnCase{"placeto", 2, 1}, LearnCase{"placeto", 2, 2},
-                                           LearnCase{"placeto", 2, 3},
-                                           LearnCase{"hierarchical", 2, 1},
+                                           LearnCase{"placeto", 2, 3}),
+                         learn_case_name);
+INSTANTIATE_TEST_SUITE_P(TwoChains, LearnsChainsHierarchical,
+                         ::testing::Values(LearnCase{"hierarchical", 2, 1},
                                            LearnCase{"hierarchical", 2, 2},
                                            LearnCase{"hierarchical", 2, 3}),
                          learn_case_name);
