@@ -10,12 +10,12 @@
 #     --seeds "1 2 3"  seeds (default 1 2 3)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-aware="${AWARE:-$here/build-rl/cli/aware}"
+aware="${AWARE:-$here/build/cli/aware}"
 budget=200
 seeds="1 2 3"
 models="inception_v3,nmt4,nasnet"
 methods="random-search,anneal,placeto,hierarchical"
-out="$here/experiments/results"
+out="$here/out/rl_baselines"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --budget) budget="$2"; shift 2 ;;
