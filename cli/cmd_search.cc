@@ -40,15 +40,22 @@ struct SearchArgs {
   bool json = false;
 };
 
-Options parse_agent_options(const std::vector<std::string>& items) {
-  Options out;
-  for (const auto& kv : items) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw ConfigError("--agent-option '" + kv + "' must be KEY=VALUE");
-    out[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return out;
+// The trainer settings `search` and `pretrain` share (both argument structs
+// carry these fields under the same names).
+template <typename Args>
+rl::TrainOptions shared_train_options(const Args& a) {
+  rl::TrainOptions t;
+  t.budget_evals = a.budget_evals;
+  t.budget_seconds = a.budget_seconds;
+  t.seed = static_cast<std::uint64_t>(a.seed);
+  t.threads = a.threads;
+  t.learning_rate = a.lr;
+  t.entropy_coef = a.entropy;
+  t.init_policy = a.init;
+  t.save_policy = a.save_policy;
+  t.curve_csv = a.curve;
+  t.agent_options = parse_kv(a.agent_options, "--agent-option");
+  return t;
 }
 
 void run_search(const SearchArgs& a) {
@@ -62,21 +69,11 @@ void run_search(const SearchArgs& a) {
   const Cluster cluster = load_cluster(a.cluster);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
 
-  rl::TrainOptions t;
-  t.budget_evals = a.budget_evals;
-  t.budget_seconds = a.budget_seconds;
-  t.seed = static_cast<std::uint64_t>(a.seed);
-  t.threads = a.threads;
+  rl::TrainOptions t = shared_train_options(a);
   t.algorithm = a.algorithm;
-  t.learning_rate = a.lr;
-  t.entropy_coef = a.entropy;
-  t.init_policy = a.init;
-  t.save_policy = a.save_policy;
   t.resume_dir = a.resume;
   t.checkpoint_every_s = a.checkpoint_every_s;
   t.checkpoint_every_updates = a.checkpoint_every_updates;
-  t.curve_csv = a.curve;
-  t.agent_options = parse_agent_options(a.agent_options);
   StderrProgress progress;
   t.progress = &progress;
   const rl::TrainResult r = rl::train_agent(a.agent, graph, cluster, *evaluator, t);
@@ -158,17 +155,7 @@ void run_pretrain(const PretrainArgs& a) {
   for (const OpGraph& g : graphs) pointers.push_back(&g);
   const Cluster cluster = load_cluster(a.cluster);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
-  rl::TrainOptions t;
-  t.budget_evals = a.budget_evals;
-  t.budget_seconds = a.budget_seconds;
-  t.seed = static_cast<std::uint64_t>(a.seed);
-  t.threads = a.threads;
-  t.learning_rate = a.lr;
-  t.entropy_coef = a.entropy;
-  t.init_policy = a.init;
-  t.save_policy = a.save_policy;
-  t.curve_csv = a.curve;
-  t.agent_options = parse_agent_options(a.agent_options);
+  rl::TrainOptions t = shared_train_options(a);
   StderrProgress progress;
   t.progress = &progress;
   const rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
