@@ -93,6 +93,9 @@ std::uint32_t fnv1a(const std::string& text) {
   return h;
 }
 
+// Logit added to each op's block group (8 groups: p ~ 0.95 for it at initialisation).
+constexpr double kGroupPrior = 5.0;
+
 struct HierarchicalReplay {
   std::vector<int64_t> groups_of_op;
   torch::Tensor embeddings;  // [B x G x E]
@@ -108,7 +111,7 @@ class HierarchicalAgent final : public Agent {
     groups_ = static_cast<int>(option_int(config, "groups", std::min(256, 20 * num_devices), owner));
     hidden_ = static_cast<int>(option_int(config, "hidden", 64, owner));
     grouper_hidden_ = static_cast<int>(option_int(config, "grouper_hidden", 64, owner));
-    samples_ = static_cast<int>(option_int(config, "samples", 4, owner));
+    samples_ = static_cast<int>(option_int(config, "samples", 8, owner));
     tanh_ = option_double(config, "tanh", 5.0, owner);
     temperature_ = option_double(config, "temperature", 1.0, owner);
     if (groups_ < 1 || hidden_ < 1 || grouper_hidden_ < 1 || samples_ < 1 || temperature_ <= 0)
@@ -118,6 +121,17 @@ class HierarchicalAgent final : public Agent {
     placer_ = GroupPlacer(group_embedding_dim(groups_), hidden_, devices_, tanh_, temperature_);
     root_->register_module("grouper", grouper_);
     root_->register_module("placer", placer_);
+    // Our deviation (see README): the placer's output layer starts near zero, so the
+    // initial placement policy is close to uniform over devices. With PyTorch's
+    // default initialisation the 5·tanh-squashed logits, fed back through the
+    // previous-device embedding, put nearly every group on one device from the start
+    // and REINFORCE never saw a split placement on some seeds.
+    {
+      torch::NoGradGuard no_grad;
+      const double scale = 0.01;
+      for (auto& kv : placer_->named_parameters(true))
+        if (kv.key().rfind("out.", 0) == 0) kv.value().mul_(scale);
+    }
   }
 
   std::string kind() const override { return "hierarchical"; }
@@ -125,8 +139,9 @@ class HierarchicalAgent final : public Agent {
   AgentDefaults defaults() const override {
     AgentDefaults d;
     // The paper's Adam rate is 0.1; on our much smaller networks and budgets it
-    // diverges (see README), so the default is 0.01; pass lr=0.1 for the paper's.
-    d.learning_rate = 0.01;
+    // diverges (see README), and 0.01 collapsed the placer onto one device on some
+    // seeds of the two-chain test, so the default is 0.003; pass lr=0.1 for the paper's.
+    d.learning_rate = 0.003;
     d.entropy_coef = 0.0;
     d.grad_clip = 1.0;
     d.episodes_per_update = 1;  // one episode = 1 grouper sample + `samples` placer samples
@@ -200,7 +215,48 @@ class HierarchicalAgent final : public Agent {
         if (k < kAdjacency) row[base + k++] = static_cast<float>(rank[graph.edge(e).dst] + 1) / n_;
     }
     op_features_ = torch::from_blob(f.data(), {n_, kGrouperFeatures}, torch::kFloat).clone();
+    // Our deviation (see README): a fixed prior added to the grouper's logits that
+    // spreads the ops over the groups in contiguous blocks of a locality-preserving
+    // topological order (Kahn's order taking the most recently readied op first, so a
+    // chain is followed to its end before another is started). Without it the
+    // untrained grouper's argmax sends every op to one group (the ops' features
+    // barely differ) and nothing distinguishes them for the placer.
+    const std::vector<int> order = locality_order(graph);
+    locality_order_ = order;
+    locality_pos_.assign(n_, 0);
+    for (int pos = 0; pos < n_; ++pos) locality_pos_[order[pos]] = pos;
+    group_prior_ = torch::zeros({n_, groups_});
+    for (int pos = 0; pos < n_; ++pos) {
+      const int64_t group = static_cast<int64_t>(pos) * groups_ / std::max(1, n_);
+      group_prior_[order[pos]][group] = kGroupPrior;
+    }
   }
+
+  // Topological order, LIFO among ready ops (depth-first along chains); ties by id.
+  static std::vector<int> locality_order(const OpGraph& graph) {
+    const int n = graph.num_ops();
+    std::vector<int> indegree(n, 0);
+    for (int i = 0; i < n; ++i) indegree[i] = static_cast<int>(graph.in_edges(i).size());
+    std::vector<int> stack;
+    for (int i = n - 1; i >= 0; --i)
+      if (indegree[i] == 0) stack.push_back(i);
+    std::vector<int> order;
+    order.reserve(n);
+    while (!stack.empty()) {
+      const int op = stack.back();
+      stack.pop_back();
+      order.push_back(op);
+      std::vector<int> ready;
+      for (int e : graph.out_edges(op))
+        if (--indegree[graph.edge(e).dst] == 0) ready.push_back(graph.edge(e).dst);
+      std::sort(ready.rbegin(), ready.rend());
+      for (int r : ready) stack.push_back(r);
+    }
+    AWARE_CHECK(static_cast<int>(order.size()) == n, "hierarchical: graph has a cycle");
+    return order;
+  }
+
+  torch::Tensor group_logits() { return grouper_->forward(op_features_) + group_prior_; }
 
   const torch::Tensor& op_features() const { return op_features_; }
 
@@ -223,6 +279,17 @@ class HierarchicalAgent final : public Agent {
       for (int k = 0; k < kShapeSlots; ++k) sizes[gi * kShapeSlots + k] += op_size_[static_cast<size_t>(i) * kShapeSlots + k];
       time[gi] += op_time_[i];
     }
+    // Work before each group: time of the ops ahead of its first op in locality order.
+    std::vector<int> first(g, n_);
+    for (int i = 0; i < n_; ++i) {
+      const size_t gi = static_cast<size_t>(group_of_op[i]);
+      first[gi] = std::min(first[gi], locality_pos_[i]);
+    }
+    std::vector<float> prefix(n_ + 1, 0.0f);
+    for (int pos = 0; pos < n_; ++pos) prefix[pos + 1] = prefix[pos] + op_time_[locality_order_[pos]];
+    std::vector<float> before(g, 1.0f);
+    for (int a = 0; a < g; ++a)
+      if (first[a] < n_ && prefix[n_] > 0) before[a] = prefix[first[a]] / prefix[n_];
     torch::Tensor out = torch::zeros({1, g, e});
     float* p = out.data_ptr<float>();
     // Each block of a group's row divided by (that block's row maximum + 1).
@@ -240,6 +307,7 @@ class HierarchicalAgent final : public Agent {
       put(row + 2 * g, types.data() + static_cast<size_t>(a) * kTypeBuckets, kTypeBuckets);
       put(row + 2 * g + kTypeBuckets, sizes.data() + static_cast<size_t>(a) * kShapeSlots, kShapeSlots);
       row[2 * g + kTypeBuckets + kShapeSlots] = time[a] / (time[a] + 1.0f);
+      row[2 * g + kTypeBuckets + kShapeSlots + 1] = before[a];
     }
     return out;
   }
@@ -255,9 +323,9 @@ class HierarchicalAgent final : public Agent {
     Episode ep;
     ep.sequential = false;
     if (env.exhausted()) return ep;
-    const torch::Tensor group_logits = grouper_->forward(op_features_);
-    const std::vector<int64_t> group_of_op = sample_rows(group_logits, rng, greedy);
-    const CategoricalTerms grouper_terms = categorical_terms(group_logits, group_of_op);
+    const torch::Tensor logits = group_logits();
+    const std::vector<int64_t> group_of_op = sample_rows(logits, rng, greedy);
+    const CategoricalTerms grouper_terms = categorical_terms(logits, group_of_op);
     const torch::Tensor emb = group_embeddings(group_of_op).expand({samples_, groups_, group_embedding_dim(groups_)});
     const DecodeResult dec = placer_->decode(emb, &rng, greedy);
     double total = 0;
@@ -286,7 +354,7 @@ class HierarchicalAgent final : public Agent {
   void replay(Episode& episode) override {
     auto* r = static_cast<HierarchicalReplay*>(episode.replay.get());
     AWARE_CHECK(r != nullptr, "hierarchical replay missing");
-    const CategoricalTerms g = categorical_terms(grouper_->forward(op_features_), r->groups_of_op);
+    const CategoricalTerms g = categorical_terms(group_logits(), r->groups_of_op);
     const DecodeResult dec = placer_->decode(r->embeddings, nullptr, false, &r->devices);
     for (size_t b = 0; b < episode.steps.size(); ++b) {
       const CategoricalTerms p = categorical_terms(dec.logits.select(0, static_cast<int64_t>(b)), r->devices[b]);
@@ -297,7 +365,7 @@ class HierarchicalAgent final : public Agent {
 
  private:
   int devices_;
-  int groups_ = 80, hidden_ = 64, grouper_hidden_ = 64, samples_ = 4;
+  int groups_ = 80, hidden_ = 64, grouper_hidden_ = 64, samples_ = 8;
   double tanh_ = 5.0, temperature_ = 1.0;
   std::shared_ptr<torch::nn::Module> root_ = std::make_shared<torch::nn::Module>("hierarchical");
   Grouper grouper_{nullptr};
@@ -306,9 +374,12 @@ class HierarchicalAgent final : public Agent {
   int n_ = 0;
   baselines::Units units_;
   torch::Tensor op_features_;
+  torch::Tensor group_prior_;  // [n x G]: kGroupPrior at each op's block group
   std::vector<int> op_type_;
   std::vector<float> op_size_;
   std::vector<float> op_time_;
+  std::vector<int> locality_order_;  // ops in the grouper's locality order
+  std::vector<int> locality_pos_;    // position of each op in it
 };
 
 }  // namespace

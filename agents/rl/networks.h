@@ -78,8 +78,10 @@ constexpr int kTypeBuckets = 32;
 constexpr int kShapeSlots = 5;
 constexpr int kAdjacency = 20;
 constexpr int kGrouperFeatures = kTypeBuckets + kShapeSlots + 3 + kAdjacency;
-// Group embedding: [adjacency row (G), adjacency column (G), type counts, summed sizes, cost].
-inline int group_embedding_dim(int groups) { return 2 * groups + kTypeBuckets + kShapeSlots + 1; }
+// Group embedding: [adjacency row (G), adjacency column (G), type counts, summed sizes, cost,
+// work before the group] (the last column is our addition: the fraction of the graph's
+// total time in ops that precede the group's first op in the grouper's locality order).
+inline int group_embedding_dim(int groups) { return 2 * groups + kTypeBuckets + kShapeSlots + 2; }
 
 // Feed-forward grouper: op features [n x kGrouperFeatures] -> group logits [n x G].
 class GrouperImpl : public torch::nn::Module {
