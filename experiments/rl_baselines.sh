@@ -8,6 +8,7 @@
 #     --budget N   evaluations per method and run (default 200: small for a 2-core box)
 #     --full       the papers' scale: 20,000 evaluations
 #     --seeds "1 2 3"  seeds (default 1 2 3)
+#     --models a,b  zoo models (default inception_v3,nmt4,nasnet)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 aware="${AWARE:-$here/build/cli/aware}"
@@ -23,6 +24,7 @@ while [[ $# -gt 0 ]]; do
     --aware) aware="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --seeds) seeds="$2"; shift 2 ;;
+    --models) models="$2"; shift 2 ;;
     --models) models="$2"; shift 2 ;;
     --methods) methods="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
