@@ -21,6 +21,7 @@
 #include "agents/fusion/anchor_sets.h"
 #include "agents/fusion/fusion.h"
 #include "agents/rl/agent.h"
+#include "agents/rl/networks.h"
 #include "core/cost_model.h"
 #include "core/errors.h"
 
@@ -39,12 +40,8 @@ const std::vector<std::string> kAwareOptions = {"hidden", "rounds",  "layers", "
                                                 "hops",   "position", "fusion", "groups",
                                                 "threshold", "state", "anchor_seed", "steps"};
 
-// The DAG and the anchor distances as tensors.
-struct AwareGraphTensors {
-  int num_nodes = 0;
-  torch::Tensor edge_src, edge_dst;     // int64 [E], deduplicated parent -> child pairs
-  torch::Tensor in_weight, out_weight;  // float [E]: 1 / parents(dst), 1 / children(src)
-};
+// The DAG as tensors (shared with Placeto's network).
+using AwareGraphTensors = DagEdgeTensors;
 
 struct AnchorTensors {
   torch::Tensor score;   // float [n x K] (0 in padded columns)
@@ -52,33 +49,7 @@ struct AnchorTensors {
   torch::Tensor mask;    // float [K]: 1 for a drawn set, 0 for padding
 };
 
-AwareGraphTensors graph_tensors(const OpGraph& graph) {
-  const int n = graph.num_ops();
-  std::vector<std::pair<int, int>> pairs;
-  for (const Edge& e : graph.edges()) pairs.emplace_back(e.src, e.dst);
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  std::vector<int> parents(n, 0), children(n, 0);
-  for (auto [s, d] : pairs) {
-    ++children[s];
-    ++parents[d];
-  }
-  std::vector<int64_t> src, dst;
-  std::vector<float> in_w, out_w;
-  for (auto [s, d] : pairs) {
-    src.push_back(s);
-    dst.push_back(d);
-    in_w.push_back(1.0f / parents[d]);
-    out_w.push_back(1.0f / children[s]);
-  }
-  AwareGraphTensors g;
-  g.num_nodes = n;
-  g.edge_src = torch::tensor(src, torch::kInt64);
-  g.edge_dst = torch::tensor(dst, torch::kInt64);
-  g.in_weight = torch::tensor(in_w, torch::kFloat);
-  g.out_weight = torch::tensor(out_w, torch::kFloat);
-  return g;
-}
+AwareGraphTensors graph_tensors(const OpGraph& graph) { return dag_edge_tensors(graph); }
 
 // K anchor sets of a fixed count whatever n: P-GNN's Bourgain classes (size
 // floor(n / 2^(i+1)), i < floor(log2 n)) taken round-robin, so every class is

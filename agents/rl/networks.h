@@ -20,6 +20,17 @@ namespace aware::rl {
 constexpr int kPlacetoBaseFeatures = 6;
 
 // The graph structure the Placeto network reads, as tensors.
+// A DAG's deduplicated parent -> child pairs with mean-aggregation weights, the
+// input of every message-passing network here (Placeto's, Aware's).
+struct DagEdgeTensors {
+  int num_nodes = 0;
+  torch::Tensor edge_src;    // int64 [E]: parent of each (deduplicated) edge
+  torch::Tensor edge_dst;    // int64 [E]: child
+  torch::Tensor in_weight;   // float [E]: 1 / number of parents of edge_dst
+  torch::Tensor out_weight;  // float [E]: 1 / number of children of edge_src
+};
+DagEdgeTensors dag_edge_tensors(const OpGraph& graph);
+
 struct PlacetoGraphTensors {
   int num_ops = 0;
   torch::Tensor edge_src;     // int64 [E]: parent of each (deduplicated) edge

@@ -18,10 +18,8 @@ using nlohmann::json;
 
 // ------------------------------------------------------------ network
 
-PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph) {
+DagEdgeTensors dag_edge_tensors(const OpGraph& graph) {
   const int n = graph.num_ops();
-  PlacetoGraphTensors g;
-  // Deduplicated parent -> child pairs with mean-aggregation weights.
   std::vector<std::pair<int, int>> pairs;
   for (const Edge& e : graph.edges()) pairs.emplace_back(e.src, e.dst);
   std::sort(pairs.begin(), pairs.end());
@@ -39,11 +37,24 @@ PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph) {
     in_w.push_back(1.0f / parents[d]);
     out_w.push_back(1.0f / children[s]);
   }
-  g.num_ops = n;
+  DagEdgeTensors g;
+  g.num_nodes = n;
   g.edge_src = torch::tensor(src, torch::kInt64);
   g.edge_dst = torch::tensor(dst, torch::kInt64);
   g.in_weight = torch::tensor(in_w, torch::kFloat);
   g.out_weight = torch::tensor(out_w, torch::kFloat);
+  return g;
+}
+
+PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph) {
+  const int n = graph.num_ops();
+  PlacetoGraphTensors g;
+  const DagEdgeTensors edges = dag_edge_tensors(graph);
+  g.num_ops = n;
+  g.edge_src = edges.edge_src;
+  g.edge_dst = edges.edge_dst;
+  g.in_weight = edges.in_weight;
+  g.out_weight = edges.out_weight;
   const Reachability reach(graph);
   g.descendants = torch::zeros({n, n}, torch::kBool);
   auto acc = g.descendants.accessor<bool, 2>();
