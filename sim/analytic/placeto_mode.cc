@@ -1,0 +1,182 @@
+// The Placeto-compatible mode of the analytic simulator (docs/simulators.md).
+#include <algorithm>
+#include <numeric>
+
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "core/op_graph.h"
+#include "sim/analytic/analytic_simulator.h"
+#include "sim/analytic/prepared.h"
+
+namespace aware {
+
+using namespace analytic_detail;
+
+StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& cluster,
+                                          const Placement& placement, Trace* trace) {
+  Prepared& p = *prepared_;
+  using ReadyEntry = Prepared::ReadyEntry;
+  using Event = Prepared::Event;
+  enum { kRemoveDependency = 0, kRunBus = 1, kRunDevice = 2 };
+  const int n = p.num_ops;
+  const int D = p.num_devices;
+  const PlacetoConstants& k = constants_;
+  StepResult result;
+  result.device_busy_us.assign(D, 0);
+  result.peak_memory_bytes.assign(D, 0);
+
+  for (auto& q : p.ready) q.clear();
+  for (auto& q : p.bus) q.clear();
+  p.events.clear();
+  p.transfers.clear();
+  std::fill(p.device_free_us.begin(), p.device_free_us.end(), k.init_offset_us);
+  std::fill(p.bus_free_us.begin(), p.bus_free_us.end(), k.init_offset_us);
+  std::fill(p.start_us.begin(), p.start_us.end(), -1.0);
+  if (trace != nullptr) {
+    trace->clear();
+    trace->ops.resize(n);
+  }
+
+  int counter = 0;
+  auto push_device = [&](int d, double t) {
+    heap_push(p.events, Event{t, Prepared::pack(kRunDevice, p.device_name_rank[d], 0)});
+  };
+  auto push_bus = [&](int d, double t) {
+    heap_push(p.events, Event{t, Prepared::pack(kRunBus, p.device_name_rank[d], 0)});
+  };
+  auto push_dependency = [&](int parent, int child, double t) {
+    heap_push(p.events, Event{t, Prepared::pack(kRemoveDependency, p.name_rank[parent], p.name_rank[child])});
+  };
+  for (int op = 0; op < n; ++op) {
+    p.deps_left[op] = p.distinct_parents[op];
+    if (p.deps_left[op] == 0) {
+      heap_push(p.ready[placement[op]], ReadyEntry{k.init_offset_us, counter++, op});
+      push_device(placement[op], k.init_offset_us);
+    }
+  }
+
+  double last_event_us = k.init_offset_us;
+  int finished = 0;
+  while (!p.events.empty()) {
+    const Event ev = heap_pop(p.events);
+    const double now = ev.time;
+    last_event_us = now;
+    const int kind = Prepared::kind_of(ev.key);
+    if (kind == kRemoveDependency) {
+      const int child = p.op_of_name_rank[Prepared::second_of(ev.key)];
+      if (--p.deps_left[child] == 0) {
+        heap_push(p.ready[placement[child]], ReadyEntry{now, counter++, child});
+        push_device(placement[child], now);
+      }
+    } else if (kind == kRunDevice) {
+      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
+      auto& queue = p.ready[d];
+      if (now < p.device_free_us[d] || queue.empty() || queue.front().time > now) continue;
+      const int op = heap_pop(queue).op;
+      const double cost = p.costs.time_us(op, d);
+      const double end = now + cost;
+      p.start_us[op] = now;
+      p.end_us[op] = end;
+      result.device_busy_us[d] += cost;
+      ++finished;
+      p.device_free_us[d] = cost > 0 ? end + k.device_overhead_us : end;
+      push_device(d, p.device_free_us[d]);
+      // Same-device children are released at the end; each output index needed
+      // elsewhere becomes one transfer on this device's bus.
+      const int first_new = static_cast<int>(p.transfers.size());
+      for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c) {
+        const int child = p.child_op[c];
+        if (placement[child] == d) {
+          push_dependency(op, child, end);
+          continue;
+        }
+        const int output = p.child_output[c];
+        bool exists = false;
+        for (int t = first_new; t < static_cast<int>(p.transfers.size()) && !exists; ++t)
+          exists = p.transfers[t].output == output;
+        if (exists) continue;
+        const std::vector<double>& sizes = graph.op(op).output_bytes;
+        const double bytes = output < static_cast<int>(sizes.size()) ? sizes[output] : 0.0;
+        const int tid = static_cast<int>(p.transfers.size());
+        p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0});
+        heap_push(p.bus[d], ReadyEntry{end, counter++, tid});
+        push_bus(d, end);
+      }
+    } else {  // kRunBus
+      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
+      auto& queue = p.bus[d];
+      if (now < p.bus_free_us[d] || queue.empty() || queue.front().time > now) continue;
+      const int tid = heap_pop(queue).op;
+      Prepared::Transfer& t = p.transfers[tid];
+      const double end = now + t.bytes / k.transfer_bytes_per_us;
+      t.start_us = now;
+      t.end_us = end;
+      result.bytes_moved += t.bytes;
+      ++result.transfers;
+      for (int c = p.child_begin[t.src_op]; c < p.child_begin[t.src_op + 1]; ++c) {
+        const int child = p.child_op[c];
+        if (placement[child] != d && p.child_output[c] == t.output) push_dependency(t.src_op, child, end);
+      }
+      p.bus_free_us[d] = end + k.bus_overhead_us;
+      push_bus(d, p.bus_free_us[d]);
+    }
+  }
+  AWARE_CHECK(finished == n, "every op must run once (a cycle would leave some unscheduled)");
+  result.step_time_us = last_event_us;
+
+  // Memory: an op's outputs are held on its device from its start until its last
+  // child ends (or its own end when it has none).
+  p.mem_sweep.clear();
+  p.mem_sweep_device.clear();
+  for (int op = 0; op < n; ++op) {
+    const double bytes = p.out_total_bytes[op];
+    if (bytes <= 0) continue;
+    double until = p.end_us[op];
+    for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c)
+      until = std::max(until, p.end_us[p.child_op[c]]);
+    p.mem_sweep.push_back({p.start_us[op], bytes});
+    p.mem_sweep_device.push_back(placement[op]);
+    p.mem_sweep.push_back({until, -bytes});
+    p.mem_sweep_device.push_back(placement[op]);
+  }
+  std::fill(p.mem_now.begin(), p.mem_now.end(), 0.0);
+  // Frees sort before allocations at the same instant.
+  p.sweep_order.resize(p.mem_sweep.size());
+  std::iota(p.sweep_order.begin(), p.sweep_order.end(), 0);
+  std::sort(p.sweep_order.begin(), p.sweep_order.end(), [&](int x, int y) {
+    if (p.mem_sweep[x].first != p.mem_sweep[y].first) return p.mem_sweep[x].first < p.mem_sweep[y].first;
+    return p.mem_sweep[x].second < p.mem_sweep[y].second;
+  });
+  for (int i : p.sweep_order) {
+    const int d = p.mem_sweep_device[i];
+    p.mem_now[d] += p.mem_sweep[i].second;
+    result.peak_memory_bytes[d] = std::max(result.peak_memory_bytes[d], p.mem_now[d]);
+  }
+  for (int d = 0; d < D; ++d) {
+    if (result.peak_memory_bytes[d] > cluster.device(d).memory_bytes) {
+      result.feasible = false;
+      result.infeasible_reason = "device '" + cluster.device(d).name + "' out of memory: peak " +
+                                 format_bytes(result.peak_memory_bytes[d]) + ", has " +
+                                 format_bytes(cluster.device(d).memory_bytes);
+      break;
+    }
+  }
+
+  if (trace != nullptr) {
+    for (int op = 0; op < n; ++op) trace->ops[op] = OpSpan{op, placement[op], p.start_us[op], p.end_us[op]};
+    for (const Prepared::Transfer& t : p.transfers) {
+      TransferSpan span;
+      span.src_op = t.src_op;
+      span.src_output = t.output;
+      span.src_device = t.src_dev;
+      span.bytes = t.bytes;
+      span.start_us = t.start_us;
+      span.end_us = t.end_us;
+      span.lane = "/bus/" + cluster.device(t.src_dev).name;
+      trace->transfers.push_back(std::move(span));
+    }
+  }
+  return result;
+}
+
+}  // namespace aware
