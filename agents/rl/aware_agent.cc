@@ -128,19 +128,7 @@ class AwareNetImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& features, const AwareGraphTensors& g,
                         const AnchorTensors& a) {
     const torch::Tensor h0 = torch::relu(node2_(torch::relu(node1_(features))));
-    torch::Tensor up = h0, down = h0;
-    const bool has_edges = g.edge_src.numel() > 0;
-    for (int r = 0; r < rounds_; ++r) {
-      torch::Tensor from_parents = torch::zeros_like(h0), from_children = torch::zeros_like(h0);
-      if (has_edges) {
-        from_parents = from_parents.index_add(
-            0, g.edge_dst, up.index_select(0, g.edge_src) * g.in_weight.unsqueeze(1));
-        from_children = from_children.index_add(
-            0, g.edge_src, down.index_select(0, g.edge_dst) * g.out_weight.unsqueeze(1));
-      }
-      up = torch::relu(up_(torch::cat({h0, from_parents}, 1)));
-      down = torch::relu(down_(torch::cat({h0, from_children}, 1)));
-    }
+    const auto [up, down] = dag_message_passing(h0, g, rounds_, up_, down_);
     const torch::Tensor h = torch::relu(merge_(torch::cat({up, down}, 1)));
     std::vector<torch::Tensor> parts = {h};
     if (position_) {

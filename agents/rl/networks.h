@@ -3,6 +3,8 @@
 // [rows x columns]; n = ops, D = devices, C = ops decided in one step.
 #pragma once
 
+#include <utility>
+
 #include <cstdint>
 #include <vector>
 
@@ -31,12 +33,16 @@ struct DagEdgeTensors {
 };
 DagEdgeTensors dag_edge_tensors(const OpGraph& graph);
 
-struct PlacetoGraphTensors {
+// `rounds` of mean message passing over a DAG from the node embeddings h0 [n x H]:
+// `up` mixes in the parents' messages, `down` the children's (each round reads h0
+// and the previous round). Returns the final {up, down}, each [n x H].
+std::pair<torch::Tensor, torch::Tensor> dag_message_passing(const torch::Tensor& h0,
+                                                            const DagEdgeTensors& g, int rounds,
+                                                            torch::nn::Linear& up,
+                                                            torch::nn::Linear& down);
+
+struct PlacetoGraphTensors : DagEdgeTensors {
   int num_ops = 0;
-  torch::Tensor edge_src;     // int64 [E]: parent of each (deduplicated) edge
-  torch::Tensor edge_dst;     // int64 [E]: child
-  torch::Tensor in_weight;    // float [E]: 1 / number of parents of edge_dst
-  torch::Tensor out_weight;   // float [E]: 1 / number of children of edge_src
   torch::Tensor descendants;  // bool [n x n]: row i = ops reachable from i
   torch::Tensor ancestors;    // bool [n x n]: row i = ops that reach i (transpose)
 };

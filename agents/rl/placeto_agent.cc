@@ -49,12 +49,8 @@ DagEdgeTensors dag_edge_tensors(const OpGraph& graph) {
 PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph) {
   const int n = graph.num_ops();
   PlacetoGraphTensors g;
-  const DagEdgeTensors edges = dag_edge_tensors(graph);
+  static_cast<DagEdgeTensors&>(g) = dag_edge_tensors(graph);
   g.num_ops = n;
-  g.edge_src = edges.edge_src;
-  g.edge_dst = edges.edge_dst;
-  g.in_weight = edges.in_weight;
-  g.out_weight = edges.out_weight;
   const Reachability reach(graph);
   g.descendants = torch::zeros({n, n}, torch::kBool);
   auto acc = g.descendants.accessor<bool, 2>();
@@ -87,11 +83,13 @@ PlacetoNetImpl::PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_
   head2_ = register_module("head2", torch::nn::Linear(hidden, num_devices));
 }
 
-torch::Tensor PlacetoNetImpl::embed(const torch::Tensor& features, const PlacetoGraphTensors& g) {
-  const torch::Tensor h0 = torch::relu(node2_(torch::relu(node1_(features))));
+std::pair<torch::Tensor, torch::Tensor> dag_message_passing(const torch::Tensor& h0,
+                                                            const DagEdgeTensors& g, int rounds,
+                                                            torch::nn::Linear& up_layer,
+                                                            torch::nn::Linear& down_layer) {
   torch::Tensor up = h0, down = h0;
   const bool has_edges = g.edge_src.numel() > 0;
-  for (int r = 0; r < rounds_; ++r) {
+  for (int r = 0; r < rounds; ++r) {
     torch::Tensor from_parents = torch::zeros_like(h0), from_children = torch::zeros_like(h0);
     if (has_edges) {
       // Mean over parents (into each child) and over children (into each parent).
@@ -100,9 +98,15 @@ torch::Tensor PlacetoNetImpl::embed(const torch::Tensor& features, const Placeto
       from_children = from_children.index_add(
           0, g.edge_src, down.index_select(0, g.edge_dst) * g.out_weight.unsqueeze(1));
     }
-    up = torch::relu(up_(torch::cat({h0, from_parents}, 1)));
-    down = torch::relu(down_(torch::cat({h0, from_children}, 1)));
+    up = torch::relu(up_layer(torch::cat({h0, from_parents}, 1)));
+    down = torch::relu(down_layer(torch::cat({h0, from_children}, 1)));
   }
+  return {up, down};
+}
+
+torch::Tensor PlacetoNetImpl::embed(const torch::Tensor& features, const PlacetoGraphTensors& g) {
+  const torch::Tensor h0 = torch::relu(node2_(torch::relu(node1_(features))));
+  const auto [up, down] = dag_message_passing(h0, g, rounds_, up_, down_);
   return torch::cat({up, down}, 1);
 }
 
