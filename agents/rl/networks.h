@@ -32,6 +32,9 @@ struct DagEdgeTensors {
   torch::Tensor out_weight;  // float [E]: 1 / number of children of edge_src
 };
 DagEdgeTensors dag_edge_tensors(const OpGraph& graph);
+// `copies` disjoint copies of g (copy c's nodes are offset by c x num_nodes), for
+// running one network over several states of the same graph in one pass.
+DagEdgeTensors replicate_dag(const DagEdgeTensors& g, int copies);
 
 // `rounds` of mean message passing over a DAG from the node embeddings h0 [n x H]:
 // `up` mixes in the parents' messages, `down` the children's (each round reads h0
@@ -75,8 +78,16 @@ class PlacetoNetImpl : public torch::nn::Module {
   // features [n x feature_dim]; idx int64 [C] -> logits [C x D].
   torch::Tensor forward(const torch::Tensor& features, const PlacetoGraphTensors& g,
                         const torch::Tensor& idx);
+  // S states of one graph at once: features [S n x feature_dim] (state s in rows
+  // s n ... s n + n - 1), `replicated` = replicate_dag(g, S), idx[s] the ops decided
+  // in state s -> logits [sum of C_s x D], state by state. Same values as S calls
+  // of forward().
+  torch::Tensor forward_batch(const torch::Tensor& features, const PlacetoGraphTensors& g,
+                              const DagEdgeTensors& replicated,
+                              const std::vector<torch::Tensor>& idx);
   // Node embeddings after message passing, [n x 2 hidden].
   torch::Tensor embed(const torch::Tensor& features, const PlacetoGraphTensors& g);
+  torch::Tensor embed(const torch::Tensor& features, const DagEdgeTensors& edges);
   int rounds() const { return rounds_; }
 
  private:

@@ -2,6 +2,7 @@
 // in docs (shared/reference/placeto.md): a per-node MDP over the graph with a
 // message-passing policy. LibTorch translation unit.
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <numeric>
 
@@ -87,27 +88,61 @@ std::pair<torch::Tensor, torch::Tensor> dag_message_passing(const torch::Tensor&
                                                             const DagEdgeTensors& g, int rounds,
                                                             torch::nn::Linear& up_layer,
                                                             torch::nn::Linear& down_layer) {
+  // Each round computes relu(W [h0, message] + b). The layer's weight is split in
+  // its h0 block and its message block, so the h0 term (the same every round) is
+  // computed once: identical to applying the layer to the concatenation, with
+  // less work and no concatenated copies per round.
+  const int64_t H = h0.size(1);
+  AWARE_CHECK(up_layer->weight.size(1) == 2 * H && down_layer->weight.size(1) == 2 * H,
+              "message-passing layers must read [h0, message]");
+  const torch::Tensor up_self = torch::addmm(up_layer->bias, h0, up_layer->weight.narrow(1, 0, H).t());
+  const torch::Tensor down_self =
+      torch::addmm(down_layer->bias, h0, down_layer->weight.narrow(1, 0, H).t());
+  const torch::Tensor up_msg_w = up_layer->weight.narrow(1, H, H).t();
+  const torch::Tensor down_msg_w = down_layer->weight.narrow(1, H, H).t();
   torch::Tensor up = h0, down = h0;
   const bool has_edges = g.edge_src.numel() > 0;
+  const torch::Tensor in_w = g.in_weight.unsqueeze(1), out_w = g.out_weight.unsqueeze(1);
   for (int r = 0; r < rounds; ++r) {
-    torch::Tensor from_parents = torch::zeros_like(h0), from_children = torch::zeros_like(h0);
-    if (has_edges) {
-      // Mean over parents (into each child) and over children (into each parent).
-      from_parents = from_parents.index_add(
-          0, g.edge_dst, up.index_select(0, g.edge_src) * g.in_weight.unsqueeze(1));
-      from_children = from_children.index_add(
-          0, g.edge_src, down.index_select(0, g.edge_dst) * g.out_weight.unsqueeze(1));
+    if (!has_edges) {
+      up = torch::relu(up_self);
+      down = torch::relu(down_self);
+      continue;
     }
-    up = torch::relu(up_layer(torch::cat({h0, from_parents}, 1)));
-    down = torch::relu(down_layer(torch::cat({h0, from_children}, 1)));
+    // Mean over parents (into each child) and over children (into each parent).
+    const torch::Tensor from_parents =
+        torch::zeros_like(h0).index_add_(0, g.edge_dst, up.index_select(0, g.edge_src) * in_w);
+    const torch::Tensor from_children =
+        torch::zeros_like(h0).index_add_(0, g.edge_src, down.index_select(0, g.edge_dst) * out_w);
+    up = torch::relu(torch::addmm(up_self, from_parents, up_msg_w));
+    down = torch::relu(torch::addmm(down_self, from_children, down_msg_w));
   }
   return {up, down};
 }
 
-torch::Tensor PlacetoNetImpl::embed(const torch::Tensor& features, const PlacetoGraphTensors& g) {
+DagEdgeTensors replicate_dag(const DagEdgeTensors& g, int copies) {
+  DagEdgeTensors r;
+  r.num_nodes = g.num_nodes * copies;
+  std::vector<torch::Tensor> src, dst;
+  for (int c = 0; c < copies; ++c) {
+    src.push_back(g.edge_src + static_cast<int64_t>(c) * g.num_nodes);
+    dst.push_back(g.edge_dst + static_cast<int64_t>(c) * g.num_nodes);
+  }
+  r.edge_src = torch::cat(src);
+  r.edge_dst = torch::cat(dst);
+  r.in_weight = g.in_weight.repeat({copies});
+  r.out_weight = g.out_weight.repeat({copies});
+  return r;
+}
+
+torch::Tensor PlacetoNetImpl::embed(const torch::Tensor& features, const DagEdgeTensors& edges) {
   const torch::Tensor h0 = torch::relu(node2_(torch::relu(node1_(features))));
-  const auto [up, down] = dag_message_passing(h0, g, rounds_, up_, down_);
+  const auto [up, down] = dag_message_passing(h0, edges, rounds_, up_, down_);
   return torch::cat({up, down}, 1);
+}
+
+torch::Tensor PlacetoNetImpl::embed(const torch::Tensor& features, const PlacetoGraphTensors& g) {
+  return embed(features, static_cast<const DagEdgeTensors&>(g));
 }
 
 torch::Tensor PlacetoNetImpl::forward(const torch::Tensor& features, const PlacetoGraphTensors& g,
@@ -119,6 +154,46 @@ torch::Tensor PlacetoNetImpl::forward(const torch::Tensor& features, const Place
        m.ancestors.mm(features), m.descendants.mm(features), m.parallel.mm(features),
        features.index_select(0, idx)},
       1);
+  return head2_(torch::relu(head1_(summary)));
+}
+
+torch::Tensor PlacetoNetImpl::forward_batch(const torch::Tensor& features,
+                                            const PlacetoGraphTensors& g,
+                                            const DagEdgeTensors& replicated,
+                                            const std::vector<torch::Tensor>& idx) {
+  const int64_t S = static_cast<int64_t>(idx.size());
+  const int64_t n = g.num_ops;
+  AWARE_CHECK(S > 0 && features.size(0) == S * n && replicated.num_nodes == S * n,
+              "batched Placeto input does not match the graph");
+  const torch::Tensor e = embed(features, replicated);
+  // Pooling masks of every state, padded to the largest chunk: [S x Cmax x n].
+  int64_t cmax = 0;
+  for (const auto& i : idx) cmax = std::max(cmax, i.size(0));
+  std::vector<torch::Tensor> anc, desc, par, self_rows;
+  std::vector<int64_t> valid;
+  for (int64_t s = 0; s < S; ++s) {
+    const PoolMasks m = placeto_pool_masks(g, idx[s]);
+    const int64_t c = idx[s].size(0);
+    auto pad = [&](const torch::Tensor& t) {
+      return c == cmax ? t : torch::cat({t, torch::zeros({cmax - c, n}, t.options())});
+    };
+    anc.push_back(pad(m.ancestors));
+    desc.push_back(pad(m.descendants));
+    par.push_back(pad(m.parallel));
+    self_rows.push_back(idx[s] + s * n);
+    for (int64_t k = 0; k < c; ++k) valid.push_back(s * cmax + k);
+  }
+  const torch::Tensor A = torch::stack(anc), Dm = torch::stack(desc), P = torch::stack(par);
+  const torch::Tensor rows = torch::tensor(valid, torch::kInt64);
+  const torch::Tensor self_idx = torch::cat(self_rows);
+  auto pool = [&](const torch::Tensor& mask, const torch::Tensor& x) {
+    return mask.bmm(x.view({S, n, x.size(1)})).view({S * cmax, x.size(1)}).index_select(0, rows);
+  };
+  const torch::Tensor summary =
+      torch::cat({pool(A, e), pool(Dm, e), pool(P, e), e.index_select(0, self_idx),
+                  pool(A, features), pool(Dm, features), pool(P, features),
+                  features.index_select(0, self_idx)},
+                 1);
   return head2_(torch::relu(head1_(summary)));
 }
 
@@ -229,6 +304,7 @@ class PlacetoAgent final : public Agent {
     normalise(out_size_);
     normalise(memory_);
     g_ = placeto_graph_tensors(graph);
+    replicated_.clear();
     // The MDP visits one op per colocation unit (its first op in topological order).
     topo_rank_ = topological_rank(graph);
     leaders_.clear();
@@ -361,9 +437,14 @@ class PlacetoAgent final : public Agent {
       }
       torch::Tensor x = features(placement, visited, current, trace);
       torch::Tensor idx_t = torch::tensor(idx, torch::kInt64);
-      const torch::Tensor logits = net_->forward(x, g_, idx_t);
+      // Sampling needs no gradient: the log-probabilities are recomputed for the
+      // whole episode in one batched pass at the end (score_steps).
+      torch::Tensor logits;
+      {
+        torch::NoGradGuard no_grad;
+        logits = net_->forward(x, g_, idx_t);
+      }
       std::vector<int64_t> actions = sample_rows(logits, rng, greedy);
-      const CategoricalTerms terms = categorical_terms(logits, actions);
       for (int k = begin; k < end; ++k) {
         for (int op : units_.ops_of_unit[order[k]]) {
           placement[op] = static_cast<int>(actions[k - begin]);
@@ -373,8 +454,6 @@ class PlacetoAgent final : public Agent {
       const bool last = end >= units;
       if (!per_step && !last) {
         Step s;
-        s.log_prob = terms.log_prob;
-        s.entropy = terms.entropy;
         s.decisions = end - begin;
         s.reward = 0.0;
         ep.steps.push_back(s);
@@ -388,8 +467,6 @@ class PlacetoAgent final : public Agent {
       }
       const double after = env.evaluate(placement, &trace);
       Step s;
-      s.log_prob = terms.log_prob;
-      s.entropy = terms.entropy;
       s.decisions = end - begin;
       // reward=final: every op is re-decided in an episode, so the placement it
       // ends with is the policy's alone; each step is credited with the final
@@ -405,17 +482,43 @@ class PlacetoAgent final : public Agent {
       ep.steps.back().reward = -runtime / reward_scale_us_;
     ep.final_step_us = runtime;
     ep.replay = replay;
+    score_steps(ep);
     return ep;
   }
 
-  void replay(Episode& episode) override {
+  void replay(Episode& episode) override { score_steps(episode); }
+
+  // Log-probabilities and entropies of an episode's recorded decisions, all steps
+  // in one batched forward pass (with gradient when grad mode is on): the states'
+  // graphs are stacked as disjoint copies, so the message passing, the pooling
+  // and the head each run once per episode instead of once per step.
+  void score_steps(Episode& episode) {
     auto* r = static_cast<PlacetoReplay*>(episode.replay.get());
     AWARE_CHECK(r != nullptr && r->steps.size() == episode.steps.size(), "placeto replay missing");
-    for (size_t i = 0; i < r->steps.size(); ++i) {
+    const int S = static_cast<int>(r->steps.size());
+    if (S == 0) return;
+    std::vector<torch::Tensor> xs, idx;
+    std::vector<int64_t> actions, step_of;
+    for (int i = 0; i < S; ++i) {
       const auto& in = r->steps[i];
-      const CategoricalTerms t = categorical_terms(net_->forward(in.features, g_, in.idx), in.actions);
-      episode.steps[i].log_prob = t.log_prob;
-      episode.steps[i].entropy = t.entropy;
+      xs.push_back(in.features);
+      idx.push_back(in.idx);
+      actions.insert(actions.end(), in.actions.begin(), in.actions.end());
+      step_of.insert(step_of.end(), in.actions.size(), i);
+    }
+    auto it = replicated_.find(S);
+    if (it == replicated_.end()) it = replicated_.emplace(S, replicate_dag(g_, S)).first;
+    const torch::Tensor logits = net_->forward_batch(torch::cat(xs), g_, it->second, idx);
+    const torch::Tensor logp = torch::log_softmax(logits, 1);
+    const torch::Tensor chosen =
+        logp.gather(1, torch::tensor(actions, torch::kInt64).unsqueeze(1)).squeeze(1);
+    const torch::Tensor row_entropy = -(logp.exp() * logp).sum(1);
+    const torch::Tensor step_idx = torch::tensor(step_of, torch::kInt64);
+    const torch::Tensor lp = torch::zeros({S}).index_add(0, step_idx, chosen);
+    const torch::Tensor ent = torch::zeros({S}).index_add(0, step_idx, row_entropy);
+    for (int i = 0; i < S; ++i) {
+      episode.steps[i].log_prob = lp[i];
+      episode.steps[i].entropy = ent[i];
     }
   }
 
@@ -436,6 +539,7 @@ class PlacetoAgent final : public Agent {
   std::vector<int> topo_rank_;
   std::vector<double> cost_, out_size_, memory_;
   PlacetoGraphTensors g_;
+  std::map<int, DagEdgeTensors> replicated_;  // g_'s edges stacked S times, by S
   double reward_scale_us_ = 0;
 };
 
