@@ -22,6 +22,7 @@ std::unique_ptr<Placer> make_m_topo_placer();        // "m-topo"
 std::unique_ptr<Placer> make_m_etf_placer();         // "m-etf"
 std::unique_ptr<Placer> make_m_sct_placer();         // "m-sct"
 std::unique_ptr<Placer> make_random_search_placer(); // "random-search"
+std::unique_ptr<Placer> make_random_sampling_placer(); // "random-sampling"
 std::unique_ptr<Placer> make_anneal_placer();        // "anneal"
 
 // m-TOPO's memory cap per device, bytes: the graph's total op memory / devices +

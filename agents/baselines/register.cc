@@ -7,7 +7,7 @@ namespace aware {
 
 std::vector<std::string> baseline_placer_names() {
   return {"single", "round-robin", "random", "expert", "metis", "m-topo",
-          "heft",   "m-etf",       "m-sct",  "random-search", "anneal"};
+          "heft",   "m-etf",       "m-sct",  "random-search", "random-sampling", "anneal"};
 }
 
 void register_baseline_placers() {
@@ -29,8 +29,14 @@ void register_baseline_placers() {
   r.add("m-etf", "Baechi m-ETF: memory-aware earliest-task-first", make_m_etf_placer);
   r.add("m-sct", "Baechi m-SCT: ETF with favourite children (greedy rounding, no LP)",
         make_m_sct_placer);
-  r.add("random-search", "best of random placements within the evaluator budget",
+  r.add("random-search",
+        "the best cheap placer (m-etf, heft, m-sct, expert, m-topo, single, round-robin), then "
+        "random placements within the evaluator budget; the best seen",
         make_random_search_placer);
+  r.add("random-sampling",
+        "best of uniform random placements within the evaluator budget (no seeded start: the "
+        "control for learned agents, which start from random placements too)",
+        make_random_sampling_placer);
   r.add("anneal",
         "simulated annealing over single-op/group moves on the evaluator "
         "(options temperature=0.05, cooling_to=0.001)",

@@ -120,24 +120,33 @@ void seed_search(SearchLoop& loop, const OpGraph& graph, const Cluster& cluster,
 }
 
 
+// "random-search" starts from the best cheap placer (seed_search) and then samples;
+// "random-sampling" only samples (best of uniform random placements, the control for
+// a learned agent that also starts from random placements).
 class RandomSearchPlacer final : public Placer {
  public:
-  std::string name() const override { return "random-search"; }
+  explicit RandomSearchPlacer(bool seeded) : seeded_(seeded) {}
+  std::string name() const override { return seeded_ ? "random-search" : "random-sampling"; }
   bool needs_evaluator() const override { return true; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
     check_context(context, {}, name());
     require_evaluator(context, name());
     check_graph_can_fit(graph, cluster);
-    SearchLoop loop("random-search on " + graph.name(), graph, cluster, context);
-    seed_search(loop, graph, cluster, context);
+    SearchLoop loop(name() + " on " + graph.name(), graph, cluster, context);
+    if (seeded_) seed_search(loop, graph, cluster, context);
     const Units units = colocation_units(graph);
     const std::vector<int> order = topological_order(graph);
     Rng rng(context.seed);
-    while (!loop.exhausted()) loop.evaluate(random_placement(graph, cluster, units, order, rng));
+    // At least one evaluation, so a search cancelled before it began still returns a placement.
+    while (loop.used() == 0 || !loop.exhausted())
+      loop.evaluate(random_placement(graph, cluster, units, order, rng));
     loop.report(true);
     return loop.best_placement();
   }
+
+ private:
+  bool seeded_;
 };
 
 class AnnealPlacer final : public Placer {
@@ -204,7 +213,10 @@ class AnnealPlacer final : public Placer {
 }  // namespace
 
 std::unique_ptr<Placer> make_random_search_placer() {
-  return std::make_unique<RandomSearchPlacer>();
+  return std::make_unique<RandomSearchPlacer>(/*seeded=*/true);
+}
+std::unique_ptr<Placer> make_random_sampling_placer() {
+  return std::make_unique<RandomSearchPlacer>(/*seeded=*/false);
 }
 std::unique_ptr<Placer> make_anneal_placer() { return std::make_unique<AnnealPlacer>(); }
 

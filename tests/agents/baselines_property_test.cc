@@ -171,7 +171,7 @@ TEST(BaselinesSearch, CancelStopsEarly) {
   PlaceContext context = context_for(&sim);
   context.budget_evals = 100000;
   context.progress = &observer;
-  for (const char* m : {"anneal", "random-search"}) {
+  for (const char* m : {"anneal", "random-search", "random-sampling"}) {
     const Placement p = PlacerRegistry::instance().create(m)->place(g, c, context);
     EXPECT_NO_THROW(check_placement(g, c, p, m));
     EXPECT_LT(observer.last.done, 10) << m;
