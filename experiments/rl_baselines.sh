@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Learned agents against the search baselines at an EQUAL number of simulator
-# evaluations: placeto, hierarchical, random-search and anneal on inception_v3,
-# nmt4 and nasnet on k40x4, 3 seeds, analytic simulator (contention mode).
+# evaluations: placeto, hierarchical, random-sampling (best of uniform random
+# placements), random-search (the best cheap placer, then random placements) and
+# anneal on inception_v3, nmt4 and nasnet on k40x4, 3 seeds, analytic simulator
+# (contention mode).
 # Writes a Markdown table (mean, spread, wall-clock) and the raw + summary CSV.
 #
 #   experiments/rl_baselines.sh [--budget N] [--full] [--aware PATH] [--out DIR]
@@ -15,7 +17,7 @@ aware="${AWARE:-$here/build/cli/aware}"
 budget=200
 seeds="1 2 3"
 models="inception_v3,nmt4,nasnet"
-methods="random-search,anneal,placeto,hierarchical"
+methods="random-sampling,random-search,anneal,placeto,hierarchical"
 out="$here/out/rl_baselines"
 while [[ $# -gt 0 ]]; do
   case "$1" in
