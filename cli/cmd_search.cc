@@ -97,6 +97,7 @@ void run_search(const SearchArgs& a) {
     out["resumed"] = r.resumed;
     out["zero_shot"] = a.budget_evals == 0 && a.budget_seconds == 0;
     if (r.greedy.size() > 0) out["greedy_step_us"] = r.greedy_step_us;
+    out["best_is_greedy"] = r.best_is_greedy;
     out["cancelled"] = r.cancelled;
     if (!a.out.empty()) out["placement_file"] = a.out;
     if (!a.curve.empty()) out["curve_file"] = a.curve;
@@ -111,7 +112,9 @@ void run_search(const SearchArgs& a) {
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
   if (r.greedy.size() > 0)
     std::printf("greedy policy  %.1f us (argmax episode after training)%s\n", r.greedy_step_us,
-                a.budget_evals == 0 && a.budget_seconds == 0 ? " [zero-shot]" : "");
+                a.budget_evals == 0 && a.budget_seconds == 0 ? " [zero-shot]"
+                : r.best_is_greedy                            ? " [better than every sample: the result]"
+                                                              : "");
   print_step_result(result, cluster, bound);
   if (!a.out.empty()) std::printf("placement      %s\n", a.out.c_str());
   if (!a.curve.empty()) std::printf("curve          %s\n", a.curve.c_str());

@@ -326,11 +326,14 @@ class HierarchicalAgent final : public Agent {
     const torch::Tensor logits = group_logits();
     const std::vector<int64_t> group_of_op = sample_rows(logits, rng, greedy);
     const CategoricalTerms grouper_terms = categorical_terms(logits, group_of_op);
-    const torch::Tensor emb = group_embeddings(group_of_op).expand({samples_, groups_, group_embedding_dim(groups_)});
+    // Argmax decoding gives the same placement in every sample: a greedy episode
+    // decodes and evaluates one.
+    const int samples = greedy ? 1 : samples_;
+    const torch::Tensor emb = group_embeddings(group_of_op).expand({samples, groups_, group_embedding_dim(groups_)});
     const DecodeResult dec = placer_->decode(emb, &rng, greedy);
     double total = 0;
     int evaluated = 0;
-    for (int b = 0; b < samples_ && !env.exhausted(); ++b) {
+    for (int b = 0; b < samples && !env.exhausted(); ++b) {
       const double step_us = env.evaluate(to_placement(group_of_op, dec.actions[b]));
       const CategoricalTerms placer_terms = categorical_terms(dec.logits.select(0, b), dec.actions[b]);
       Step s;

@@ -343,6 +343,7 @@ class Trainer {
   int episodes_per_update_ = 1;
   bool ppo_ = false;
   bool debug_ = false;
+  bool reserve_greedy_ = false;  // one evaluation of the budget kept for the greedy episode
 };
 
 void Trainer::use_graph(size_t index) {
@@ -363,6 +364,7 @@ void Trainer::greedy_placement(size_t index, TrainResult& result) {
   if (env.last_placement().size() != graph.num_ops())
     throw Error("agent '" + name_ + "' played no greedy step on " + graph.name());
   result.greedy = env.last_placement();
+  result.greedy_evaluations = env.evaluations();
   const StepResult r = evaluator_.evaluate(graph, cluster_, result.greedy);
   result.greedy_step_us = r.step_time_us;
   result.greedy_feasible = r.feasible;
@@ -604,8 +606,13 @@ TrainResult Trainer::run() {
   ema_baselines_.assign(graphs_.size(), EmaBaseline(defaults_.ema_decay));
   adam_ = std::make_unique<torch::optim::Adam>(agent_->module().parameters(),
                                                torch::optim::AdamOptions(base_lr_));
+  // The greedy episode after training is part of the budget: one evaluation is
+  // kept back for it (single-graph runs with at least two evaluations), so a
+  // learned agent and a search given N evaluations really use N each.
+  reserve_greedy_ = opt_.greedy_eval && !zero_shot && graphs_.size() == 1 && opt_.budget_evals >= 2;
   env_ = std::make_unique<PlacementEnv>(graph_, cluster_, evaluator_, defaults_.penalty,
-                                        opt_.budget_evals, opt_.budget_seconds, opt_.progress);
+                                        opt_.budget_evals - (reserve_greedy_ ? 1 : 0),
+                                        opt_.budget_seconds, opt_.progress);
   rng_ = SampleRng(opt_.seed);
 
   if (resuming) {
@@ -693,7 +700,17 @@ TrainResult Trainer::run() {
   result.best = env_->best_placement();
   result.best_step_us = env_->best_step_us();
   result.best_feasible = env_->best_feasible();
-  result.evaluations = env_->evaluations();
+  result.evaluations = env_->evaluations() + result.greedy_evaluations;
+  // The trained policy's own placement can beat every sampled one (a policy that
+  // has converged samples worse than its mode): the better of the two is returned.
+  if (result.greedy.size() == result.best.size() && result.greedy.size() > 0 &&
+      ((result.greedy_feasible && !result.best_feasible) ||
+       (result.greedy_feasible == result.best_feasible && result.greedy_step_us < result.best_step_us))) {
+    result.best = result.greedy;
+    result.best_step_us = result.greedy_step_us;
+    result.best_feasible = result.greedy_feasible;
+    result.best_is_greedy = true;
+  }
   result.updates = counters_.updates;
   result.episodes = counters_.episodes;
   result.seconds = env_->elapsed_s();

@@ -49,9 +49,11 @@ struct TrainOptions {
   // Standardise advantages per update (zero mean, unit std over the batch's
   // steps): -1 agent default, 0 off, 1 on.
   int standardize_advantages = -1;
-  // After training, play one greedy (argmax) episode outside the budget and
-  // report its placement in TrainResult::greedy (for Placeto the greedy episode
-  // costs one evaluation per step; it is not counted in `evaluations`).
+  // After training, play one greedy (argmax) episode and report its placement in
+  // TrainResult::greedy; TrainResult::best is the better of it and the best
+  // sample. On one graph with budget_evals >= 2 one evaluation of the budget is
+  // kept back for it; its evaluations are counted in `evaluations` (Placeto with
+  // evaluate=step makes one per step, so it can exceed the one kept back).
   bool greedy_eval = true;
   // One stderr line per update (evaluations, mean sampled step, best, entropy,
   // loss): a diagnostic; also on when the environment sets AWARE_RL_DEBUG.
@@ -70,7 +72,7 @@ struct CurvePoint {
 };
 
 struct TrainResult {
-  Placement best;                // best placement ever evaluated (feasible ones first)
+  Placement best;                // best placement evaluated, sampled or greedy (feasible ones first)
   double best_step_us = 0;       // its evaluator step time (no penalty)
   bool best_feasible = false;
   long long evaluations = 0;     // counting those before a resume
@@ -86,6 +88,8 @@ struct TrainResult {
   Placement greedy;
   double greedy_step_us = 0;
   bool greedy_feasible = false;
+  long long greedy_evaluations = 0;  // evaluations the greedy episode made (counted in `evaluations`)
+  bool best_is_greedy = false;       // `best` is the greedy placement (it beat every sample)
 };
 
 // Trains agent `agent` ("placeto", "hierarchical", ...) on `graph` / `cluster`

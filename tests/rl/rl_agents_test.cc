@@ -245,6 +245,26 @@ TEST(Checkpoint, CorruptCheckpointIsAnErrorAndNothingIsOverwritten) {
   fs::remove_all(dir);
 }
 
+// The greedy episode after training is inside the budget, and the result is the
+// better of the best sample and the greedy placement.
+TEST(Trainer, GreedyEpisodeIsCountedAndTheBetterPlacementIsReturned) {
+  register_rl_agents();
+  const OpGraph g = two_chains_graph(3);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  for (const char* agent : {"placeto", "hierarchical", "aware"}) {
+    TrainOptions t = small_run(24);
+    const TrainResult r = train_agent(agent, g, c, sim, t);
+    EXPECT_EQ(r.greedy_evaluations, 1) << agent;
+    EXPECT_EQ(r.evaluations, 24) << agent;
+    ASSERT_EQ(r.greedy.size(), g.num_ops()) << agent;
+    EXPECT_LE(r.best_step_us, r.greedy_step_us) << agent;
+    if (r.best_is_greedy) EXPECT_EQ(r.best, r.greedy) << agent;
+    const StepResult check = sim.evaluate(g, c, r.best);
+    EXPECT_DOUBLE_EQ(check.step_time_us, r.best_step_us) << agent;
+  }
+}
+
 TEST(Checkpoint, ResumeContinuesCounters) {
   const std::string dir = temp_dir("resume");
   const OpGraph g = two_chains_graph(3);
