@@ -15,9 +15,10 @@
 namespace aware::cli {
 namespace {
 
-struct SearchArgs {
+// What `search` and `pretrain` share: the evaluator, the agent, the budget and
+// the trainer settings, with the same flags.
+struct TrainArgs {
   std::string agent;
-  std::string graph;
   std::string cluster = "preset:k40x4";
   std::string evaluator = "analytic";
   std::string mode;
@@ -27,23 +28,29 @@ struct SearchArgs {
   double budget_seconds = 0;
   long long seed = 1;
   int threads = 1;
-  std::string algorithm = "reinforce";
   double lr = 0;
   double entropy = -1;
   std::string init;
   std::string save_policy;
+  std::string curve;
+};
+
+struct SearchArgs : TrainArgs {
+  std::string graph;
+  std::string algorithm = "reinforce";
   std::string resume;
   double checkpoint_every_s = 30;
   long long checkpoint_every_updates = 0;
   std::string out;
-  std::string curve;
   bool json = false;
 };
 
-// The trainer settings `search` and `pretrain` share (both argument structs
-// carry these fields under the same names).
-template <typename Args>
-rl::TrainOptions shared_train_options(const Args& a) {
+struct PretrainArgs : TrainArgs {
+  std::string family;
+  int count = 32;
+};
+
+rl::TrainOptions shared_train_options(const TrainArgs& a) {
   rl::TrainOptions t;
   t.budget_evals = a.budget_evals;
   t.budget_seconds = a.budget_seconds;
@@ -56,6 +63,29 @@ rl::TrainOptions shared_train_options(const Args& a) {
   t.curve_csv = a.curve;
   t.agent_options = parse_kv(a.agent_options, "--agent-option");
   return t;
+}
+
+// The flags of TrainArgs (the budget's and the curve's help differ per command).
+void add_train_options(CLI::App* c, TrainArgs& a, const std::string& agents,
+                       const std::string& budget_help, const std::string& curve_help) {
+  c->add_option("--agent", a.agent, "Agent: " + agents)->required();
+  c->add_option("--cluster", a.cluster, "preset:NAME or a cluster file")->capture_default_str();
+  c->add_option("--evaluator", a.evaluator, "Evaluator (analytic, simgrid)")->capture_default_str();
+  c->add_option("--mode", a.mode, "Analytic mode: contention (default) or placeto");
+  c->add_option("--option", a.eval_options, "Evaluator option KEY=VALUE (repeatable)");
+  c->add_option("--agent-option", a.agent_options,
+                "Agent option KEY=VALUE (repeatable): placeto hidden, rounds, chunk, start, order, "
+                "reward, evaluate; hierarchical groups, hidden, grouper_hidden, samples, tanh, "
+                "temperature; aware hidden, rounds, layers, anchors, hops, position, fusion, groups, "
+                "threshold, state, anchor_seed, steps");
+  c->add_option("--budget-evals", a.budget_evals, budget_help);
+  c->add_option("--budget-seconds", a.budget_seconds, "Wall-clock seconds allowed");
+  c->add_option("--seed", a.seed, "Seed (weights and sampling)")->capture_default_str();
+  c->add_option("--threads", a.threads, "torch::set_num_threads")->capture_default_str();
+  c->add_option("--lr", a.lr, "Adam learning rate (0: the agent's default)");
+  c->add_option("--entropy", a.entropy, "Entropy bonus weight (< 0: the agent's default)");
+  c->add_option("--init", a.init, "Start from this policy file");
+  c->add_option("--curve", a.curve, curve_help);
 }
 
 void run_search(const SearchArgs& a) {
@@ -122,26 +152,6 @@ void run_search(const SearchArgs& a) {
   if (!a.resume.empty()) std::printf("checkpoint     %s/checkpoint.pt\n", a.resume.c_str());
 }
 
-struct PretrainArgs {
-  std::string agent;
-  std::string family;
-  int count = 32;
-  std::string cluster = "preset:k40x4";
-  std::string evaluator = "analytic";
-  std::string mode;
-  std::vector<std::string> eval_options;
-  std::vector<std::string> agent_options;
-  long long budget_evals = 0;
-  double budget_seconds = 0;
-  long long seed = 1;
-  int threads = 1;
-  double lr = 0;
-  double entropy = -1;
-  std::string init;
-  std::string save_policy;
-  std::string curve;
-};
-
 // One policy trained across the training split of a graph family.
 void run_pretrain(const PretrainArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
@@ -181,23 +191,11 @@ void add_search_commands(CLI::App& app) {
   for (const auto& n : rl::rl_agent_names()) known += (known.empty() ? "" : ", ") + n;
   auto args = std::make_shared<SearchArgs>();
   CLI::App* s = app.add_subcommand("search", "Train a learned placement agent on one graph");
-  s->add_option("--agent", args->agent, "Agent: " + known)->required();
   s->add_option("--graph", args->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
-  s->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
-  s->add_option("--evaluator", args->evaluator, "Evaluator (analytic, simgrid)")->capture_default_str();
-  s->add_option("--mode", args->mode, "Analytic mode: contention (default) or placeto");
-  s->add_option("--option", args->eval_options, "Evaluator option KEY=VALUE (repeatable)");
-  s->add_option("--agent-option", args->agent_options,
-                "Agent option KEY=VALUE (repeatable): placeto hidden, rounds, chunk, start, order, "
-                "reward; hierarchical groups, hidden, grouper_hidden, samples, tanh, temperature");
-  s->add_option("--budget-evals", args->budget_evals, "Simulator evaluations allowed");
-  s->add_option("--budget-seconds", args->budget_seconds, "Wall-clock seconds allowed");
-  s->add_option("--seed", args->seed, "Seed (weights and sampling)")->capture_default_str();
-  s->add_option("--threads", args->threads, "torch::set_num_threads")->capture_default_str();
+  add_train_options(s, *args, known,
+                    "Simulator evaluations allowed (the final greedy episode's included)",
+                    "Write the learning curve CSV here");
   s->add_option("--algorithm", args->algorithm, "reinforce or ppo")->capture_default_str();
-  s->add_option("--lr", args->lr, "Adam learning rate (0: the agent's default)");
-  s->add_option("--entropy", args->entropy, "Entropy bonus weight (< 0: the agent's default)");
-  s->add_option("--init", args->init, "Start from this policy file");
   s->add_option("--save-policy", args->save_policy, "Write the trained policy here");
   s->add_option("--resume", args->resume,
                 "Checkpoint directory: resume from it when it holds a checkpoint, checkpoint into it");
@@ -206,31 +204,18 @@ void add_search_commands(CLI::App& app) {
   s->add_option("--checkpoint-every-updates", args->checkpoint_every_updates,
                 "Also checkpoint every N policy updates (0: off)");
   s->add_option("-o,--output", args->out, "Write the best placement JSON here");
-  s->add_option("--curve", args->curve, "Write the learning curve CSV here");
   s->add_flag("--json", args->json, "Print one JSON object");
   s->callback([args] { run_search(*args); });
 
   auto pa = std::make_shared<PretrainArgs>();
   CLI::App* p = app.add_subcommand(
       "pretrain", "Train one policy across a graph family's training split (for zero-shot placement)");
-  p->add_option("--agent", pa->agent, "Agent: " + known)->required();
   p->add_option("--family", pa->family, "Graph family: cifar10, ptb or nmt")->required();
   p->add_option("--count", pa->count, "Family size; seeds 1..count, every fourth held out")
       ->capture_default_str();
-  p->add_option("--cluster", pa->cluster, "preset:NAME or a cluster file")->capture_default_str();
-  p->add_option("--evaluator", pa->evaluator, "Evaluator (analytic, simgrid)")->capture_default_str();
-  p->add_option("--mode", pa->mode, "Analytic mode: contention (default) or placeto");
-  p->add_option("--option", pa->eval_options, "Evaluator option KEY=VALUE (repeatable)");
-  p->add_option("--agent-option", pa->agent_options, "Agent option KEY=VALUE (repeatable)");
-  p->add_option("--budget-evals", pa->budget_evals, "Simulator evaluations, all graphs together");
-  p->add_option("--budget-seconds", pa->budget_seconds, "Wall-clock seconds allowed");
-  p->add_option("--seed", pa->seed, "Seed (weights and sampling)")->capture_default_str();
-  p->add_option("--threads", pa->threads, "torch::set_num_threads")->capture_default_str();
-  p->add_option("--lr", pa->lr, "Adam learning rate (0: the agent's default)");
-  p->add_option("--entropy", pa->entropy, "Entropy bonus weight (< 0: the agent's default)");
-  p->add_option("--init", pa->init, "Start from this policy file");
+  add_train_options(p, *pa, known, "Simulator evaluations, all graphs together",
+                    "Learning curve CSV (with a graph column)");
   p->add_option("--save-policy", pa->save_policy, "Write the trained policy here")->required();
-  p->add_option("--curve", pa->curve, "Learning curve CSV (with a graph column)");
   p->callback([pa] { run_pretrain(*pa); });
 }
 
