@@ -13,6 +13,9 @@
 #include "core/placer.h"
 #include "core/progress.h"
 #include "datasets/load.h"
+#ifdef AWARE_HAVE_RL
+#include "agents/rl/trainer.h"
+#endif
 
 namespace aware::cli {
 namespace {
@@ -28,15 +31,34 @@ struct PlaceArgs {
   long long budget_evals = 0;
   long long seed = 1;
   std::string start;
+  std::string policy;
   std::string out;
   std::string trace;
   bool json = false;
 };
 
+// --policy FILE: the agent the policy file belongs to (checked against --method).
+std::string method_of_policy(const PlaceArgs& a) {
+#ifdef AWARE_HAVE_RL
+  const rl::PolicyInfo info = rl::read_policy_info(a.policy);  // ParseError when unreadable
+  if (!a.method.empty() && a.method != info.agent)
+    throw ConfigError("--policy " + a.policy + " holds a policy of agent '" + info.agent +
+                      "', not of --method '" + a.method + "'");
+  if (a.budget_evals > 0)
+    throw ConfigError("--policy places zero-shot (no training): drop --budget-evals, or use "
+                      "`aware search --init " + a.policy + " --budget-evals N` to fine-tune");
+  return info.agent;
+#else
+  throw ConfigError("--policy needs the learned agents, and this build has no LibTorch");
+#endif
+}
+
 void run_place(const PlaceArgs& a) {
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
-  std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(a.method);
+  if (a.method.empty() && a.policy.empty()) throw ConfigError("place needs --method or --policy");
+  const std::string method = a.policy.empty() ? a.method : method_of_policy(a);
+  std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(method);
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
@@ -46,6 +68,11 @@ void run_place(const PlaceArgs& a) {
   context.seed = static_cast<std::uint64_t>(a.seed);
   context.budget_evals = a.budget_evals;
   context.options = parse_kv(a.method_options, "--method-option");
+  if (!a.policy.empty()) {
+    // The learned placers read these: start from the file, train nothing.
+    context.options["init"] = a.policy;
+    context.options["zero_shot"] = "1";
+  }
   if (!a.start.empty()) {
     start = resolve_placement(a.start, graph, cluster);
     context.start = &start;
@@ -56,7 +83,7 @@ void run_place(const PlaceArgs& a) {
   const Placement placement = placer->place(graph, cluster, context);
   const double place_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   progress.finish();
-  check_placement(graph, cluster, placement, "method '" + a.method + "'");
+  check_placement(graph, cluster, placement, "method '" + method + "'");
   Trace trace;
   const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
   const LowerBound bound = lower_bound(graph, cluster);
@@ -66,7 +93,8 @@ void run_place(const PlaceArgs& a) {
   for (int op = 0; op < graph.num_ops(); ++op) ++per_device[placement[op]];
   if (a.json) {
     nlohmann::json out = step_result_json(result, cluster, bound);
-    out["method"] = a.method;
+    out["method"] = method;
+    if (!a.policy.empty()) out["policy_file"] = a.policy;
     out["graph"] = graph.name();
     out["cluster"] = cluster.name();
     out["place_time_s"] = place_s;
@@ -76,7 +104,7 @@ void run_place(const PlaceArgs& a) {
     std::cout << out.dump(1) << "\n";
     return;
   }
-  std::printf("method         %s on %s (%d ops) / %s (%d devices)\n", a.method.c_str(),
+  std::printf("method         %s on %s (%d ops) / %s (%d devices)\n", method.c_str(),
               graph.name().c_str(), graph.num_ops(), cluster.name().c_str(), cluster.num_devices());
   std::printf("placed in      %.3f s\n", place_s);
   std::printf("ops per device");
@@ -163,7 +191,10 @@ void add_place_commands(CLI::App& app) {
   CLI::App* p = app.add_subcommand("place", "Place a graph with one method and simulate the result");
   p->add_option("--graph", place->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
   p->add_option("--cluster", place->cluster, "preset:NAME or a cluster file")->capture_default_str();
-  p->add_option("--method", place->method, "Method: " + known)->required();
+  p->add_option("--method", place->method, "Method: " + known);
+  p->add_option("--policy", place->policy,
+                "Place zero-shot with this trained policy file (aware search/pretrain --save-policy); "
+                "the method is the policy's agent");
   p->add_option("--evaluator", place->evaluator, "Evaluator for scoring and search")->capture_default_str();
   p->add_option("--mode", place->mode, "Analytic mode: contention (default) or placeto");
   p->add_option("--option", place->eval_options, "Evaluator option KEY=VALUE (repeatable)");

@@ -38,7 +38,14 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "entropy") t.entropy_coef = option_double(context.options, key, -1, owner);
     else if (key == "episodes_per_update")
       t.episodes_per_update = static_cast<int>(option_int(context.options, key, 0, owner));
+    else if (key == "zero_shot") continue;
     else t.agent_options[key] = value;
+  }
+  // zero_shot=1 (aware place --policy): no training, the init policy's greedy placement.
+  if (option_int(context.options, "zero_shot", 0, owner) != 0) {
+    if (t.init_policy.empty()) throw ConfigError(owner + ": zero_shot=1 needs init=POLICY");
+    t.budget_evals = 0;
+    t.budget_seconds = 0;
   }
   return t;
 }

@@ -19,8 +19,9 @@ struct Outcome {
   std::string output;  // stdout and stderr together
 };
 
-Outcome aware(const std::string& args) {
-  const std::string cmd = std::string(AWARE_BIN) + " " + args + " 2>&1";
+// stderr is merged into the output unless `stdout_only` (for --json with progress lines).
+Outcome aware(const std::string& args, bool stdout_only = false) {
+  const std::string cmd = std::string(AWARE_BIN) + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
   Outcome run;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -176,6 +177,49 @@ TEST(Cli, PlaceWritesAPlacementThatSimulatesToTheSameStep) {
   ASSERT_EQ(sim.exit_code, 0) << sim.output;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(sim.output)["step_time_us"].get<double>(),
                    placed["step_time_us"].get<double>());
+}
+
+// A policy saved by `aware search` places another graph zero-shot with `aware place
+// --policy`; a policy of another agent than --method, a budget, or a file that is not
+// a policy are refused with a message.
+TEST(Cli, PlaceWithAPolicyFilePlacesZeroShot) {
+  const Outcome help = aware("search --help");
+  if (help.exit_code != 0) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  const std::string policy = tmp("cli_policy.pt");
+  std::filesystem::remove(policy);
+  const Outcome train = aware("search --agent aware --graph random:40:1 --cluster preset:k40x2 "
+                              "--budget-evals 18 --save-policy " + policy + " -o " + tmp("cli_trained.json"));
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  ASSERT_TRUE(std::filesystem::exists(policy));
+  const std::string out = tmp("cli_zero_shot.json");
+  std::filesystem::remove(out);
+  const Outcome place = aware("place --graph random:60:2 --cluster preset:k40x2 --policy " + policy +
+                              " --json -o " + out, /*stdout_only=*/true);
+  ASSERT_EQ(place.exit_code, 0) << place.output;
+  const auto placed = nlohmann::json::parse(place.output);
+  EXPECT_EQ(placed["method"].get<std::string>(), "aware");
+  const Outcome sim = aware("simulate --graph random:60:2 --cluster preset:k40x2 --json --placement " + out);
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(sim.output)["step_time_us"].get<double>(),
+                   placed["step_time_us"].get<double>());
+
+  const Outcome other = aware("place --graph random:60:2 --cluster preset:k40x2 --method placeto --policy " + policy);
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_TRUE(contains(other.output, "aware")) << other.output;
+  const Outcome budget = aware("place --graph random:60:2 --cluster preset:k40x2 --budget-evals 5 --policy " + policy);
+  EXPECT_NE(budget.exit_code, 0);
+  EXPECT_TRUE(contains(budget.output, "zero-shot")) << budget.output;
+  const Outcome devices = aware("place --graph random:60:2 --cluster preset:k40x4 --policy " + policy);
+  EXPECT_NE(devices.exit_code, 0);
+  EXPECT_TRUE(contains(devices.output, "devices")) << devices.output;
+  const std::string garbage = tmp("cli_garbage.pt");
+  write(garbage, "not a policy");
+  const Outcome bad = aware("place --graph random:60:2 --cluster preset:k40x2 --policy " + garbage);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(contains(bad.output, garbage)) << bad.output;
+  const Outcome neither = aware("place --graph random:60:2 --cluster preset:k40x2");
+  EXPECT_NE(neither.exit_code, 0);
+  EXPECT_TRUE(contains(neither.output, "--method or --policy")) << neither.output;
 }
 
 TEST(Cli, GraphTooBigForTheClusterIsReportedByEveryMethod) {
