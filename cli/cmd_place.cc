@@ -49,7 +49,7 @@ std::string method_of_policy(const PlaceArgs& a) {
                       "`aware search --init " + a.policy + " --budget-evals N` to fine-tune");
   return info.agent;
 #else
-  throw ConfigError("--policy needs the learned agents, and this build has no LibTorch");
+  throw ConfigError("--policy " + a.policy + " needs the learned agents, and this build has no LibTorch");
 #endif
 }
 
