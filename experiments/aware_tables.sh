@@ -37,6 +37,7 @@ families="cifar10,ptb"
 tcluster="dgx-v100"
 pretrain_per_graph=100
 zoo_model="nasnet"
+summary_only=0   # --summary-only: table 1's Markdown from an existing raw CSV in --out
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --table) table="$2"; shift 2 ;;
@@ -52,6 +53,7 @@ while [[ $# -gt 0 ]]; do
     --transfer-cluster) tcluster="$2"; shift 2 ;;
     --pretrain-evals) pretrain_per_graph="$2"; shift 2 ;;
     --zoo-model) zoo_model="$2"; shift 2 ;;
+    --summary-only) summary_only=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -62,8 +64,9 @@ nonlearned="m-etf,m-sct,heft,metis,anneal,random-search"
 # ---------------------------------------------------------------- table 1
 table1() {
   local raw="$out/aware_table1_raw_${budget}.csv" md="$out/aware_table1_${budget}.md"
-  : > "$raw"
+  [[ "$summary_only" == 1 ]] || : > "$raw"
   for seed in $seeds; do
+    [[ "$summary_only" == 1 ]] && break
     echo "table 1, seed $seed: $models on k40x{$devices}, $budget evaluations each" >&2
     "$aware" compare --models "$models" --cluster k40x4 --devices "$devices" \
       --methods "aware,placeto,hierarchical,$nonlearned" --budget-evals "$budget" --seed "$seed" \
@@ -91,8 +94,10 @@ table1() {
         ka = r "|aware"; kp = r "|placeto"; kh = r "|hierarchical"
         gp = (n[ka] > 0 && n[kp] > 0) ? 100 * (mean(kp) - mean(ka)) / mean(kp) : "n/a"
         gh = (n[ka] > 0 && n[kh] > 0) ? 100 * (mean(kh) - mean(ka)) / mean(kh) : "n/a"
+        # Within 0.5% counts as a tie (the spread over seeds is often larger).
         verdict = (gp == "n/a" || gh == "n/a") ? "n/a" : \
-          ((gp > 0 ? "beats P" : "loses to P") " / " (gh > 8 ? "beats H by >8%" : (gh > 0 ? "beats H by <8%" : "loses to H")))
+          ((gp > 0.5 ? "beats P" : (gp < -0.5 ? "loses to P" : "ties P")) " / " \
+           (gh > 8 ? "beats H by >8%" : (gh > 0.5 ? "beats H by <8%" : (gh < -0.5 ? "loses to H" : "ties H"))))
         printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r == "" ? "?" : substr(r, 1, index(r, " |") - 1), \
           substr(r, index(r, "| ") + 2), cell(ka), cell(kp), cell(kh), best == "" ? "n/a" : best " " cell(r "|" best), \
           gp == "n/a" ? gp : sprintf("%+.1f%%", gp), gh == "n/a" ? gh : sprintf("%+.1f%%", gh), verdict }
