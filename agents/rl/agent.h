@@ -131,6 +131,17 @@ nlohmann::json read_policy_header(const std::string& path);
 // both values) and loads the weights into it (ParseError when corrupt).
 void load_policy(Agent& agent, const std::string& path);
 
+// Torch archives (policy files and checkpoints), in agent.cc. Errors name `path`.
+// The string entry `key` of an archive (ParseError when missing).
+std::string ivalue_string(torch::serialize::InputArchive& archive, const std::string& key,
+                          const std::string& path);
+// Loads `path` into `archive`; `what` ("policy", "checkpoint") is for messages.
+void load_archive(torch::serialize::InputArchive& archive, const std::string& path,
+                  const std::string& what);
+nlohmann::json parse_header(const std::string& text, const std::string& path);
+// Writes through `path`.tmp and a rename: nothing half-written on failure.
+void save_archive_atomic(torch::serialize::OutputArchive& archive, const std::string& path);
+
 // Sum over the rows of a [rows x classes] logits tensor: log-probs of `actions`
 // (length rows) and entropies of each row, both with grad.
 struct CategoricalTerms {

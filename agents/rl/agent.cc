@@ -1,0 +1,271 @@
+// The support the trainer and the agents share: the agent registry, the sampling
+// helpers, torch archives (policy files; the checkpoint code in trainer.cc uses the
+// same helpers) and the learning-curve CSV. Includes LibTorch.
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+
+#include "agents/rl/agent.h"
+#include "agents/rl/trainer.h"
+#include "core/errors.h"
+#include "core/formats.h"
+
+namespace aware::rl {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// ------------------------------------------------------------ registry
+
+namespace {
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+}  // namespace
+
+AgentRegistry& AgentRegistry::instance() {
+  static AgentRegistry* registry = [] {
+    auto* r = new AgentRegistry;
+    r->entries_["placeto"] = {
+        "Placeto (Addanki et al. 2019): per-node MDP, GNN over parents/children, "
+        "ancestor/descendant/parallel pooling",
+        make_placeto_agent};
+    r->entries_["hierarchical"] = {
+        "Hierarchical planner (Mirhoseini et al. 2018): feed-forward grouper + "
+        "seq2seq attention placer, REINFORCE on -sqrt(step)",
+        make_hierarchical_agent};
+    return r;
+  }();
+  return *registry;
+}
+
+void AgentRegistry::add(const std::string& name, const std::string& description,
+                        AgentFactory factory) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  entries_[name] = {description, std::move(factory)};
+}
+
+bool AgentRegistry::has(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  return entries_.count(name) > 0;
+}
+
+std::vector<std::string> AgentRegistry::names() const {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  std::vector<std::string> out;
+  for (const auto& [name, entry] : entries_) out.push_back(name);
+  return out;
+}
+
+std::string AgentRegistry::description(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  const auto it = entries_.find(name);
+  if (it == entries_.end()) throw ConfigError("unknown agent '" + name + "'");
+  return it->second.description;
+}
+
+std::unique_ptr<Agent> AgentRegistry::create(const std::string& name, const Options& config,
+                                             int num_devices) const {
+  AgentFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    const auto it = entries_.find(name);
+    if (it == entries_.end()) {
+      std::string known;
+      for (const auto& [n, e] : entries_) known += (known.empty() ? "" : ", ") + n;
+      throw ConfigError("unknown agent '" + name + "' (known: " + known + ")");
+    }
+    factory = it->second.factory;
+  }
+  return factory(config, num_devices);
+}
+
+std::vector<std::string> rl_agent_names() { return AgentRegistry::instance().names(); }
+std::string rl_agent_description(const std::string& agent) {
+  return AgentRegistry::instance().description(agent);
+}
+
+void Agent::replay(Episode& episode) {
+  (void)episode;
+  throw ConfigError("agent '" + kind() + "' does not support algorithm=ppo");
+}
+
+// ------------------------------------------------------------ sampling helpers
+
+CategoricalTerms categorical_terms(const torch::Tensor& logits,
+                                   const std::vector<int64_t>& actions) {
+  AWARE_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(actions.size()),
+              "logits rows must match actions");
+  const torch::Tensor logp = torch::log_softmax(logits, 1);
+  const torch::Tensor idx = torch::tensor(actions, torch::kInt64).unsqueeze(1);
+  CategoricalTerms out;
+  out.log_prob = logp.gather(1, idx).sum();
+  out.entropy = -(logp.exp() * logp).sum();
+  return out;
+}
+
+std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy) {
+  const torch::Tensor probs = torch::softmax(logits.detach(), 1).contiguous().to(torch::kFloat);
+  const int64_t rows = probs.size(0);
+  const int cols = static_cast<int>(probs.size(1));
+  const float* p = probs.data_ptr<float>();
+  std::vector<int64_t> out(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = p + r * cols;
+    out[r] = greedy ? std::max_element(row, row + cols) - row : rng.categorical(row, cols);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------ archives (shared with checkpoints)
+
+std::string ivalue_string(torch::serialize::InputArchive& archive, const std::string& key,
+                          const std::string& path) {
+  c10::IValue value;
+  if (!archive.try_read(key, value) || !value.isString())
+    throw ParseError(path + ": not an aware policy/checkpoint (no '" + key + "' entry)");
+  return value.toStringRef();
+}
+
+void load_archive(torch::serialize::InputArchive& archive, const std::string& path,
+                  const std::string& what) {
+  if (!fs::exists(path)) throw ParseError(what + " " + path + " does not exist");
+  try {
+    archive.load_from(path);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    msg = msg.substr(0, msg.find('\n'));
+    throw ParseError(what + " " + path + " is corrupt or not a torch archive: " + msg);
+  }
+}
+
+json parse_header(const std::string& text, const std::string& path) {
+  try {
+    return json::parse(text);
+  } catch (const std::exception& e) {
+    throw ParseError(path + ": header is not JSON: " + e.what());
+  }
+}
+
+// Saves an archive through a temporary file and a rename.
+void save_archive_atomic(torch::serialize::OutputArchive& archive, const std::string& path) {
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp";
+  try {
+    archive.save_to(tmp);
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw Error("cannot write " + path + ": " + e.what());
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) throw Error("cannot write " + path + ": " + ec.message());
+}
+
+// ------------------------------------------------------------ policy files
+
+namespace {
+
+void check_compatible(const json& header, const Agent& agent, const std::string& path) {
+  const json mine = agent.header();
+  const std::string kind = header.value("agent", "");
+  if (kind != agent.kind())
+    throw ConfigError(path + " holds a policy of agent '" + kind + "', not '" + agent.kind() + "'");
+  const int devices = header.value("devices", -1);
+  if (devices != mine.value("devices", -2))
+    throw ConfigError(path + " holds a policy for " + std::to_string(devices) +
+                      " devices; this cluster has " + std::to_string(mine.value("devices", -2)));
+  if (header.value("feature_dims", json()) != mine.value("feature_dims", json()))
+    throw ConfigError(path + " holds a policy with feature dims " +
+                      header.value("feature_dims", json()).dump() + "; this agent uses " +
+                      mine.value("feature_dims", json()).dump());
+  if (header.value("config", json::object()) != mine.value("config", json::object()))
+    throw ConfigError(path + " holds a policy with network settings " +
+                      header.value("config", json::object()).dump() + "; this agent has " +
+                      mine.value("config", json::object()).dump());
+}
+
+}  // namespace
+
+json read_policy_header(const std::string& path) {
+  torch::serialize::InputArchive archive;
+  load_archive(archive, path, "policy");
+  const json header = parse_header(ivalue_string(archive, "header", path), path);
+  if (header.value("format", "") != "aware-rl-policy")
+    throw ParseError(path + " is not an aware policy file (format '" + header.value("format", "") + "')");
+  if (header.value("version", 0) != kPolicyFormatVersion)
+    throw ParseError(path + ": policy format version " + std::to_string(header.value("version", 0)) +
+                     " is not supported (this build reads " + std::to_string(kPolicyFormatVersion) + ")");
+  return header;
+}
+
+PolicyInfo read_policy_info(const std::string& path) {
+  const json h = read_policy_header(path);
+  return {h.value("agent", ""), h.value("devices", 0), h.value("version", 0), h.dump()};
+}
+
+void save_policy(const Agent& agent, torch::nn::Module& module, const std::string& path) {
+  json header = agent.header();
+  header["format"] = "aware-rl-policy";
+  header["version"] = kPolicyFormatVersion;
+  header["agent"] = agent.kind();
+  torch::serialize::OutputArchive archive;
+  archive.write("header", c10::IValue(header.dump()));
+  torch::serialize::OutputArchive weights;
+  module.save(weights);
+  archive.write("model", weights);
+  save_archive_atomic(archive, path);
+}
+
+void load_policy(Agent& agent, const std::string& path) {
+  torch::serialize::InputArchive archive;
+  load_archive(archive, path, "policy");
+  const json header = parse_header(ivalue_string(archive, "header", path), path);
+  if (header.value("format", "") != "aware-rl-policy")
+    throw ParseError(path + " is not an aware policy file");
+  check_compatible(header, agent, path);
+  try {
+    torch::serialize::InputArchive weights;
+    archive.read("model", weights);
+    agent.module().load(weights);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    throw ParseError(path + ": cannot load the weights: " + msg.substr(0, msg.find('\n')));
+  }
+}
+
+Options merge_policy_config(const json& header, const Options& user, const std::string& path) {
+  Options out = user;
+  const json config = header.value("config", json::object());
+  for (const auto& [key, value] : config.items()) {
+    const std::string v = value.is_string() ? value.get<std::string>() : value.dump();
+    const auto it = user.find(key);
+    if (it != user.end() && it->second != v)
+      throw ConfigError("option " + key + "=" + it->second + " disagrees with policy " + path +
+                        " (trained with " + key + "=" + v + ")");
+    out[key] = v;
+  }
+  return out;
+}
+
+void write_curve_csv(const std::vector<CurvePoint>& curve, const std::string& path) {
+  const bool tagged =
+      std::any_of(curve.begin(), curve.end(), [](const CurvePoint& p) { return !p.graph.empty(); });
+  std::ostringstream out;
+  out << "evaluations,seconds,mean_step_us,best_step_us,entropy,loss" << (tagged ? ",graph" : "")
+      << "\n";
+  out.precision(10);
+  for (const auto& p : curve) {
+    out << p.evaluations << "," << p.seconds << "," << p.mean_step_us << "," << p.best_step_us
+        << "," << p.entropy << "," << p.loss;
+    if (tagged) out << "," << p.graph;
+    out << "\n";
+  }
+  write_text_file_atomic(path, out.str());
+}
+
+}  // namespace aware::rl
