@@ -20,6 +20,7 @@
 #include "core/random_dag.h"
 #include "datasets/zoo.h"
 #include "sim/analytic/analytic_simulator.h"
+#include "tests/test_graphs.h"
 
 namespace aware {
 namespace {
@@ -27,20 +28,7 @@ namespace {
 // Two identical devices behind one switch, every link 10 GB/s with no latency:
 // a transfer of B bytes takes B / 1e10 s, so 1 MB = 100 us and 1 KB = 0.1 us.
 Cluster ten_gbps_cluster(double memory_bytes = 1e9, int devices = 2) {
-  Cluster c("ten-gbps");
-  for (int i = 0; i < devices; ++i) {
-    Device d;
-    d.name = "dev" + std::to_string(i);
-    d.kind = "test";
-    d.peak_flops = 1e12;
-    d.memory_bytes = memory_bytes;
-    d.memory_Bps = 1e11;
-    c.add_device(d);
-  }
-  c.add_switch("sw");
-  for (int i = 0; i < devices; ++i) c.connect("dev" + std::to_string(i), "sw", 10e9, 0);
-  c.finalize();
-  return c;
+  return testing::star_cluster(devices, 10e9, 0, memory_bytes);
 }
 
 // An op with a measured cost and the given output tensor sizes.
