@@ -109,9 +109,9 @@ table1() {
 }
 
 # ---------------------------------------------------------------- helpers
+step_us() { python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_us"])'; }
 search() {  # search GRAPH CLUSTER SEED EXTRA... -> prints step_time_us of the best placement
-  "$aware" search --graph "$1" --cluster "$2" --seed "$3" "${@:4}" --json 2>/dev/null |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_us"])'
+  "$aware" search --graph "$1" --cluster "$2" --seed "$3" "${@:4}" --json 2>/dev/null | step_us
 }
 train_seeds() { seq 1 "$family_count" | awk '$1 % 4 != 0'; }
 test_seeds() { seq 1 "$family_count" | awk '$1 % 4 == 0'; }
@@ -123,15 +123,16 @@ pretrain() {  # pretrain FAMILY SEED -> writes $out/aware_FAMILY_CLUSTER_sSEED.p
     --save-policy "$policy" >/dev/null 2>&1
   echo "$policy"
 }
-field() {  # field JSON_FILE KEY
-  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
-}
 ms() { awk -v x="$1" 'BEGIN { if (x == "" || x == "n/a") print "n/a"; else printf "%.2f", x / 1000 }'; }
 # evaluations until the curve's best-so-far is <= TARGET_US (curve CSV: evaluations,seconds,mean,best,...)
 evals_to() {
   awk -F, -v t="$2" 'NR > 1 && $4 <= t { print $1; found = 1; exit } END { if (!found) print "never" }' "$1"
 }
 final_best() { awk -F, 'NR > 1 { b = $4 } END { print b }' "$1"; }
+# The common target of two runs: 5% above the better of their final bests (curve CSVs).
+common_target() {
+  awk -v a="$(final_best "$1")" -v b="$(final_best "$2")" 'BEGIN { m = a < b ? a : b; printf "%.3f", 1.05 * m }'
+}
 
 # ---------------------------------------------------------------- tables 2 and 3
 # Both come from the same runs: per family and seed, one policy pre-trained over the
@@ -149,29 +150,20 @@ transfer_tables() {
       echo "transfer: $family seed $seed on $tcluster (pre-training $pretrain_per_graph evaluations per training graph)" >&2
       local policy; policy="$(pretrain "$family" "$seed")"
       for g in $(test_seeds); do
-        local graph="family:$family:$g" j="$out/t_run.json"
+        local graph="family:$family:$g" tmp="$out/tmp_placement.json"
         local single zs ft sc pl bnl tgt
-        "$aware" simulate --graph "$graph" --cluster "preset:$tcluster" --placement single --json > "$j" 2>/dev/null
-        single="$(field "$j" step_time_us)"
+        single="$("$aware" simulate --graph "$graph" --cluster "preset:$tcluster" --placement single --json 2>/dev/null | step_us)"
         # No budget flag + --init: zero-shot, the pre-trained policy's greedy placement.
-        "$aware" search --graph "$graph" --cluster "preset:$tcluster" --seed "$seed" --agent aware \
-          --init "$policy" -o "$out/tmp_placement.json" --json > "$j" 2>/dev/null
-        zs="$(field "$j" step_time_us)"
-        "$aware" search --graph "$graph" --cluster "preset:$tcluster" --seed "$seed" --agent aware \
-          --init "$policy" --budget-evals "$budget" --curve "$out/t_pre.csv" -o "$out/tmp_placement.json" --json > "$j" 2>/dev/null
-        ft="$(field "$j" step_time_us)"
-        "$aware" search --graph "$graph" --cluster "preset:$tcluster" --seed "$seed" --agent aware \
-          --budget-evals "$budget" --curve "$out/t_scratch.csv" -o "$out/tmp_placement.json" --json > "$j" 2>/dev/null
-        sc="$(field "$j" step_time_us)"
-        "$aware" search --graph "$graph" --cluster "preset:$tcluster" --seed "$seed" --agent placeto \
-          --budget-evals "$budget" -o "$out/tmp_placement.json" --json > "$j" 2>/dev/null
-        pl="$(field "$j" step_time_us)"
+        zs="$(search "$graph" "preset:$tcluster" "$seed" --agent aware --init "$policy" -o "$tmp")"
+        ft="$(search "$graph" "preset:$tcluster" "$seed" --agent aware --init "$policy" \
+          --budget-evals "$budget" --curve "$out/t_pre.csv" -o "$tmp")"
+        sc="$(search "$graph" "preset:$tcluster" "$seed" --agent aware \
+          --budget-evals "$budget" --curve "$out/t_scratch.csv" -o "$tmp")"
+        pl="$(search "$graph" "preset:$tcluster" "$seed" --agent placeto --budget-evals "$budget" -o "$tmp")"
         bnl="$("$aware" compare --models "$graph" --cluster "preset:$tcluster" --methods "$nonlearned" \
           --budget-evals "$budget" --seed "$seed" --format csv | awk -F, 'NR > 1 && $6 == "ok" { if (b == "" || $7 < b) { b = $7; m = $5 } }
           END { printf "%s,%s", m, b }')"
-        # Common target for both curves: 5% above the better of the two final bests.
-        tgt="$(awk -v a="$(final_best "$out/t_scratch.csv")" -v b="$(final_best "$out/t_pre.csv")" \
-          'BEGIN { m = a < b ? a : b; printf "%.3f", 1.05 * m }')"
+        tgt="$(common_target "$out/t_scratch.csv" "$out/t_pre.csv")"
         echo "$family,$family-$g,$seed,$single,$zs,$ft,$sc,$pl,$bnl,$(evals_to "$out/t_scratch.csv" "$tgt"),$(evals_to "$out/t_pre.csv" "$tgt"),$tgt" >> "$raw"
       done
     done
@@ -181,12 +173,11 @@ transfer_tables() {
   if [[ ",$families," == *",cifar10,"* ]]; then
     for seed in $seeds; do
       local policy="$out/aware_cifar10_${tcluster}_s${seed}.pt" tgt
-      "$aware" search --graph "zoo:$zoo_model" --cluster "preset:$tcluster" --seed "$seed" --agent aware \
-        --budget-evals "$budget" --curve "$out/t_scratch.csv" -o "$out/tmp_placement.json" >/dev/null 2>&1
-      "$aware" search --graph "zoo:$zoo_model" --cluster "preset:$tcluster" --seed "$seed" --agent aware \
-        --init "$policy" --budget-evals "$budget" --curve "$out/t_pre.csv" -o "$out/tmp_placement.json" >/dev/null 2>&1
-      tgt="$(awk -v a="$(final_best "$out/t_scratch.csv")" -v b="$(final_best "$out/t_pre.csv")" \
-        'BEGIN { m = a < b ? a : b; printf "%.3f", 1.05 * m }')"
+      search "zoo:$zoo_model" "preset:$tcluster" "$seed" --agent aware --budget-evals "$budget" \
+        --curve "$out/t_scratch.csv" -o "$out/tmp_placement.json" >/dev/null
+      search "zoo:$zoo_model" "preset:$tcluster" "$seed" --agent aware --init "$policy" \
+        --budget-evals "$budget" --curve "$out/t_pre.csv" -o "$out/tmp_placement.json" >/dev/null
+      tgt="$(common_target "$out/t_scratch.csv" "$out/t_pre.csv")"
       zoo_rows+=("| $zoo_model (zoo, cifar10 policy) | $seed | $(evals_to "$out/t_scratch.csv" "$tgt") ($(ms "$(final_best "$out/t_scratch.csv")")) | $(evals_to "$out/t_pre.csv" "$tgt") ($(ms "$(final_best "$out/t_pre.csv")")) | $(ms "$tgt") |")
     done
   fi
