@@ -2,8 +2,8 @@
 // in docs (shared/reference/placeto.md): a per-node MDP over the graph with a
 // message-passing policy. LibTorch translation unit.
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "agents/baselines/common.h"
