@@ -47,18 +47,6 @@ std::string format_ms(double us) {
   return buffer;
 }
 
-std::string format_bytes(double bytes) {
-  char buffer[64];
-  if (bytes >= 1e9) {
-    std::snprintf(buffer, sizeof buffer, "%.2f GB", bytes / 1e9);
-  } else if (bytes >= 1e6) {
-    std::snprintf(buffer, sizeof buffer, "%.2f MB", bytes / 1e6);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%.1f KB", bytes / 1e3);
-  }
-  return buffer;
-}
-
 nlohmann::json step_result_json(const StepResult& r, const Cluster& cluster, const LowerBound& bound) {
   nlohmann::json devices = nlohmann::json::array();
   for (int d = 0; d < cluster.num_devices(); ++d) {
@@ -89,13 +77,14 @@ void print_step_result(const StepResult& r, const Cluster& cluster, const LowerB
               format_ms(bound.critical_path_us).c_str(), format_ms(bound.work_us).c_str());
   if (bound.bound_us() > 0)
     std::printf("ratio to bound %.3f\n", r.step_time_us / bound.bound_us());
-  std::printf("bytes moved    %s in %d transfers\n", format_bytes(r.bytes_moved).c_str(), r.transfers);
+  std::printf("bytes moved    %s in %d transfers\n",
+              format_bytes(r.bytes_moved, BytesStyle::kTable).c_str(), r.transfers);
   std::printf("%-16s %12s %8s %12s\n", "device", "busy", "util", "peak mem");
   for (int d = 0; d < cluster.num_devices(); ++d) {
     const double util = r.step_time_us > 0 ? r.device_busy_us[d] / r.step_time_us : 0;
     std::printf("%-16s %12s %7.1f%% %12s\n", cluster.device(d).name.c_str(),
                 format_ms(r.device_busy_us[d]).c_str(), 100 * util,
-                format_bytes(r.peak_memory_bytes[d]).c_str());
+                format_bytes(r.peak_memory_bytes[d], BytesStyle::kTable).c_str());
   }
 }
 

@@ -13,6 +13,7 @@
 #include "core/graph_algorithms.h"
 #include "core/op_graph.h"
 #include "core/placement.h"
+#include "core/units.h"  // format_bytes: the subcommands print sizes in BytesStyle::kTable
 
 namespace aware::cli {
 
@@ -39,7 +40,6 @@ std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::st
 
 // "12.345 ms".
 std::string format_ms(double us);
-std::string format_bytes(double bytes);
 
 nlohmann::json step_result_json(const StepResult& result, const Cluster& cluster,
                                 const LowerBound& bound);

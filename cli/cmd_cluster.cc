@@ -25,8 +25,9 @@ void run_show(const ShowArgs& a) {
               "memory", "mem GB/s", "launch");
   for (const Device& d : c.devices()) {
     std::printf("%-16s %-6s %12.2f %6.2f %10s %12.0f %6.1fus\n", d.name.c_str(), d.kind.c_str(),
-                d.peak_flops / 1e12, d.efficiency, format_bytes(d.memory_bytes).c_str(),
-                d.memory_Bps / 1e9, d.launch_overhead_us);
+                d.peak_flops / 1e12, d.efficiency,
+                format_bytes(d.memory_bytes, BytesStyle::kTable).c_str(), d.memory_Bps / 1e9,
+                d.launch_overhead_us);
   }
   std::printf("%-24s %-16s %-16s %10s %10s\n", "link", "a", "b", "GB/s", "latency");
   for (const Link& l : c.links()) {

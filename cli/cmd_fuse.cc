@@ -144,8 +144,9 @@ void run_fuse(const FuseArgs& a) {
   std::printf("graph          %s on %s (%d devices); fused in %.3f s\n", graph.name().c_str(),
               cluster.name().c_str(), cluster.num_devices(), fuse_s);
   std::printf("slowest route  %s/s, %.1f us latency; node memory cap %s\n",
-              format_bytes(s.slowest_route_Bps).c_str(), s.slowest_route_latency_us,
-              format_bytes(s.memory_limit_bytes).c_str());
+              format_bytes(s.slowest_route_Bps, BytesStyle::kTable).c_str(),
+              s.slowest_route_latency_us,
+              format_bytes(s.memory_limit_bytes, BytesStyle::kTable).c_str());
   std::printf("%-24s %14s %14s\n", "", "fine", "fused");
   std::printf("%-24s %14d %14d\n", "ops", s.ops_before, s.ops_after);
   std::printf("%-24s %14d %14d\n", "edges", s.edges_before, s.edges_after);
@@ -165,9 +166,10 @@ void run_fuse(const FuseArgs& a) {
   std::printf("refused        %d (other path: cycle), %d (memory)\n", s.rejected_cycle,
               s.rejected_memory);
   std::printf("bytes          %s inside fused ops, %s still cut\n",
-              format_bytes(s.internal_bytes).c_str(), format_bytes(s.cut_bytes).c_str());
+              format_bytes(s.internal_bytes, BytesStyle::kTable).c_str(),
+              format_bytes(s.cut_bytes, BytesStyle::kTable).c_str());
   std::printf("largest op     %d ops, %s\n", s.largest_node_ops,
-              format_bytes(s.largest_node_memory_bytes).c_str());
+              format_bytes(s.largest_node_memory_bytes, BytesStyle::kTable).c_str());
   if (options.target_size > 0 && !s.target_met)
     std::printf("target         %d not met: nothing more can merge safely\n", options.target_size);
   if (!a.out.empty()) std::printf("coarse graph   %s\n", a.out.c_str());

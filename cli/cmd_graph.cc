@@ -107,8 +107,10 @@ void run_info(const InfoArgs& a) {
               phases["forward"], phases["backward"], phases["update"]);
   std::printf("edges          %d\n", graph.num_edges());
   std::printf("FLOPs          %.3f GFLOP\n", graph.total_flops() / 1e9);
-  std::printf("parameters     %s\n", format_bytes(graph.total_param_bytes()).c_str());
-  std::printf("activations    %s (sum of all outputs)\n", format_bytes(output_bytes).c_str());
+  std::printf("parameters     %s\n",
+              format_bytes(graph.total_param_bytes(), BytesStyle::kTable).c_str());
+  std::printf("activations    %s (sum of all outputs)\n",
+              format_bytes(output_bytes, BytesStyle::kTable).c_str());
   std::printf("on cluster     %s (%d devices)\n", cluster.name().c_str(), cluster.num_devices());
   std::printf("critical path  %s over %zu ops\n", format_ms(bound.critical_path_us).c_str(),
               path.ops.size());

@@ -13,6 +13,7 @@
 #include <QToolTip>
 #include <QWheelEvent>
 
+#include "core/units.h"
 #include "gui/trace_analysis.h"
 
 namespace aware::gui {
@@ -319,8 +320,8 @@ QString GraphView::opToolTip(int op) const {
       .arg(QString::fromStdString(o.name).toHtmlEscaped(), QString::fromStdString(o.type),
            QString::fromUtf8(phase_name(o.phase)), device)
       .arg(o.flops / 1e9, 0, 'f', 3)
-      .arg(QString::fromStdString(format_bytes(o.total_output_bytes())),
-           QString::fromStdString(format_bytes(o.param_bytes)))
+      .arg(QString::fromStdString(format_bytes(o.total_output_bytes(), BytesStyle::kCompact)),
+           QString::fromStdString(format_bytes(o.param_bytes, BytesStyle::kCompact)))
       .arg(graph_->in_edges(op).size())
       .arg(graph_->out_edges(op).size());
 }

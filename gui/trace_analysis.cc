@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/units.h"
+
 namespace aware::gui {
 
 TimelineLanes timeline_lanes(const Cluster& cluster, const Trace& trace) {
@@ -130,17 +132,6 @@ std::string format_time_us(double us) {
   return buf;
 }
 
-std::string format_bytes(double bytes) {
-  char buf[64];
-  if (bytes >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
-  else if (bytes >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f KB", bytes / 1e3);
-  return buf;
-}
-
 std::string explain_step(const OpGraph& graph, const Cluster& cluster, const StepResult& result,
                          const LowerBound& bound, const TraceCriticalPath* path,
                          const Trace* trace) {
@@ -162,8 +153,8 @@ std::string explain_step(const OpGraph& graph, const Cluster& cluster, const Ste
         result.step_time_us > 0 ? result.device_busy_us[d] / result.step_time_us : 0;
     out << " " << cluster.device(d).name << " " << static_cast<int>(util * 100 + 0.5) << "%";
   }
-  out << " · " << format_bytes(result.bytes_moved) << " moved in " << result.transfers
-      << " transfers";
+  out << " · " << format_bytes(result.bytes_moved, BytesStyle::kCompact) << " moved in "
+      << result.transfers << " transfers";
   if (path != nullptr && trace != nullptr && !path->ops.empty()) {
     double compute = 0, comm = 0;
     std::vector<double> duration(graph.num_ops(), 0);

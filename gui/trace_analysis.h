@@ -49,7 +49,5 @@ std::string explain_step(const OpGraph& graph, const Cluster& cluster, const Ste
 
 // "12.3 ms", "850 µs", "1.20 s".
 std::string format_time_us(double us);
-// "1.2 GB", "340 MB", "12 KB".
-std::string format_bytes(double bytes);
 
 }  // namespace aware::gui

@@ -7,6 +7,7 @@
 #include "core/cost_model.h"
 #include "core/errors.h"
 #include "core/random_dag.h"
+#include "core/units.h"
 #include "datasets/load.h"
 
 namespace aware::gui {
@@ -111,9 +112,9 @@ std::string Workbench::summary() const {
   std::snprintf(flops, sizeof flops, "%.1f GFLOP", graph_->total_flops() / 1e9);
   out << graph_->name() << ": " << graph_->num_ops() << " ops (" << phases[0] << " fwd, "
       << phases[1] << " bwd, " << phases[2] << " upd), " << graph_->num_edges() << " edges · "
-      << flops << " · params " << format_bytes(graph_->total_param_bytes()) << ", outputs "
-      << format_bytes(activations) << " · on " << cluster_->name() << " ("
-      << cluster_->num_devices() << " devices): critical path "
+      << flops << " · params " << format_bytes(graph_->total_param_bytes(), BytesStyle::kCompact)
+      << ", outputs " << format_bytes(activations, BytesStyle::kCompact) << " · on "
+      << cluster_->name() << " (" << cluster_->num_devices() << " devices): critical path "
       << format_time_us(bound_.critical_path_us) << " over " << graph_critical_path_.ops.size()
       << " ops, work bound " << format_time_us(bound_.work_us) << ", lower bound "
       << format_time_us(bound_.bound_us());

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "core/cost_model.h"
+#include "core/units.h"
 #include "sim/analytic/analytic_simulator.h"
 
 namespace aware {
@@ -127,10 +127,9 @@ inline std::vector<int> byte_order_rank(const std::vector<std::string>& names) {
   return rank;
 }
 
+// Memory sizes in the simulators' out-of-memory messages: always GB, 3 decimals.
 inline std::string format_bytes(double bytes) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.3f GB", bytes / 1e9);
-  return buffer;
+  return aware::format_bytes(bytes, BytesStyle::kGigabytes);
 }
 
 }  // namespace analytic_detail

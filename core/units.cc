@@ -1,0 +1,39 @@
+#include "core/units.h"
+
+#include <cstdio>
+
+namespace aware {
+
+namespace {
+
+// One snprintf per unit: the precision of each unit is the only thing the styles vary.
+std::string with_unit(double bytes, int gb_decimals, int mb_decimals, int kb_decimals) {
+  char buffer[64];
+  if (bytes >= 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%.*f GB", gb_decimals, bytes / 1e9);
+  } else if (bytes >= 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%.*f MB", mb_decimals, bytes / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.*f KB", kb_decimals, bytes / 1e3);
+  }
+  return buffer;
+}
+
+}  // namespace
+
+std::string format_bytes(double bytes, BytesStyle style) {
+  switch (style) {
+    case BytesStyle::kTable:
+      return with_unit(bytes, 2, 2, 1);
+    case BytesStyle::kCompact:
+      return with_unit(bytes, 2, 1, 0);
+    case BytesStyle::kGigabytes: {
+      char buffer[64];
+      std::snprintf(buffer, sizeof buffer, "%.3f GB", bytes / 1e9);
+      return buffer;
+    }
+  }
+  return with_unit(bytes, 2, 2, 1);  // unreachable: every style is handled above
+}
+
+}  // namespace aware

@@ -1,0 +1,25 @@
+// Human-readable sizes for tables, status lines and error messages: the one
+// byte formatter every layer uses (CLI, GUI, simulators). Thread-safe, no state.
+#pragma once
+
+#include <string>
+
+namespace aware {
+
+// How format_bytes writes a size. Decimal units (1 GB = 1e9 bytes).
+enum class BytesStyle {
+  // The CLI's tables: GB and MB with 2 decimals, KB with 1 ("1.23 GB", "45.67 MB", "8.9 KB").
+  kTable,
+  // The GUI's status lines: GB with 2 decimals, MB with 1, KB with 0
+  // ("1.23 GB", "45.7 MB", "9 KB").
+  kCompact,
+  // Always gigabytes with 3 decimals ("0.012 GB"): the simulators' memory messages,
+  // where needs and capacities must read in the same unit.
+  kGigabytes,
+};
+
+// `bytes` in `style`; GB from 1e9 bytes up, MB from 1e6, KB below (kTable, kCompact).
+// The style has no default on purpose: every caller says which output it keeps.
+std::string format_bytes(double bytes, BytesStyle style);
+
+}  // namespace aware
