@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/op_graph.h"
+#include "core/rng.h"  // splitmix64, uniform_below, uniform_real: callers of this header use them
 
 namespace aware {
 
@@ -12,11 +13,5 @@ namespace aware {
 // the previous few layers; FLOPs in [1e8, 1e10], outputs in [64 KB, 16 MB],
 // a third of the ops carry parameters. Same (num_ops, seed, width): same graph.
 OpGraph random_layered_dag(int num_ops, std::uint64_t seed, int width = 8);
-
-// Uniform integer in [0, bound) from a 64-bit generator state (splitmix64);
-// portable across standard libraries, unlike std::uniform_int_distribution.
-std::uint64_t splitmix64(std::uint64_t& state);
-int uniform_below(std::uint64_t& state, int bound);
-double uniform_real(std::uint64_t& state, double lo, double hi);
 
 }  // namespace aware

@@ -24,20 +24,6 @@ std::uint64_t copy_key(int producer, int output) {
 
 }  // namespace
 
-int Rng::below(int bound) {
-  AWARE_CHECK(bound > 0, "Rng::below needs a positive bound");
-  const std::uint64_t b = static_cast<std::uint64_t>(bound);
-  // Largest multiple of b that fits, so every residue is equally likely.
-  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() -
-                              std::numeric_limits<std::uint64_t>::max() % b;
-  for (;;) {
-    const std::uint64_t x = engine_();
-    if (x < limit) return static_cast<int>(x % b);
-  }
-}
-
-double Rng::unit() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-
 double op_memory_bytes(const Op& op) {
   return op.param_bytes + op.total_output_bytes() + op.temp_bytes;
 }
@@ -295,7 +281,7 @@ double CommModel::mean_time_us(double bytes) const {
 }
 
 Placement random_placement(const OpGraph& graph, const Cluster& cluster, const Units& units,
-                           const std::vector<int>& order, Rng& rng) {
+                           const std::vector<int>& order, MersenneRng& rng) {
   MemoryLedger ledger(graph, cluster);
   Placement p(std::vector<int>(graph.num_ops(), -1));
   std::vector<int> fitting;

@@ -1,13 +1,12 @@
 // Shared machinery of the non-learned placers: the memory rules they check
-// placements against, colocation units, a portable seeded generator, the
-// "graph cannot fit at all" check and the memory-aware greedy fallback.
+// placements against, colocation units, the "graph cannot fit at all" check and
+// the memory-aware greedy fallback. Their seeded generator is core's MersenneRng.
 //
 // Everything here is a plain function or value type; nothing is thread-safe to
 // mutate from two threads, any number of threads may read.
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -18,22 +17,9 @@
 #include "core/op_graph.h"
 #include "core/placement.h"
 #include "core/placer.h"
+#include "core/rng.h"
 
 namespace aware::baselines {
-
-// Seeded generator with a bounded draw that is the same on every standard library
-// (std::uniform_int_distribution is implementation-defined).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : engine_(seed ^ 0x9e3779b97f4a7c15ULL) {}
-  // Uniform integer in [0, bound); bound must be > 0. Rejection sampling, no modulo bias.
-  int below(int bound);
-  // Uniform real in [0, 1).
-  double unit();
-
- private:
-  std::mt19937_64 engine_;
-};
 
 // Memory an op brings to its device in the placers' static model, bytes:
 // parameters + all outputs + workspace (Baechi's per-op memory).
@@ -123,7 +109,7 @@ void enforce_colocation(const OpGraph& graph, const Units& units, Placement& pla
 // A uniformly random device per unit (visited in `order`) among those its memory
 // fits on by the static rule; any device when none fits.
 Placement random_placement(const OpGraph& graph, const Cluster& cluster, const Units& units,
-                           const std::vector<int>& order, Rng& rng);
+                           const std::vector<int>& order, MersenneRng& rng);
 
 // Device ids ordered fastest first (by summed op time under `costs`), ties by id.
 std::vector<int> devices_fastest_first(const OpCostMatrix& costs);

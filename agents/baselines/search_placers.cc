@@ -137,7 +137,7 @@ class RandomSearchPlacer final : public Placer {
     if (seeded_) seed_search(loop, graph, cluster, context);
     const Units units = colocation_units(graph);
     const std::vector<int> order = topological_order(graph);
-    Rng rng(context.seed);
+    MersenneRng rng(context.seed);
     // At least one evaluation, so a search cancelled before it began still returns a placement.
     while (loop.used() == 0 || !loop.exhausted())
       loop.evaluate(random_placement(graph, cluster, units, order, rng));
@@ -175,7 +175,7 @@ class AnnealPlacer final : public Placer {
       loop.report(true);
       return current;
     }
-    Rng rng(context.seed);
+    MersenneRng rng(context.seed);
     const double t0 = t0_fraction * (current_score.feasible ? current_score.step_us : 0);
     const long long moves = std::max<long long>(1, loop.budget() - loop.used());
     const double decay = std::pow(cooling_to, 1.0 / static_cast<double>(moves));

@@ -78,7 +78,7 @@ class RandomPlacer final : public Placer {
     check_context(context, {}, name());
     check_graph_can_fit(graph, cluster);
     const Units units = colocation_units(graph);
-    Rng rng(context.seed);
+    MersenneRng rng(context.seed);
     Placement p = random_placement(graph, cluster, units, topological_order(graph), rng);
     return with_memory_fallback(graph, cluster, p, context.evaluator);
   }

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/errors.h"
-#include "core/random_dag.h"
+#include "core/rng.h"
 
 namespace aware {
 namespace {

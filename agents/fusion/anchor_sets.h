@@ -5,7 +5,7 @@
 //
 // Layout: row-major num_nodes x num_sets arrays of float scores and int anchor
 // ids, ready to become [n, k] tensors. Plain values; every function is pure and
-// thread-safe. Randomness: core's splitmix64 / uniform_below only.
+// thread-safe. Randomness: core/rng.h's splitmix64 / uniform_below only.
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,6 @@
 
 #include "core/errors.h"
 #include "core/progress.h"
-#include "core/random_dag.h"
 
 namespace aware::rl {
 
@@ -127,10 +126,6 @@ double EmaBaseline::advance(double reward) {
   value_ = decay_ * value_ + (1 - decay_) * reward;
   return before;
 }
-
-double SampleRng::unit() { return static_cast<double>(splitmix64(state_) >> 11) * 0x1.0p-53; }
-
-int SampleRng::below(int bound) { return uniform_below(state_, bound); }
 
 int SampleRng::categorical(const float* probs, int n) {
   double total = 0;

@@ -13,6 +13,7 @@
 #include "core/evaluator.h"
 #include "core/op_graph.h"
 #include "core/placement.h"
+#include "core/rng.h"
 
 namespace aware {
 class ProgressObserver;
@@ -136,19 +137,15 @@ class EmaBaseline {
   bool initialised_ = false;
 };
 
-// Portable seeded sampling (splitmix64), checkpointable as one integer.
-class SampleRng {
+// Portable seeded sampling: core's splitmix64 generator (unit(), below(),
+// state()/set_state(): checkpointable as one integer) seeded from `seed`, plus the
+// categorical draw the agents sample actions with.
+class SampleRng : public SplitMixRng {
  public:
-  explicit SampleRng(std::uint64_t seed = 1) : state_(seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL) {}
-  double unit();  // [0, 1)
-  int below(int bound);
+  explicit SampleRng(std::uint64_t seed = 1)
+      : SplitMixRng(seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL) {}
   // Index drawn from unnormalised non-negative weights (the last positive one on round-off).
   int categorical(const float* probs, int n);
-  std::uint64_t state() const { return state_; }
-  void set_state(std::uint64_t s) { state_ = s; }
-
- private:
-  std::uint64_t state_;
 };
 
 }  // namespace rl
