@@ -203,4 +203,19 @@ double Cluster::slowest_route_bandwidth_Bps() const {
   return slowest;
 }
 
+Cluster star_cluster(const std::string& name, const Device& device, int num_devices,
+                     const std::string& hub, double link_Bps, double latency_us) {
+  Cluster cluster(name);
+  for (int i = 0; i < num_devices; ++i) {
+    Device d = device;
+    d.name = device.name + std::to_string(i);
+    cluster.add_device(std::move(d));
+  }
+  cluster.add_switch(hub);
+  for (int i = 0; i < num_devices; ++i)
+    cluster.connect(device.name + std::to_string(i), hub, link_Bps, latency_us);
+  cluster.finalize();
+  return cluster;
+}
+
 }  // namespace aware

@@ -105,6 +105,13 @@ class Cluster {
   std::uint64_t revision_ = 0;
 };
 
+// A one-switch star for tests and benchmarks: `num_devices` copies of `device`
+// named device.name + "0", "1", ..., each joined to the switch `hub` by a
+// full-duplex link of `link_Bps` per direction and `latency_us` (default link
+// names). Finalized; throws what finalize() throws.
+Cluster star_cluster(const std::string& name, const Device& device, int num_devices,
+                     const std::string& hub, double link_Bps, double latency_us);
+
 // Names of the built-in presets ("k40x4", "dgx-a100", "multi-node:2x8" is a pattern).
 std::vector<std::string> cluster_preset_names();
 // Builds a preset by name (without the "preset:" prefix). Throws ConfigError listing

@@ -1,6 +1,8 @@
-// Small hand-built graphs and clusters shared by the test suites.
+// Small hand-built graphs and clusters shared by the test suites: the one
+// fixture header (namespace aware::testing) every tests/ folder includes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,13 +11,17 @@
 
 namespace aware::testing {
 
-// An op with a measured cost (so every device runs it in exactly `us`).
-inline Op timed_op(const std::string& name, double us, double out_bytes = 1000) {
+// An op with a measured cost (so every device runs it in exactly `us`), one
+// output of `out_bytes`, and `param_bytes` / `temp_bytes` of parameters / workspace.
+inline Op timed_op(const std::string& name, double us, double out_bytes = 1000,
+                   double param_bytes = 0, double temp_bytes = 0) {
   Op op;
   op.name = name;
   op.type = "Test";
   op.compute_us = us;
   op.output_bytes = {out_bytes};
+  op.param_bytes = param_bytes;
+  op.temp_bytes = temp_bytes;
   return op;
 }
 
@@ -24,21 +30,20 @@ inline Op timed_op(const std::string& name, double us, double out_bytes = 1000) 
 // therefore take two hops: 2 * latency + bytes / link_Bps.
 inline Cluster star_cluster(int n, double link_Bps = 1e9, double latency_us = 1,
                             double memory_bytes = 1e9) {
-  Cluster c("test-star");
-  for (int i = 0; i < n; ++i) {
-    Device d;
-    d.name = "dev" + std::to_string(i);
-    d.kind = "test";
-    d.peak_flops = 1e12;
-    d.efficiency = 1;
-    d.memory_bytes = memory_bytes;
-    d.memory_Bps = 1e11;
-    c.add_device(d);
-  }
-  c.add_switch("sw");
-  for (int i = 0; i < n; ++i) c.connect("dev" + std::to_string(i), "sw", link_Bps, latency_us);
-  c.finalize();
-  return c;
+  Device d;
+  d.name = "dev";  // dev0, dev1, ...
+  d.kind = "test";
+  d.peak_flops = 1e12;
+  d.efficiency = 1;
+  d.memory_bytes = memory_bytes;
+  d.memory_Bps = 1e11;
+  return aware::star_cluster("test-star", d, n, "sw", link_Bps, latency_us);
+}
+
+// The placer tests' star: links without latency, and 16 GB per device unless a
+// test makes memory bind.
+inline Cluster zero_latency_star(int n, double memory_bytes = 16e9, double link_Bps = 1e9) {
+  return star_cluster(n, link_Bps, /*latency_us=*/0, memory_bytes);
 }
 
 // a(10) -> b(20) -> c(30)
@@ -77,6 +82,55 @@ inline OpGraph fork_join_graph() {
     g.add_edge(src, m);
     g.add_edge(m, sink);
   }
+  return g;
+}
+
+// A -> {B, C, D} -> E. A and E 10 us, B, C, D 100 us, every tensor 1000 bytes
+// (1 us on a 1 GB/s link).
+inline OpGraph fork_join3_graph() {
+  OpGraph g("fork-join");
+  const int a = g.add_op(timed_op("A", 10, 1000));
+  const int b = g.add_op(timed_op("B", 100, 1000));
+  const int c = g.add_op(timed_op("C", 100, 1000));
+  const int d = g.add_op(timed_op("D", 100, 1000));
+  const int e = g.add_op(timed_op("E", 10, 1000));
+  for (int mid : {b, c, d}) {
+    g.add_edge(a, mid);
+    g.add_edge(mid, e);
+  }
+  g.validate();
+  return g;
+}
+
+// Seeded layered DAG: `num_ops` ops in layers of `width`, each taking 1-3 inputs
+// from the previous layer; 20-200 us, 64 KB - 4 MB outputs, some parameters.
+// (xorshift64, this header's own: core/random_dag.h's graphs are FLOP-costed.)
+inline OpGraph layered_dag(int num_ops, std::uint64_t seed, int width = 6) {
+  std::uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 1;
+  auto next = [&state]() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  OpGraph g("dag-" + std::to_string(num_ops) + "-" + std::to_string(seed));
+  for (int i = 0; i < num_ops; ++i) {
+    const double compute = 20 + static_cast<double>(next() % 181);
+    const double out = 65536.0 * static_cast<double>(1 + next() % 64);
+    const double params = next() % 3 == 0 ? 1e6 * static_cast<double>(1 + next() % 50) : 0;
+    g.add_op(timed_op("op" + std::to_string(i), compute, out, params));
+    const int layer = i / width;
+    if (layer == 0) continue;
+    const int prev_begin = (layer - 1) * width;
+    const int inputs = 1 + static_cast<int>(next() % 3);
+    for (int k = 0; k < inputs; ++k) {
+      const int src = prev_begin + static_cast<int>(next() % width);
+      bool dup = false;
+      for (int e : g.in_edges(i)) dup = dup || g.edge(e).src == src;
+      if (!dup) g.add_edge(src, i);
+    }
+  }
+  g.validate();
   return g;
 }
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "sim/simgrid/random_dag.h"
+#include "sim/simgrid/bench_inputs.h"
 #include "sim/simgrid/simgrid_evaluator.h"
 
 int main(int argc, char** argv) {
@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
   const int evals = argc > 3 ? std::atoi(argv[3]) : 200;
   SimGridOptions options;
   options.workers = argc > 4 ? std::atoi(argv[4]) : 0;
-  const OpGraph graph = random_layered_dag(ops, 1);
-  const Cluster cluster = star_cluster(devices);
+  const OpGraph graph = measured_layered_dag(ops, 1);
+  const Cluster cluster = bench_star_cluster(devices);
   std::vector<Placement> placements;
   for (int i = 0; i < evals; ++i) placements.push_back(random_placement(graph, devices, 100 + i));
   SimGridEvaluator evaluator(options);

@@ -20,8 +20,8 @@
 
 #include "core/errors.h"
 #include "core/formats.h"
+#include "sim/simgrid/bench_inputs.h"
 #include "sim/simgrid/dag_simulator.h"
-#include "sim/simgrid/random_dag.h"
 #include "sim/simgrid/wire.h"
 
 namespace {
@@ -120,8 +120,8 @@ int parse_platform(const std::string& path) {
 }
 
 int bench(int ops, int devices, int evals, std::uint64_t seed) {
-  const OpGraph graph = random_layered_dag(ops, seed);
-  const Cluster cluster = star_cluster(devices);
+  const OpGraph graph = measured_layered_dag(ops, seed);
+  const Cluster cluster = bench_star_cluster(devices);
   DagSimulator sim({});
   sim.load_cluster(cluster, "");
   int transfers = 0;

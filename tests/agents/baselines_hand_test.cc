@@ -10,14 +10,14 @@
 #include "core/errors.h"
 #include "core/placer.h"
 #include "sim/analytic/analytic_simulator.h"
-#include "tests/agents/test_graphs.h"
+#include "tests/test_graphs.h"
 
 namespace aware {
 namespace {
 
-using testing::fork_join;
-using testing::op_with;
-using testing::star_cluster;
+using testing::fork_join3_graph;
+using testing::timed_op;
+using testing::zero_latency_star;
 
 Placement run(const std::string& method, const OpGraph& g, const Cluster& c,
               PlaceContext context = {}) {
@@ -34,8 +34,8 @@ Placement run(const std::string& method, const OpGraph& g, const Cluster& c,
 //   rank, topological tie) and E, each time on the device finishing it first; m-ETF
 //   takes the (op, device) with the earliest start. Both find the optimum.
 void expect_fork_join_optimum(const std::string& method) {
-  const OpGraph g = fork_join();
-  const Cluster c = star_cluster(3);
+  const OpGraph g = fork_join3_graph();
+  const Cluster c = zero_latency_star(3);
   const Placement p = run(method, g, c);
   EXPECT_EQ(p[0], p[1]) << method;
   EXPECT_EQ(p[0], p[4]) << method;
@@ -57,11 +57,11 @@ TEST(BaselinesHand, MSctKeepsExpensiveChainTogether) {
   OpGraph g("chain");
   int prev = -1;
   for (int i = 0; i < 6; ++i) {
-    const int op = g.add_op(op_with("op" + std::to_string(i), 10, 1e6));  // 1 ms transfers
+    const int op = g.add_op(timed_op("op" + std::to_string(i), 10, 1e6));  // 1 ms transfers
     if (prev >= 0) g.add_edge(prev, op);
     prev = op;
   }
-  const Placement p = run("m-sct", g, star_cluster(2));
+  const Placement p = run("m-sct", g, zero_latency_star(2));
   for (int i = 1; i < 6; ++i) EXPECT_EQ(p[i], p[0]);
 }
 
@@ -71,12 +71,13 @@ TEST(BaselinesHand, MetisSplitsDisconnectedHalves) {
   for (int half = 0; half < 2; ++half) {
     int prev = -1;
     for (int i = 0; i < 10; ++i) {
-      const int op = g.add_op(op_with("h" + std::to_string(half) + "_" + std::to_string(i), 50, 1e6));
+      const int op =
+          g.add_op(timed_op("h" + std::to_string(half) + "_" + std::to_string(i), 50, 1e6));
       if (prev >= 0) g.add_edge(prev, op);
       prev = op;
     }
   }
-  const Placement p = run("metis", g, star_cluster(2));
+  const Placement p = run("metis", g, zero_latency_star(2));
   for (int i = 1; i < 10; ++i) {
     EXPECT_EQ(p[i], p[0]);
     EXPECT_EQ(p[10 + i], p[10]);
@@ -91,11 +92,11 @@ TEST(BaselinesHand, MTopoRespectsItsMemoryCap) {
   OpGraph g("params");
   int prev = -1;
   for (int i = 0; i < 20; ++i) {
-    const int op = g.add_op(op_with("op" + std::to_string(i), 10, 1000, 1e9));
+    const int op = g.add_op(timed_op("op" + std::to_string(i), 10, 1000, 1e9));
     if (prev >= 0) g.add_edge(prev, op);
     prev = op;
   }
-  const Cluster c = star_cluster(4);
+  const Cluster c = zero_latency_star(4);
   const std::vector<double> caps = baselines::m_topo_memory_caps(g, c);
   ASSERT_EQ(caps.size(), 4u);
   EXPECT_NEAR(caps[0], 20 * (1e9 + 1000) / 4 + 1e9 + 1000, 1);
@@ -115,7 +116,7 @@ TEST(BaselinesHand, MTopoRespectsItsMemoryCap) {
 OpGraph nmt_like(int layers) {
   OpGraph g("nmt-like");
   auto add = [&](const std::string& name, const std::string& block, int layer, int input) {
-    Op op = op_with(name, 20, 1e5, 1e6);
+    Op op = timed_op(name, 20, 1e5, 1e6);
     op.block = block;
     op.layer = layer;
     const int id = g.add_op(op);
@@ -143,7 +144,7 @@ OpGraph nmt_like(int layers) {
   const int forward_ops = g.num_ops();
   int grad = loss;
   for (int f = forward_ops - 2; f >= 0; --f) {
-    Op op = op_with(g.op(f).name + "/grad", 20, 1e5);
+    Op op = timed_op(g.op(f).name + "/grad", 20, 1e5);
     op.phase = Phase::kBackward;
     op.forward_of = f;
     if (f % 2 == 0) {
@@ -161,7 +162,7 @@ OpGraph nmt_like(int layers) {
 TEST(BaselinesHand, ExpertPutsLayerIOnDeviceIModN) {
   const OpGraph g = nmt_like(4);
   for (int n : {2, 3}) {
-    const Cluster c = star_cluster(n);
+    const Cluster c = zero_latency_star(n);
     const Placement p = run("expert", g, c);
     for (int op = 0; op < g.num_ops(); ++op) {
       const Op& o = g.op(op);
@@ -176,7 +177,7 @@ TEST(BaselinesHand, ExpertPutsLayerIOnDeviceIModN) {
 
 // A graph without layered stacks (a CNN) goes whole onto one device.
 TEST(BaselinesHand, ExpertPutsUnlayeredModelOnOneDevice) {
-  const Placement p = run("expert", testing::layered_dag(60, 3), star_cluster(4));
+  const Placement p = run("expert", testing::layered_dag(60, 3), zero_latency_star(4));
   for (int op = 0; op < p.size(); ++op) EXPECT_EQ(p[op], p[0]);
 }
 

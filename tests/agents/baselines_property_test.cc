@@ -13,13 +13,13 @@
 #include "core/placer.h"
 #include "core/progress.h"
 #include "sim/analytic/analytic_simulator.h"
-#include "tests/agents/test_graphs.h"
+#include "tests/test_graphs.h"
 
 namespace aware {
 namespace {
 
 using testing::layered_dag;
-using testing::star_cluster;
+using testing::zero_latency_star;
 
 std::vector<std::string> all_methods() {
   register_baseline_placers();
@@ -50,7 +50,7 @@ TEST_P(BaselinesOnDag, CompleteFeasibleAndAboveBound) {
     const OpGraph g = layered_dag(150, seed);
     double total = 0;
     for (const Op& op : g.ops()) total += baselines::op_memory_bytes(op);
-    const Cluster c = star_cluster(4, tight ? total / 2.5 : 64e9);
+    const Cluster c = zero_latency_star(4, tight ? total / 2.5 : 64e9);
     AnalyticSimulator sim;
     const double bound = lower_bound(g, c).bound_us();
     for (const std::string& m : all_methods()) {
@@ -73,7 +73,7 @@ TEST(BaselinesConformance, RespectsColocationGroups) {
   OpGraph g = layered_dag(90, 5);
   for (int op = 0; op < g.num_ops(); op += 3)
     g.mutable_op(op).colocation_group = "group" + std::to_string(op % 4);
-  const Cluster c = star_cluster(3);
+  const Cluster c = zero_latency_star(3);
   AnalyticSimulator sim;
   for (const std::string& m : all_methods()) {
     const Placement p = PlacerRegistry::instance().create(m)->place(g, c, context_for(&sim));
@@ -83,7 +83,7 @@ TEST(BaselinesConformance, RespectsColocationGroups) {
 
 TEST(BaselinesConformance, SameSeedSamePlacement) {
   const OpGraph g = layered_dag(120, 4);
-  const Cluster c = star_cluster(4);
+  const Cluster c = zero_latency_star(4);
   for (const std::string& m : all_methods()) {
     AnalyticSimulator sim_a, sim_b;
     const Placement a = PlacerRegistry::instance().create(m)->place(g, c, context_for(&sim_a, 11));
@@ -95,7 +95,7 @@ TEST(BaselinesConformance, SameSeedSamePlacement) {
 TEST(BaselinesConformance, GraphTooBigThrowsFromEveryMethod) {
   OpGraph g = layered_dag(30, 6);
   for (int op = 0; op < g.num_ops(); ++op) g.mutable_op(op).param_bytes = 4e9;  // 120 GB
-  const Cluster c = star_cluster(4, 16e9);
+  const Cluster c = zero_latency_star(4, 16e9);
   AnalyticSimulator sim;
   for (const std::string& m : all_methods()) {
     try {
@@ -110,7 +110,7 @@ TEST(BaselinesConformance, GraphTooBigThrowsFromEveryMethod) {
 
 TEST(BaselinesConformance, BadOptionsThrowConfigError) {
   const OpGraph g = layered_dag(30, 6);
-  const Cluster c = star_cluster(2);
+  const Cluster c = zero_latency_star(2);
   AnalyticSimulator sim;
   for (const std::string& m : all_methods()) {
     PlaceContext unknown = context_for(&sim);
@@ -139,7 +139,7 @@ class CountingObserver : public ProgressObserver {
 
 TEST(BaselinesSearch, AnnealNeverEndsWorseThanItsStart) {
   register_baseline_placers();
-  const Cluster c = star_cluster(4);
+  const Cluster c = zero_latency_star(4);
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     const OpGraph g = layered_dag(100, seed + 10);
     AnalyticSimulator sim;
@@ -164,7 +164,7 @@ TEST(BaselinesSearch, AnnealNeverEndsWorseThanItsStart) {
 TEST(BaselinesSearch, CancelStopsEarly) {
   register_baseline_placers();
   const OpGraph g = layered_dag(60, 3);
-  const Cluster c = star_cluster(2);
+  const Cluster c = zero_latency_star(2);
   AnalyticSimulator sim;
   CountingObserver observer;
   observer.cancel();

@@ -8,7 +8,7 @@
 
 #include "agents/baselines/compare.h"
 #include "core/errors.h"
-#include "tests/agents/test_graphs.h"
+#include "tests/test_graphs.h"
 
 namespace aware {
 namespace {

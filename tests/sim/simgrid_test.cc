@@ -24,9 +24,10 @@
 #include "core/graph_algorithms.h"
 #include "datasets/zoo.h"
 #include "sim/analytic/analytic_simulator.h"
-#include "sim/simgrid/random_dag.h"
+#include "sim/simgrid/bench_inputs.h"
 #include "sim/simgrid/register.h"
 #include "sim/simgrid/simgrid_evaluator.h"
+#include "tests/test_graphs.h"
 
 namespace aware {
 namespace {
@@ -97,14 +98,7 @@ Cluster mesh_cluster(int devices, double bandwidth_Bps = 10e9, double latency_us
 
 int add(OpGraph& g, const std::string& name, double compute_us, double out_bytes,
         double param_bytes = 0, double temp_bytes = 0) {
-  Op op;
-  op.name = name;
-  op.type = "Test";
-  op.compute_us = compute_us;
-  op.output_bytes = {out_bytes};
-  op.param_bytes = param_bytes;
-  op.temp_bytes = temp_bytes;
-  return g.add_op(std::move(op));
+  return g.add_op(testing::timed_op(name, compute_us, out_bytes, param_bytes, temp_bytes));
 }
 
 SimGridOptions small_pool(int workers = 2) {
@@ -330,8 +324,8 @@ TEST(SimGridContention, MultiHopRouteCostsTheSumOfLatencies) {
 
 TEST(SimGridDeterminism, SamePlacementSameTimeOnAnyWorker) {
   REQUIRE_WORKER();
-  const OpGraph g = random_layered_dag(200, 7);
-  const Cluster cl = star_cluster(4);
+  const OpGraph g = measured_layered_dag(200, 7);
+  const Cluster cl = bench_star_cluster(4);
   const Placement p = random_placement(g, 4, 11);
   SimGridEvaluator s(small_pool(2));
   const StepResult first = s.evaluate(g, cl, p);
@@ -352,8 +346,8 @@ TEST(SimGridDeterminism, SamePlacementSameTimeOnAnyWorker) {
 
 TEST(SimGridDeterminism, ClonesShareThePoolFromSeveralThreads) {
   REQUIRE_WORKER();
-  const OpGraph g = random_layered_dag(100, 3);
-  const Cluster cl = star_cluster(4);
+  const OpGraph g = measured_layered_dag(100, 3);
+  const Cluster cl = bench_star_cluster(4);
   SimGridEvaluator s(small_pool(2));
   const double expected = s.evaluate(g, cl, random_placement(g, 4, 5)).step_time_us;
   std::vector<std::thread> threads;
@@ -441,8 +435,8 @@ TEST(SimGridBadInput, XmlPlatformLoadsAndSimulates) {
 
 TEST(SimGridBadInput, UnknownCfgKeyIsAConfigErrorAndLeavesNoWorkers) {
   REQUIRE_WORKER();
-  const OpGraph g = random_layered_dag(20, 1);
-  const Cluster cl = star_cluster(2);
+  const OpGraph g = measured_layered_dag(20, 1);
+  const Cluster cl = bench_star_cluster(2);
   {
     SimGridOptions o = small_pool(2);
     o.cfg = {"network/no-such-key:1"};
@@ -461,8 +455,8 @@ TEST(SimGridBadInput, UnknownCfgKeyIsAConfigErrorAndLeavesNoWorkers) {
 
 TEST(SimGridBadInput, BadPlacementThrowsDeviceError) {
   REQUIRE_WORKER();
-  const OpGraph g = random_layered_dag(20, 1);
-  const Cluster cl = star_cluster(2);
+  const OpGraph g = measured_layered_dag(20, 1);
+  const Cluster cl = bench_star_cluster(2);
   SimGridEvaluator s(small_pool(1));
   Placement p = random_placement(g, 2, 1);
   p[3] = 7;
@@ -478,8 +472,8 @@ TEST(SimGridRegistry, RegisteredWithOptions) {
                   {"cfg.maxmin/precision", "1e-5"}});
   EXPECT_EQ(e->name(), "simgrid");
   EXPECT_NE(e->describe().find("maxmin/precision:1e-5"), std::string::npos) << e->describe();
-  const OpGraph g = random_layered_dag(30, 2);
-  const Cluster cl = star_cluster(2);
+  const OpGraph g = measured_layered_dag(30, 2);
+  const Cluster cl = bench_star_cluster(2);
   EXPECT_GT(e->evaluate(g, cl, random_placement(g, 2, 3)).step_time_us, 0);
 }
 
@@ -487,8 +481,8 @@ TEST(SimGridRegistry, RegisteredWithOptions) {
 
 TEST(SimGridWorkers, KilledWorkerIsReplaced) {
   REQUIRE_WORKER();
-  const OpGraph g = random_layered_dag(50, 4);
-  const Cluster cl = star_cluster(2);
+  const OpGraph g = measured_layered_dag(50, 4);
+  const Cluster cl = bench_star_cluster(2);
   const Placement p = random_placement(g, 2, 9);
   SimGridEvaluator s(small_pool(1));
   const double expected = s.evaluate(g, cl, p).step_time_us;
@@ -503,8 +497,8 @@ TEST(SimGridWorkers, KilledWorkerIsReplaced) {
 
 TEST(SimGridWorkers, CrashMidEvaluationIsRetried) {
   REQUIRE_WORKER();
-  const OpGraph g = random_layered_dag(50, 4);
-  const Cluster cl = star_cluster(2);
+  const OpGraph g = measured_layered_dag(50, 4);
+  const Cluster cl = bench_star_cluster(2);
   SimGridOptions o = small_pool(1);
   o.debug_fail_first = "crash";  // the worker aborts inside the first evaluation
   SimGridEvaluator s(o);
@@ -513,8 +507,8 @@ TEST(SimGridWorkers, CrashMidEvaluationIsRetried) {
 
 TEST(SimGridWorkers, HungWorkerIsKilledAfterTheTimeout) {
   REQUIRE_WORKER();
-  const OpGraph g = random_layered_dag(50, 4);
-  const Cluster cl = star_cluster(2);
+  const OpGraph g = measured_layered_dag(50, 4);
+  const Cluster cl = bench_star_cluster(2);
   SimGridOptions o = small_pool(1);
   o.timeout_s = 1;
   o.debug_fail_first = "hang";
@@ -533,9 +527,9 @@ TEST(SimGridWorkers, WorkerThatAlwaysFailsIsReportedWithItsStderr) {
   o.worker_path = script;
   {
     SimGridEvaluator s(o);
-    const OpGraph g = random_layered_dag(10, 1);
+    const OpGraph g = measured_layered_dag(10, 1);
     try {
-      s.evaluate(g, star_cluster(2), random_placement(g, 2, 1));
+      s.evaluate(g, bench_star_cluster(2), random_placement(g, 2, 1));
       FAIL() << "expected aware::Error";
     } catch (const Error& e) {
       const std::string what = e.what();
@@ -549,8 +543,8 @@ TEST(SimGridWorkers, WorkerThatAlwaysFailsIsReportedWithItsStderr) {
 TEST(SimGridWorkers, DestructorLeavesNoChildren) {
   REQUIRE_WORKER();
   {
-    const OpGraph g = random_layered_dag(40, 2);
-    const Cluster cl = star_cluster(4);
+    const OpGraph g = measured_layered_dag(40, 2);
+    const Cluster cl = bench_star_cluster(4);
     SimGridEvaluator s(small_pool(2));
     std::vector<Placement> batch;
     for (int i = 0; i < 4; ++i) batch.push_back(random_placement(g, 4, i));

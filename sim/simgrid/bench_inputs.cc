@@ -1,4 +1,4 @@
-#include "sim/simgrid/random_dag.h"
+#include "sim/simgrid/bench_inputs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 namespace aware {
 
-OpGraph random_layered_dag(int num_ops, std::uint64_t seed) {
+OpGraph measured_layered_dag(int num_ops, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   OpGraph graph("random-" + std::to_string(num_ops) + "-" + std::to_string(seed));
@@ -37,22 +37,15 @@ OpGraph random_layered_dag(int num_ops, std::uint64_t seed) {
   return graph;
 }
 
-Cluster star_cluster(int num_devices) {
-  Cluster cluster("star" + std::to_string(num_devices));
-  for (int d = 0; d < num_devices; ++d) {
-    Device dev;
-    dev.name = "gpu" + std::to_string(d);
-    dev.kind = "V100";
-    dev.peak_flops = 15e12;
-    dev.efficiency = 0.5;
-    dev.memory_bytes = 16e9;
-    dev.memory_Bps = 900e9;
-    cluster.add_device(dev);
-  }
-  cluster.add_switch("sw");
-  for (int d = 0; d < num_devices; ++d) cluster.connect("gpu" + std::to_string(d), "sw", 12e9, 5);
-  cluster.finalize();
-  return cluster;
+Cluster bench_star_cluster(int num_devices) {
+  Device gpu;
+  gpu.name = "gpu";
+  gpu.kind = "V100";
+  gpu.peak_flops = 15e12;
+  gpu.efficiency = 0.5;
+  gpu.memory_bytes = 16e9;
+  gpu.memory_Bps = 900e9;
+  return star_cluster("star" + std::to_string(num_devices), gpu, num_devices, "sw", 12e9, 5);
 }
 
 Placement random_placement(const OpGraph& graph, int num_devices, std::uint64_t seed) {
