@@ -256,23 +256,15 @@ class AwareAgent final : public Agent {
     fusion_result_ = fuse_by_comm_ratio(graph, cluster, fo);
     const OpGraph& coarse = fusion_result_.coarse;
     n_ = coarse.num_ops();
-    const OpCostMatrix costs(coarse, cluster);
-    cost_.assign(n_, 0);
-    out_size_.assign(n_, 0);
-    memory_.assign(n_, 0);
+    // Static columns (Placeto's three and the fused group's size), each divided by its maximum.
+    OpFeatureColumns columns = op_feature_columns(coarse, cluster);
+    cost_ = std::move(columns.cost);
+    out_size_ = std::move(columns.out_size);
+    memory_ = std::move(columns.memory);
     members_.assign(n_, 0);
-    for (int i = 0; i < n_; ++i) {
-      const Op& op = coarse.op(i);
-      cost_[i] = costs.mean_time_us(i);
-      out_size_[i] = op.total_output_bytes();
-      memory_[i] = op.param_bytes + op.total_output_bytes() + op.temp_bytes;
+    for (int i = 0; i < n_; ++i)
       members_[i] = std::log1p(static_cast<double>(fusion_result_.ops_of_group[i].size()));
-    }
-    for (auto* v : {&cost_, &out_size_, &memory_, &members_}) {
-      const double m = v->empty() ? 0 : *std::max_element(v->begin(), v->end());
-      if (m > 0)
-        for (double& x : *v) x /= m;
-    }
+    normalise_by_max(members_);
     g_ = graph_tensors(coarse);
     // Nodes sharing a colocation group (left split by fusion) follow their first node.
     leader_of_.assign(n_, 0);

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "agents/rl/env.h"
+#include "agents/rl/gnn.h"
 #include "core/op_graph.h"
 
 namespace aware::rl {
@@ -21,29 +22,8 @@ namespace aware::rl {
 // [cost, output size, visited, current, start time relative to current, memory].
 constexpr int kPlacetoBaseFeatures = 6;
 
-// The graph structure the Placeto network reads, as tensors.
-// A DAG's deduplicated parent -> child pairs with mean-aggregation weights, the
-// input of every message-passing network here (Placeto's, Aware's).
-struct DagEdgeTensors {
-  int num_nodes = 0;
-  torch::Tensor edge_src;    // int64 [E]: parent of each (deduplicated) edge
-  torch::Tensor edge_dst;    // int64 [E]: child
-  torch::Tensor in_weight;   // float [E]: 1 / number of parents of edge_dst
-  torch::Tensor out_weight;  // float [E]: 1 / number of children of edge_src
-};
-DagEdgeTensors dag_edge_tensors(const OpGraph& graph);
-// `copies` disjoint copies of g (copy c's nodes are offset by c x num_nodes), for
-// running one network over several states of the same graph in one pass.
-DagEdgeTensors replicate_dag(const DagEdgeTensors& g, int copies);
-
-// `rounds` of mean message passing over a DAG from the node embeddings h0 [n x H]:
-// `up` mixes in the parents' messages, `down` the children's (each round reads h0
-// and the previous round). Returns the final {up, down}, each [n x H].
-std::pair<torch::Tensor, torch::Tensor> dag_message_passing(const torch::Tensor& h0,
-                                                            const DagEdgeTensors& g, int rounds,
-                                                            torch::nn::Linear& up,
-                                                            torch::nn::Linear& down);
-
+// The graph structure the Placeto network reads, as tensors: the DAG's edges
+// (gnn.h) plus the transitive closure.
 struct PlacetoGraphTensors : DagEdgeTensors {
   int num_ops = 0;
   torch::Tensor descendants;  // bool [n x n]: row i = ops reachable from i

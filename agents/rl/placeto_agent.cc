@@ -19,34 +19,6 @@ using nlohmann::json;
 
 // ------------------------------------------------------------ network
 
-DagEdgeTensors dag_edge_tensors(const OpGraph& graph) {
-  const int n = graph.num_ops();
-  std::vector<std::pair<int, int>> pairs;
-  for (const Edge& e : graph.edges()) pairs.emplace_back(e.src, e.dst);
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  std::vector<int> parents(n, 0), children(n, 0);
-  for (auto [s, d] : pairs) {
-    ++children[s];
-    ++parents[d];
-  }
-  std::vector<int64_t> src, dst;
-  std::vector<float> in_w, out_w;
-  for (auto [s, d] : pairs) {
-    src.push_back(s);
-    dst.push_back(d);
-    in_w.push_back(1.0f / parents[d]);
-    out_w.push_back(1.0f / children[s]);
-  }
-  DagEdgeTensors g;
-  g.num_nodes = n;
-  g.edge_src = torch::tensor(src, torch::kInt64);
-  g.edge_dst = torch::tensor(dst, torch::kInt64);
-  g.in_weight = torch::tensor(in_w, torch::kFloat);
-  g.out_weight = torch::tensor(out_w, torch::kFloat);
-  return g;
-}
-
 PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph) {
   const int n = graph.num_ops();
   PlacetoGraphTensors g;
@@ -82,57 +54,6 @@ PlacetoNetImpl::PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_
   down_ = register_module("from_children", torch::nn::Linear(2 * hidden, hidden));
   head1_ = register_module("head1", torch::nn::Linear(8 * hidden + 4 * feature_dim, hidden));
   head2_ = register_module("head2", torch::nn::Linear(hidden, num_devices));
-}
-
-std::pair<torch::Tensor, torch::Tensor> dag_message_passing(const torch::Tensor& h0,
-                                                            const DagEdgeTensors& g, int rounds,
-                                                            torch::nn::Linear& up_layer,
-                                                            torch::nn::Linear& down_layer) {
-  // Each round computes relu(W [h0, message] + b). The layer's weight is split in
-  // its h0 block and its message block, so the h0 term (the same every round) is
-  // computed once: identical to applying the layer to the concatenation, with
-  // less work and no concatenated copies per round.
-  const int64_t H = h0.size(1);
-  AWARE_CHECK(up_layer->weight.size(1) == 2 * H && down_layer->weight.size(1) == 2 * H,
-              "message-passing layers must read [h0, message]");
-  const torch::Tensor up_self = torch::addmm(up_layer->bias, h0, up_layer->weight.narrow(1, 0, H).t());
-  const torch::Tensor down_self =
-      torch::addmm(down_layer->bias, h0, down_layer->weight.narrow(1, 0, H).t());
-  const torch::Tensor up_msg_w = up_layer->weight.narrow(1, H, H).t();
-  const torch::Tensor down_msg_w = down_layer->weight.narrow(1, H, H).t();
-  torch::Tensor up = h0, down = h0;
-  const bool has_edges = g.edge_src.numel() > 0;
-  const torch::Tensor in_w = g.in_weight.unsqueeze(1), out_w = g.out_weight.unsqueeze(1);
-  for (int r = 0; r < rounds; ++r) {
-    if (!has_edges) {
-      up = torch::relu(up_self);
-      down = torch::relu(down_self);
-      continue;
-    }
-    // Mean over parents (into each child) and over children (into each parent).
-    const torch::Tensor from_parents =
-        torch::zeros_like(h0).index_add_(0, g.edge_dst, up.index_select(0, g.edge_src) * in_w);
-    const torch::Tensor from_children =
-        torch::zeros_like(h0).index_add_(0, g.edge_src, down.index_select(0, g.edge_dst) * out_w);
-    up = torch::relu(torch::addmm(up_self, from_parents, up_msg_w));
-    down = torch::relu(torch::addmm(down_self, from_children, down_msg_w));
-  }
-  return {up, down};
-}
-
-DagEdgeTensors replicate_dag(const DagEdgeTensors& g, int copies) {
-  DagEdgeTensors r;
-  r.num_nodes = g.num_nodes * copies;
-  std::vector<torch::Tensor> src, dst;
-  for (int c = 0; c < copies; ++c) {
-    src.push_back(g.edge_src + static_cast<int64_t>(c) * g.num_nodes);
-    dst.push_back(g.edge_dst + static_cast<int64_t>(c) * g.num_nodes);
-  }
-  r.edge_src = torch::cat(src);
-  r.edge_dst = torch::cat(dst);
-  r.in_weight = g.in_weight.repeat({copies});
-  r.out_weight = g.out_weight.repeat({copies});
-  return r;
 }
 
 torch::Tensor PlacetoNetImpl::embed(const torch::Tensor& features, const DagEdgeTensors& edges) {
@@ -293,24 +214,10 @@ class PlacetoAgent final : public Agent {
     trace_ = Trace();
     units_ = baselines::colocation_units(graph);
     // Static columns, each divided by its maximum.
-    const OpCostMatrix costs(graph, cluster);
-    cost_.assign(n, 0);
-    out_size_.assign(n, 0);
-    memory_.assign(n, 0);
-    for (int i = 0; i < n; ++i) {
-      const Op& op = graph.op(i);
-      cost_[i] = costs.mean_time_us(i);
-      out_size_[i] = op.total_output_bytes();
-      memory_[i] = op.param_bytes + op.total_output_bytes() + op.temp_bytes;
-    }
-    auto normalise = [](std::vector<double>& v) {
-      const double m = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
-      if (m > 0)
-        for (double& x : v) x /= m;
-    };
-    normalise(cost_);
-    normalise(out_size_);
-    normalise(memory_);
+    OpFeatureColumns columns = op_feature_columns(graph, cluster);
+    cost_ = std::move(columns.cost);
+    out_size_ = std::move(columns.out_size);
+    memory_ = std::move(columns.memory);
     g_ = placeto_graph_tensors(graph);
     replicated_.clear();
     // The MDP visits one op per colocation unit (its first op in topological order).
