@@ -25,6 +25,11 @@ void add_bench_commands(CLI::App& app);
 void add_place_commands(CLI::App& app);  // place + compare (with the placers)
 void add_fuse_commands(CLI::App& app);   // graph fusion report (agents/fusion)
 void add_search_commands(CLI::App& app); // search + pretrain (agents/rl, LibTorch)
+void add_list_command(CLI::App& app);    // list evaluators | placers | agents | plugins
+
+// "LABEL: a, b, c (options: `aware list KIND`)", for --help texts built from a registry.
+std::string registered_names_help(const std::string& label, const std::vector<std::string>& names,
+                                  const std::string& list_kind);
 
 // "a,b,,c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::string& text);

@@ -123,7 +123,7 @@ void run_bench_scaling(const BenchArgs& a) {
 
 void add_common(CLI::App* c, BenchArgs& a) {
   c->add_option("--cluster", a.cluster, "preset:NAME or a cluster file")->capture_default_str();
-  c->add_option("--evaluator", a.evaluator, "Registered evaluator")->capture_default_str();
+  c->add_option("--evaluator", a.evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
   c->add_option("--mode", a.mode, "Analytic mode: contention (default) or placeto");
   c->add_option("--option", a.options, "Evaluator option KEY=VALUE (repeatable)");
   c->add_option("--seconds", a.seconds, "Seconds to measure (per graph)")->capture_default_str();

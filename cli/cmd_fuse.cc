@@ -8,7 +8,6 @@
 
 #include "agents/fusion/fused_placer.h"
 #include "agents/fusion/fusion.h"
-#include "agents/fusion/register.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
 #include "core/formats.h"
@@ -413,7 +412,6 @@ void run_report(const ReportArgs& a) {
 }  // namespace
 
 void add_fuse_commands(CLI::App& app) {
-  register_fusion_placers();
   auto fuse = std::make_shared<FuseArgs>();
   CLI::App* f = app.add_subcommand(
       "fuse", "Fuse ops whose separation costs more in transfer than it gains in parallel compute");

@@ -7,6 +7,7 @@
 #include "cli/cli_common.h"
 #include "core/cost_model.h"
 #include "core/errors.h"
+#include "core/exporters.h"
 #include "core/formats.h"
 #include "datasets/families.h"
 #include "datasets/load.h"

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "agents/baselines/compare.h"
-#include "agents/baselines/register.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
+#include "core/exporters.h"
 #include "core/formats.h"
 #include "core/placer.h"
 #include "core/progress.h"
@@ -73,6 +73,7 @@ void run_place(const PlaceArgs& a) {
     context.options["init"] = a.policy;
     context.options["zero_shot"] = "1";
   }
+  PlacerRegistry::instance().check_options(method, context.options);
   if (!a.start.empty()) {
     start = resolve_placement(a.start, graph, cluster);
     context.start = &start;
@@ -183,19 +184,18 @@ void run_compare_command(const CompareArgs& a) {
 }  // namespace
 
 void add_place_commands(CLI::App& app) {
-  register_baseline_placers();
-  std::string known;
-  for (const auto& n : PlacerRegistry::instance().names()) known += (known.empty() ? "" : ", ") + n;
+  const std::string methods_help =
+      registered_names_help("Method", PlacerRegistry::instance().names(), "placers");
 
   auto place = std::make_shared<PlaceArgs>();
   CLI::App* p = app.add_subcommand("place", "Place a graph with one method and simulate the result");
   p->add_option("--graph", place->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
   p->add_option("--cluster", place->cluster, "preset:NAME or a cluster file")->capture_default_str();
-  p->add_option("--method", place->method, "Method: " + known);
+  p->add_option("--method", place->method, methods_help);
   p->add_option("--policy", place->policy,
                 "Place zero-shot with this trained policy file (aware search/pretrain --save-policy); "
                 "the method is the policy's agent");
-  p->add_option("--evaluator", place->evaluator, "Evaluator for scoring and search")->capture_default_str();
+  p->add_option("--evaluator", place->evaluator, registered_names_help("Evaluator for scoring and search", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
   p->add_option("--mode", place->mode, "Analytic mode: contention (default) or placeto");
   p->add_option("--option", place->eval_options, "Evaluator option KEY=VALUE (repeatable)");
   p->add_option("--method-option", place->method_options, "Method option KEY=VALUE (repeatable)");
@@ -213,8 +213,8 @@ void add_place_commands(CLI::App& app) {
   c->add_option("--cluster", cmp->cluster, "Preset family (k40x4 with --devices 2,4,8 uses k40x2/4/8) or file")
       ->capture_default_str();
   c->add_option("--devices", cmp->devices, "Comma-separated device counts (default: the cluster's)");
-  c->add_option("--methods", cmp->methods, "all, or comma-separated: " + known)->capture_default_str();
-  c->add_option("--evaluator", cmp->evaluator, "Evaluator")->capture_default_str();
+  c->add_option("--methods", cmp->methods, "all (the baselines), or comma-separated. " + methods_help)->capture_default_str();
+  c->add_option("--evaluator", cmp->evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
   c->add_option("--mode", cmp->mode, "Analytic mode: contention (default) or placeto");
   c->add_option("--option", cmp->eval_options, "Evaluator option KEY=VALUE (repeatable)");
   c->add_option("--budget-evals", cmp->budget_evals, "Evaluations for search methods (0: default)");

@@ -66,11 +66,11 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
 }
 
 // The flags of TrainArgs (the budget's and the curve's help differ per command).
-void add_train_options(CLI::App* c, TrainArgs& a, const std::string& agents,
+void add_train_options(CLI::App* c, TrainArgs& a,
                        const std::string& budget_help, const std::string& curve_help) {
-  c->add_option("--agent", a.agent, "Agent: " + agents)->required();
+  c->add_option("--agent", a.agent, registered_names_help("Agent", rl::rl_agent_names(), "agents"))->required();
   c->add_option("--cluster", a.cluster, "preset:NAME or a cluster file")->capture_default_str();
-  c->add_option("--evaluator", a.evaluator, "Evaluator (analytic, simgrid)")->capture_default_str();
+  c->add_option("--evaluator", a.evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
   c->add_option("--mode", a.mode, "Analytic mode: contention (default) or placeto");
   c->add_option("--option", a.eval_options, "Evaluator option KEY=VALUE (repeatable)");
   c->add_option("--agent-option", a.agent_options,
@@ -187,12 +187,10 @@ void run_pretrain(const PretrainArgs& a) {
 }  // namespace
 
 void add_search_commands(CLI::App& app) {
-  std::string known;
-  for (const auto& n : rl::rl_agent_names()) known += (known.empty() ? "" : ", ") + n;
   auto args = std::make_shared<SearchArgs>();
   CLI::App* s = app.add_subcommand("search", "Train a learned placement agent on one graph");
   s->add_option("--graph", args->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
-  add_train_options(s, *args, known,
+  add_train_options(s, *args,
                     "Simulator evaluations allowed (the final greedy episode's included)",
                     "Write the learning curve CSV here");
   s->add_option("--algorithm", args->algorithm, "reinforce or ppo")->capture_default_str();
@@ -213,7 +211,7 @@ void add_search_commands(CLI::App& app) {
   p->add_option("--family", pa->family, "Graph family: cifar10, ptb or nmt")->required();
   p->add_option("--count", pa->count, "Family size; seeds 1..count, every fourth held out")
       ->capture_default_str();
-  add_train_options(p, *pa, known, "Simulator evaluations, all graphs together",
+  add_train_options(p, *pa, "Simulator evaluations, all graphs together",
                     "Learning curve CSV (with a graph column)");
   p->add_option("--save-policy", pa->save_policy, "Write the trained policy here")->required();
   p->callback([pa] { run_pretrain(*pa); });

@@ -4,6 +4,7 @@
 
 #include "cli/cli_common.h"
 #include "core/cost_model.h"
+#include "core/exporters.h"
 #include "core/formats.h"
 #include "datasets/load.h"
 
@@ -57,7 +58,7 @@ void add_simulate_command(CLI::App& app) {
   s->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
   s->add_option("--placement", args->placement, "single, round-robin or a placement file")
       ->capture_default_str();
-  s->add_option("--evaluator", args->evaluator, "Registered evaluator")->capture_default_str();
+  s->add_option("--evaluator", args->evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
   s->add_option("--mode", args->mode, "Analytic mode: contention (default) or placeto");
   s->add_option("--option", args->options, "Evaluator option KEY=VALUE (repeatable)");
   s->add_option("--trace", args->trace, "Write a Chrome trace-event timeline here");

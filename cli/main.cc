@@ -5,18 +5,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/builtins.h"
+#include "builtins/builtins.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
-#ifdef AWARE_HAVE_RL
-#include "agents/rl/register.h"
-#endif
 
 int main(int argc, char** argv) {
   aware::register_builtins();
-#ifdef AWARE_HAVE_RL
-  aware::register_rl_agents();
-#endif
   CLI::App app{"aware: automatic parallel-strategy search for deep-learning training steps"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
@@ -24,6 +18,7 @@ int main(int argc, char** argv) {
   aware::cli::add_cluster_commands(app);
   aware::cli::add_simulate_command(app);
   aware::cli::add_bench_commands(app);
+  aware::cli::add_list_command(app);
 #ifdef AWARE_HAVE_BASELINES
   aware::cli::add_place_commands(app);
 #endif

@@ -2,14 +2,11 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <mutex>
 
 #include "core/errors.h"
 
 namespace aware {
 namespace {
-std::mutex g_registry_mutex;
-
 std::string join_names(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -17,49 +14,30 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 }  // namespace
 
+StepResult Evaluator::evaluate(const OpGraph& graph, const Cluster& cluster,
+                               const Placement& placement, Trace* trace) {
+  if (trace == nullptr) return run_step(graph, cluster, placement, nullptr);
+  TraceRecorder recorder(*trace);
+  return evaluate_observed(graph, cluster, placement, &recorder);
+}
+
+StepResult Evaluator::evaluate_observed(const OpGraph& graph, const Cluster& cluster,
+                                        const Placement& placement, StepObserver* observer) {
+  if (observer != nullptr) observer->on_step_begin(graph, cluster, placement);
+  StepResult result = run_step(graph, cluster, placement, observer);
+  if (observer != nullptr) observer->on_step_end(result);
+  return result;
+}
+
 EvaluatorRegistry& EvaluatorRegistry::instance() {
   static EvaluatorRegistry registry;
   return registry;
 }
 
-void EvaluatorRegistry::add(const std::string& name, const std::string& description,
-                            EvaluatorFactory factory) {
-  std::lock_guard<std::mutex> lock(g_registry_mutex);
-  entries_[name] = Entry{description, std::move(factory)};
-}
-
-bool EvaluatorRegistry::has(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(g_registry_mutex);
-  return entries_.count(name) > 0;
-}
-
 std::unique_ptr<Evaluator> EvaluatorRegistry::create(const std::string& name,
                                                      const Options& options) const {
-  EvaluatorFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(g_registry_mutex);
-    auto it = entries_.find(name);
-    if (it == entries_.end()) {
-      std::vector<std::string> known;
-      for (const auto& [n, e] : entries_) known.push_back(n);
-      throw ConfigError("unknown evaluator '" + name + "' (known: " + join_names(known) + ")");
-    }
-    factory = it->second.factory;
-  }
-  return factory(options);
-}
-
-std::vector<std::string> EvaluatorRegistry::names() const {
-  std::lock_guard<std::mutex> lock(g_registry_mutex);
-  std::vector<std::string> out;
-  for (const auto& [n, e] : entries_) out.push_back(n);
-  return out;
-}
-
-std::string EvaluatorRegistry::description(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(g_registry_mutex);
-  auto it = entries_.find(name);
-  return it == entries_.end() ? std::string() : it->second.description;
+  check_options(name, options);
+  return Registry::create(name, options);
 }
 
 std::string option_string(const Options& options, const std::string& key,

@@ -1,22 +1,19 @@
 // The one Evaluator interface every simulator and hardware backend implements,
-// and the registry that names them ("analytic", "simgrid", "cuda", ...).
+// and the registry that names them ("analytic", "simgrid", "cpu", ...).
 #pragma once
 
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/placement.h"
+#include "core/registry.h"
+#include "core/step_observer.h"
 
 namespace aware {
 
 class OpGraph;
 class Cluster;
-
-// String options for evaluators and placers ("mode" -> "placeto", ...).
-using Options = std::map<std::string, std::string>;
 
 // Scores a placement of a graph on a cluster.
 //
@@ -26,38 +23,46 @@ using Options = std::map<std::string, std::string>;
 // clone() to get one per thread. Bad input (a placement naming an unknown device,
 // a graph that does not validate) throws; an infeasible placement returns a
 // StepResult with feasible == false and the reason.
+//
+// An implementation overrides run_step() and reports what ran when to the
+// observer it is given (which may be null: then it reports nothing).
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
   virtual std::string name() const = 0;
   // A one-line description of the model and settings in use (printed with results).
   virtual std::string describe() const { return name(); }
-  // Simulates (or runs) one training step. Fills `trace` when non-null.
-  virtual StepResult evaluate(const OpGraph& graph, const Cluster& cluster,
-                              const Placement& placement, Trace* trace = nullptr) = 0;
+  // Simulates (or runs) one training step. Fills `trace` when non-null (through a
+  // TraceRecorder).
+  StepResult evaluate(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      Trace* trace = nullptr);
+  // The same step reported to `observer` (may be null): on_step_begin, every
+  // on_op / on_transfer, then on_step_end.
+  StepResult evaluate_observed(const OpGraph& graph, const Cluster& cluster,
+                               const Placement& placement, StepObserver* observer);
   // An independent instance with the same settings.
   virtual std::unique_ptr<Evaluator> clone() const = 0;
+
+ protected:
+  virtual StepResult run_step(const OpGraph& graph, const Cluster& cluster,
+                              const Placement& placement, StepObserver* observer) = 0;
+  // For evaluators that wrap another: runs `inner`'s step with the same observer,
+  // without a second on_step_begin / on_step_end.
+  static StepResult run_inner_step(Evaluator& inner, const OpGraph& graph, const Cluster& cluster,
+                                   const Placement& placement, StepObserver* observer) {
+    return inner.run_step(graph, cluster, placement, observer);
+  }
 };
 
-using EvaluatorFactory = std::function<std::unique_ptr<Evaluator>(const Options&)>;
-
-// Name -> factory. Thread-safe.
-class EvaluatorRegistry {
+// Builds an evaluator from its options (checked against the entry's OptionSpecs
+// by create() before the factory runs).
+class EvaluatorRegistry : public Registry<Evaluator, const Options&> {
  public:
   static EvaluatorRegistry& instance();
-  void add(const std::string& name, const std::string& description, EvaluatorFactory factory);
-  bool has(const std::string& name) const;
-  // Throws ConfigError listing the known names for an unknown one.
   std::unique_ptr<Evaluator> create(const std::string& name, const Options& options = {}) const;
-  std::vector<std::string> names() const;
-  std::string description(const std::string& name) const;
 
  private:
-  struct Entry {
-    std::string description;
-    EvaluatorFactory factory;
-  };
-  std::map<std::string, Entry> entries_;
+  EvaluatorRegistry() : Registry("evaluator") {}
 };
 
 // Reads an option, or returns `fallback`. Throws ConfigError naming `owner` if the

@@ -1,5 +1,5 @@
-// Versioned JSON formats for graphs, clusters and placements; Graphviz DOT export
-// of a graph; Chrome trace-event export of a trace. See docs/formats.md.
+// Versioned JSON formats for graphs, clusters and placements. See docs/formats.md.
+// (DOT and Chrome-trace exports are in core/exporters.h.)
 //
 // Readers throw ParseError with the file, the op / device and the field; writers
 // write to a temporary file and rename it, so a failed write leaves nothing behind.
@@ -39,12 +39,6 @@ Placement read_placement_file(const std::string& path, const OpGraph& graph,
                               const Cluster& cluster);
 void write_placement_file(const OpGraph& graph, const Cluster& cluster,
                           const Placement& placement, const std::string& path);
-
-// Graphviz DOT; when `placement` is non-null, nodes are coloured by device.
-std::string graph_to_dot(const OpGraph& graph, const Placement* placement = nullptr);
-// Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one process
-// for devices, one for links, a thread per lane.
-nlohmann::json trace_to_chrome(const OpGraph& graph, const Cluster& cluster, const Trace& trace);
 
 // Reads a whole file; throws ParseError naming the path when it cannot.
 std::string read_text_file(const std::string& path);

@@ -1,56 +1,38 @@
 #include "core/placer.h"
 
-#include <mutex>
-
-#include "core/errors.h"
-
 namespace aware {
 namespace {
-std::mutex g_placer_mutex;
-}
+
+class OptionCheckedPlacer final : public Placer {
+ public:
+  OptionCheckedPlacer(std::unique_ptr<Placer> inner, std::vector<OptionSpec> options,
+                      std::string owner)
+      : inner_(std::move(inner)), options_(std::move(options)), owner_(std::move(owner)) {}
+  std::string name() const override { return inner_->name(); }
+  bool needs_evaluator() const override { return inner_->needs_evaluator(); }
+  Placement place(const OpGraph& graph, const Cluster& cluster,
+                  const PlaceContext& context) override {
+    check_options_against(context.options, options_, owner_);
+    return inner_->place(graph, cluster, context);
+  }
+
+ private:
+  std::unique_ptr<Placer> inner_;
+  std::vector<OptionSpec> options_;
+  std::string owner_;
+};
+
+}  // namespace
 
 PlacerRegistry& PlacerRegistry::instance() {
   static PlacerRegistry registry;
   return registry;
 }
 
-void PlacerRegistry::add(const std::string& name, const std::string& description,
-                         PlacerFactory factory) {
-  std::lock_guard<std::mutex> lock(g_placer_mutex);
-  entries_[name] = Entry{description, std::move(factory)};
-}
-
-bool PlacerRegistry::has(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(g_placer_mutex);
-  return entries_.count(name) > 0;
-}
-
 std::unique_ptr<Placer> PlacerRegistry::create(const std::string& name) const {
-  PlacerFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(g_placer_mutex);
-    auto it = entries_.find(name);
-    if (it == entries_.end()) {
-      std::string known;
-      for (const auto& [n, e] : entries_) known += (known.empty() ? "" : ", ") + n;
-      throw ConfigError("unknown method '" + name + "' (known: " + known + ")");
-    }
-    factory = it->second.factory;
-  }
-  return factory();
-}
-
-std::vector<std::string> PlacerRegistry::names() const {
-  std::lock_guard<std::mutex> lock(g_placer_mutex);
-  std::vector<std::string> out;
-  for (const auto& [n, e] : entries_) out.push_back(n);
-  return out;
-}
-
-std::string PlacerRegistry::description(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(g_placer_mutex);
-  auto it = entries_.find(name);
-  return it == entries_.end() ? std::string() : it->second.description;
+  RegistryInfo entry = info(name);
+  return std::make_unique<OptionCheckedPlacer>(Registry::create(name), std::move(entry.options),
+                                               "method '" + name + "'");
 }
 
 }  // namespace aware

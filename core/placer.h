@@ -11,6 +11,7 @@
 
 #include "core/evaluator.h"
 #include "core/placement.h"
+#include "core/registry.h"
 
 namespace aware {
 
@@ -44,23 +45,19 @@ class Placer {
 
 using PlacerFactory = std::function<std::unique_ptr<Placer>()>;
 
-// Name -> factory. Thread-safe for lookups after registration.
-class PlacerRegistry {
+// Name -> factory. An entry's OptionSpecs list the PlaceContext::options the
+// placer takes; check_options() refuses others before any work starts.
+// Thread-safe.
+class PlacerRegistry : public Registry<Placer> {
  public:
   static PlacerRegistry& instance();
-  void add(const std::string& name, const std::string& description, PlacerFactory factory);
-  bool has(const std::string& name) const;
-  // Throws ConfigError listing the known names for an unknown one.
+  // The named placer, wrapped so that place() first checks context.options
+  // against the entry's OptionSpecs (ConfigError naming the valid ones): a placer
+  // never sees an option it did not declare. Throws ConfigError for an unknown name.
   std::unique_ptr<Placer> create(const std::string& name) const;
-  std::vector<std::string> names() const;
-  std::string description(const std::string& name) const;
 
  private:
-  struct Entry {
-    std::string description;
-    PlacerFactory factory;
-  };
-  std::map<std::string, Entry> entries_;
+  PlacerRegistry() : Registry("method") {}
 };
 
 }  // namespace aware

@@ -12,13 +12,10 @@
 #include <QPainter>
 #include <QTimer>
 
-#include "cli/builtins.h"
+#include "builtins/builtins.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
 #include "gui/workbench.h"
-#ifdef AWARE_HAVE_RL
-#include "agents/rl/register.h"
-#endif
 
 namespace {
 
@@ -83,9 +80,6 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("aware-gui"));
   aware::register_builtins();
-#ifdef AWARE_HAVE_RL
-  aware::register_rl_agents();
-#endif
 
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Aware workbench GUI"));

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/exporters.h"
 #include "core/formats.h"
 #include "gui/compare_view.h"
 #include "gui/curve_view.h"

@@ -17,7 +17,6 @@
 #include "core/placer.h"
 #include "core/progress.h"
 #include "datasets/load.h"
-#include "sim/analytic/analytic_simulator.h"
 
 namespace aware {
 namespace {
@@ -135,9 +134,6 @@ std::string csv_field(const std::string& text) {
 }  // namespace
 
 CompareTable run_compare(const CompareRequest& request) {
-  register_baseline_placers();
-  register_analytic_evaluator();
-
   CompareTable table;
   table.seed = request.seed;
   table.budget_evals = request.budget_evals;
@@ -154,6 +150,11 @@ CompareTable run_compare(const CompareRequest& request) {
     }
   }
   if (table.methods.empty()) throw ConfigError("compare: no methods given");
+  // Options for a method are checked against its registry entry before any work.
+  for (const auto& [method, options] : request.method_options) {
+    if (std::find(table.methods.begin(), table.methods.end(), method) != table.methods.end())
+      PlacerRegistry::instance().check_options(method, options);
+  }
   std::unique_ptr<Evaluator> evaluator =
       EvaluatorRegistry::instance().create(request.evaluator, request.evaluator_options);
   table.evaluator = evaluator->describe();

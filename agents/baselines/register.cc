@@ -20,8 +20,9 @@ void register_baseline_placers() {
   r.add("expert",
         "the papers' human placements: layer i of RNN stacks on device i mod n, CNNs on one device",
         make_expert_placer);
-  r.add("metis", "METIS k-way partition, compute-time node weights, byte edge weights "
-                 "(option imbalance=1.05)",
+  using T = OptionSpec::Type;
+  r.add("metis", "METIS k-way partition, compute-time node weights, byte edge weights",
+        {{"imbalance", T::kDouble, "1.05", "allowed load imbalance (METIS ufactor)"}},
         make_metis_placer);
   r.add("m-topo", "Baechi m-TOPO: topological fill with a per-device memory cap",
         make_m_topo_placer);
@@ -37,9 +38,9 @@ void register_baseline_placers() {
         "best of uniform random placements within the evaluator budget (no seeded start: the "
         "control for learned agents, which start from random placements too)",
         make_random_sampling_placer);
-  r.add("anneal",
-        "simulated annealing over single-op/group moves on the evaluator "
-        "(options temperature=0.05, cooling_to=0.001)",
+  r.add("anneal", "simulated annealing over single-op/group moves on the evaluator",
+        {{"temperature", T::kDouble, "0.05", "start temperature, a fraction of the start step time"},
+         {"cooling_to", T::kDouble, "0.001", "final temperature, a fraction of the start"}},
         make_anneal_placer);
 }
 

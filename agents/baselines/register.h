@@ -2,7 +2,7 @@
 //   single, round-robin, random, expert, metis, heft, m-topo, m-etf, m-sct,
 //   random-search, anneal.
 // Idempotent and thread-safe (the registry locks; a second call re-adds the same
-// entries).
+// entries). Called by register_builtins() (builtins/), not directly.
 #pragma once
 
 #include <string>

@@ -20,13 +20,17 @@ class ExpandingEvaluator final : public Evaluator {
   std::string describe() const override {
     return fine_->describe() + ", fused placements expanded";
   }
-  StepResult evaluate(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
-                      Trace* trace) override {
-    if (&graph != &fusion_.coarse) return fine_->evaluate(graph, cluster, placement, trace);
-    return fine_->evaluate(graph_, cluster, expand_placement(fusion_, placement), nullptr);
-  }
   std::unique_ptr<Evaluator> clone() const override {
     return std::make_unique<ExpandingEvaluator>(*fine_, graph_, fusion_);
+  }
+
+ protected:
+  // A fused placement's step is the expanded placement's step on the full graph;
+  // its ops are not the coarse graph's, so it is not reported to the observer.
+  StepResult run_step(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      StepObserver* observer) override {
+    if (&graph != &fusion_.coarse) return run_inner_step(*fine_, graph, cluster, placement, observer);
+    return fine_->evaluate(graph_, cluster, expand_placement(fusion_, placement), nullptr);
   }
 
  private:

@@ -1,7 +1,8 @@
 // Registers the fused placers with PlacerRegistry::instance():
 //   fused-heft, fused-m-etf, fused-anneal (and any "fused-<baseline>" made with
-//   make_fused_placer). Calls register_baseline_placers() first so the inner
-//   placers exist. Idempotent.
+//   make_fused_placer). The inner placers must be registered first (their
+//   options join the fused ones); register_builtins() (builtins/) does both, in
+//   that order. Idempotent.
 #pragma once
 
 #include <string>

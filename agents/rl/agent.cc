@@ -3,7 +3,6 @@
 // same helpers) and the learning-curve CSV. Includes LibTorch.
 #include <algorithm>
 #include <filesystem>
-#include <mutex>
 #include <sstream>
 
 #include "agents/rl/agent.h"
@@ -18,74 +17,16 @@ namespace fs = std::filesystem;
 
 // ------------------------------------------------------------ registry
 
-namespace {
-std::mutex& registry_mutex() {
-  static std::mutex m;
-  return m;
-}
-}  // namespace
-
 AgentRegistry& AgentRegistry::instance() {
-  static AgentRegistry* registry = [] {
-    auto* r = new AgentRegistry;
-    r->entries_["placeto"] = {
-        "Placeto (Addanki et al. 2019): per-node MDP, GNN over parents/children, "
-        "ancestor/descendant/parallel pooling",
-        make_placeto_agent};
-    r->entries_["hierarchical"] = {
-        "Hierarchical planner (Mirhoseini et al. 2018): feed-forward grouper + "
-        "seq2seq attention placer, REINFORCE on -sqrt(step)",
-        make_hierarchical_agent};
-    return r;
-  }();
-  return *registry;
-}
-
-void AgentRegistry::add(const std::string& name, const std::string& description,
-                        AgentFactory factory) {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  entries_[name] = {description, std::move(factory)};
-}
-
-bool AgentRegistry::has(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  return entries_.count(name) > 0;
-}
-
-std::vector<std::string> AgentRegistry::names() const {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  std::vector<std::string> out;
-  for (const auto& [name, entry] : entries_) out.push_back(name);
-  return out;
-}
-
-std::string AgentRegistry::description(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(registry_mutex());
-  const auto it = entries_.find(name);
-  if (it == entries_.end()) throw ConfigError("unknown agent '" + name + "'");
-  return it->second.description;
-}
-
-std::unique_ptr<Agent> AgentRegistry::create(const std::string& name, const Options& config,
-                                             int num_devices) const {
-  AgentFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(registry_mutex());
-    const auto it = entries_.find(name);
-    if (it == entries_.end()) {
-      std::string known;
-      for (const auto& [n, e] : entries_) known += (known.empty() ? "" : ", ") + n;
-      throw ConfigError("unknown agent '" + name + "' (known: " + known + ")");
-    }
-    factory = it->second.factory;
-  }
-  return factory(config, num_devices);
+  static AgentRegistry registry;
+  return registry;
 }
 
 std::vector<std::string> rl_agent_names() { return AgentRegistry::instance().names(); }
 std::string rl_agent_description(const std::string& agent) {
   return AgentRegistry::instance().description(agent);
 }
+std::vector<RegistryInfo> rl_agent_entries() { return AgentRegistry::instance().entries(); }
 
 void Agent::replay(Episode& episode) {
   (void)episode;

@@ -23,6 +23,7 @@
 #include "agents/rl/env.h"
 #include "core/cluster.h"
 #include "core/evaluator.h"
+#include "core/registry.h"
 #include "core/op_graph.h"
 
 namespace aware::rl {
@@ -91,29 +92,24 @@ class Agent {
 using AgentFactory =
     std::function<std::unique_ptr<Agent>(const Options& config, int num_devices)>;
 
-// Name -> factory. "placeto" and "hierarchical" are added on first use; another
-// agent (e.g. "aware") adds itself with add() before training. Thread-safe.
-class AgentRegistry {
+// Name -> factory for learned agents; entries are added by register_rl_agents()
+// (agents/rl/register.cc). Thread-safe.
+class AgentRegistry : public Registry<Agent, const Options&, int> {
  public:
   static AgentRegistry& instance();
-  void add(const std::string& name, const std::string& description, AgentFactory factory);
-  bool has(const std::string& name) const;
-  // Throws ConfigError listing the known names for an unknown one.
-  std::unique_ptr<Agent> create(const std::string& name, const Options& config,
-                                int num_devices) const;
-  std::vector<std::string> names() const;
-  std::string description(const std::string& name) const;
 
  private:
-  struct Entry {
-    std::string description;
-    AgentFactory factory;
-  };
-  std::map<std::string, Entry> entries_;
+  AgentRegistry() : Registry("agent") {}
 };
 
 std::unique_ptr<Agent> make_placeto_agent(const Options& config, int num_devices);
 std::unique_ptr<Agent> make_hierarchical_agent(const Options& config, int num_devices);
+std::unique_ptr<Agent> make_aware_agent(const Options& config, int num_devices);
+// The options each agent's config takes (network shapes and episode settings);
+// its constructor refuses any other.
+std::vector<OptionSpec> placeto_agent_options();
+std::vector<OptionSpec> hierarchical_agent_options();
+std::vector<OptionSpec> aware_agent_options();
 
 // The options of TrainOptions::agent_options a policy file's "config" overrides
 // when loading (network shapes), merged: explicit `user` settings win only when

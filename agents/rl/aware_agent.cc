@@ -36,9 +36,6 @@ namespace {
 // the node's device one-hot (zeros until decided) and every device's load so far.
 constexpr int kAwareBaseFeatures = 6;
 
-const std::vector<std::string> kAwareOptions = {"hidden", "rounds",  "layers", "anchors",
-                                                "hops",   "position", "fusion", "groups",
-                                                "threshold", "state", "anchor_seed", "steps"};
 
 // The DAG as tensors (shared with Placeto's network).
 using AwareGraphTensors = DagEdgeTensors;
@@ -189,7 +186,7 @@ class AwareAgent final : public Agent {
  public:
   AwareAgent(const Options& config, int num_devices) : devices_(num_devices) {
     const std::string who = "agent aware";
-    check_known_options(config, kAwareOptions, who);
+    check_options_against(config, aware_agent_options(), who);
     hidden_ = static_cast<int>(option_int(config, "hidden", 32, who));
     rounds_ = static_cast<int>(option_int(config, "rounds", 4, who));
     layers_ = static_cast<int>(option_int(config, "layers", 2, who));
@@ -462,6 +459,24 @@ class AwareAgent final : public Agent {
   bool have_reference_ = false;
 };
 
+std::vector<OptionSpec> aware_agent_options() {
+  using T = OptionSpec::Type;
+  return {
+      {"hidden", T::kInt, "32", "embedding width"},
+      {"rounds", T::kInt, "4", "DAG message-passing rounds"},
+      {"layers", T::kInt, "2", "P-GNN layers"},
+      {"anchors", T::kInt, "16", "P-GNN anchor sets"},
+      {"hops", T::kInt, "6", "P-GNN distance cut-off (hops)"},
+      {"position", T::kString, "on", "position-aware features: on or off"},
+      {"fusion", T::kString, "on", "comm/compute-aware fusion: on or off"},
+      {"groups", T::kInt, "200", "fusion target size"},
+      {"threshold", T::kDouble, "1", "fusion comm/compute threshold"},
+      {"state", T::kString, "start", "reference state: start or best"},
+      {"anchor_seed", T::kInt, "12345", "seed of the anchor sets"},
+      {"steps", T::kInt, "8", "decision steps per episode"},
+  };
+}
+
 std::unique_ptr<Agent> make_aware_agent(const Options& config, int num_devices) {
   return std::make_unique<AwareAgent>(config, num_devices);
 }
@@ -477,16 +492,6 @@ const FusionResult& aware_fusion_result(Agent& agent) {
   auto* a = dynamic_cast<AwareAgent*>(&agent);
   if (a == nullptr) throw ConfigError("not an aware agent");
   return a->fusion();
-}
-
-// Adds "aware" to the AgentRegistry (idempotent); register_rl_agents() calls it.
-void register_aware_agent() {
-  if (!AgentRegistry::instance().has("aware"))
-    AgentRegistry::instance().add(
-        "aware",
-        "Aware (Zeng et al. 2022): comm/compute-aware fusion, DAG message passing + P-GNN "
-        "anchor-set position embedding, one-shot REINFORCE over fused groups",
-        make_aware_agent);
 }
 
 }  // namespace aware::rl

@@ -81,8 +81,6 @@ DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng*
 
 namespace {
 
-const std::vector<std::string> kHierarchicalOptions = {"groups", "hidden", "grouper_hidden",
-                                                       "samples", "tanh", "temperature"};
 
 std::uint32_t fnv1a(const std::string& text) {
   std::uint32_t h = 2166136261u;
@@ -106,7 +104,7 @@ class HierarchicalAgent final : public Agent {
  public:
   HierarchicalAgent(const Options& config, int num_devices) : devices_(num_devices) {
     const std::string owner = "agent hierarchical";
-    check_known_options(config, kHierarchicalOptions, owner);
+    check_options_against(config, hierarchical_agent_options(), owner);
     if (num_devices < 1) throw ConfigError("agent hierarchical: the cluster has no device");
     groups_ = static_cast<int>(option_int(config, "groups", std::min(256, 20 * num_devices), owner));
     hidden_ = static_cast<int>(option_int(config, "hidden", 64, owner));
@@ -386,6 +384,18 @@ class HierarchicalAgent final : public Agent {
 };
 
 }  // namespace
+
+std::vector<OptionSpec> hierarchical_agent_options() {
+  using T = OptionSpec::Type;
+  return {
+      {"groups", T::kInt, "", "grouper's groups (default min(256, 20 x devices))"},
+      {"hidden", T::kInt, "64", "placer LSTM width"},
+      {"grouper_hidden", T::kInt, "64", "grouper MLP width"},
+      {"samples", T::kInt, "8", "placements sampled per grouping"},
+      {"tanh", T::kDouble, "5", "logit clipping C in C*tanh(x)"},
+      {"temperature", T::kDouble, "1", "softmax temperature"},
+  };
+}
 
 std::unique_ptr<Agent> make_hierarchical_agent(const Options& config, int num_devices) {
   return std::make_unique<HierarchicalAgent>(config, num_devices);

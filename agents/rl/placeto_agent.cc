@@ -130,8 +130,6 @@ namespace {
 // and 0.8 instead of 2.9 GB (agents/rl/README.md).
 constexpr int kDefaultSteps = 10;
 
-const std::vector<std::string> kPlacetoOptions = {"hidden", "rounds", "chunk", "start", "order",
-                                                  "reward", "evaluate"};
 
 struct PlacetoReplay {
   struct StepInput {
@@ -145,7 +143,7 @@ struct PlacetoReplay {
 class PlacetoAgent final : public Agent {
  public:
   PlacetoAgent(const Options& config, int num_devices) : devices_(num_devices) {
-    check_known_options(config, kPlacetoOptions, "agent placeto");
+    check_options_against(config, placeto_agent_options(), "agent placeto");
     hidden_ = static_cast<int>(option_int(config, "hidden", 32, "agent placeto"));
     rounds_ = static_cast<int>(option_int(config, "rounds", 8, "agent placeto"));
     chunk_ = static_cast<int>(option_int(config, "chunk", 0, "agent placeto"));
@@ -459,6 +457,19 @@ class PlacetoAgent final : public Agent {
 };
 
 }  // namespace
+
+std::vector<OptionSpec> placeto_agent_options() {
+  using T = OptionSpec::Type;
+  return {
+      {"hidden", T::kInt, "32", "embedding width"},
+      {"rounds", T::kInt, "8", "message-passing rounds"},
+      {"chunk", T::kInt, "0", "ops decided per step; 0: ceil(units/10), at most 10 steps"},
+      {"start", T::kString, "random", "episode start: random, zero or best"},
+      {"order", T::kString, "topo", "decision order: topo or random"},
+      {"reward", T::kString, "linear", "per-step reward: linear, log or final"},
+      {"evaluate", T::kString, "end", "simulate at the episode's end, or every step"},
+  };
+}
 
 std::unique_ptr<Agent> make_placeto_agent(const Options& config, int num_devices) {
   return std::make_unique<PlacetoAgent>(config, num_devices);

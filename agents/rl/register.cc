@@ -1,17 +1,16 @@
-// The learned agents as Placers. Torch-free: it only calls rl::train_agent.
+// Registers the learned agents (AgentRegistry) and each as a Placer. Includes
+// LibTorch only for the agents' factory declarations (agent.h).
 #include "agents/rl/register.h"
 
 #include <string>
 
+#include "agents/rl/agent.h"
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
 #include "core/op_graph.h"
 #include "core/placer.h"
 
 namespace aware {
-namespace rl {
-void register_aware_agent();  // aware_agent.cc
-}
 namespace {
 
 constexpr long long kDefaultBudgetEvals = 2000;
@@ -67,11 +66,55 @@ class RlPlacer final : public Placer {
 
 }  // namespace
 
+namespace {
+// The trainer's settings a learned method takes besides its agent's options.
+std::vector<OptionSpec> trainer_options() {
+  using T = OptionSpec::Type;
+  return {
+      {"init", T::kPath, "", "start from this policy file"},
+      {"save_policy", T::kPath, "", "write the trained policy here"},
+      {"resume", T::kPath, "", "checkpoint folder: resume from it, checkpoint into it"},
+      {"curve", T::kPath, "", "write the learning curve (CSV) here"},
+      {"algorithm", T::kString, "reinforce", "reinforce or ppo"},
+      {"threads", T::kInt, "1", "LibTorch threads"},
+      {"lr", T::kDouble, "", "learning rate (default: the agent's)"},
+      {"entropy", T::kDouble, "", "entropy bonus (default: the agent's)"},
+      {"episodes_per_update", T::kInt, "", "episodes per gradient step (default: the agent's)"},
+      {"zero_shot", T::kInt, "0", "1: no training, the init policy's greedy placement"},
+  };
+}
+}  // namespace
+
 void register_rl_agents() {
-  rl::register_aware_agent();
-  for (const std::string& name : rl::rl_agent_names())
-    PlacerRegistry::instance().add(name, rl::rl_agent_description(name) + " (learned; LibTorch)",
+  struct Builtin {
+    const char* name;
+    const char* description;
+    rl::AgentFactory factory;
+    std::vector<OptionSpec> options;
+  };
+  const Builtin agents[] = {
+      {"placeto",
+       "Placeto (Addanki et al. 2019): per-node MDP, GNN over parents/children, "
+       "ancestor/descendant/parallel pooling",
+       rl::make_placeto_agent, rl::placeto_agent_options()},
+      {"hierarchical",
+       "Hierarchical planner (Mirhoseini et al. 2018): feed-forward grouper + seq2seq attention "
+       "placer, REINFORCE on -sqrt(step)",
+       rl::make_hierarchical_agent, rl::hierarchical_agent_options()},
+      {"aware",
+       "Aware (Zeng et al. 2022): comm/compute-aware fusion, DAG message passing + P-GNN "
+       "anchor-set position embedding, one-shot REINFORCE over fused groups",
+       rl::make_aware_agent, rl::aware_agent_options()},
+  };
+  for (const Builtin& a : agents) {
+    rl::AgentRegistry::instance().add(a.name, a.description, a.options, a.factory);
+    std::vector<OptionSpec> placer_options = trainer_options();
+    placer_options.insert(placer_options.end(), a.options.begin(), a.options.end());
+    const std::string name = a.name;
+    PlacerRegistry::instance().add(name, std::string(a.description) + " (learned; LibTorch)",
+                                   std::move(placer_options),
                                    [name] { return std::make_unique<RlPlacer>(name); });
+  }
 }
 
 }  // namespace aware

@@ -1,6 +1,7 @@
-// Registers the learned agents as Placers ("placeto", "hierarchical", and any
-// agent added to the RL agent registry) with PlacerRegistry::instance(), so
-// `aware place --method placeto` and `aware compare` run them. Idempotent.
+// Registers the learned agents ("placeto", "hierarchical", "aware") with the
+// AgentRegistry, and each as a Placer with PlacerRegistry::instance(), so
+// `aware place --method placeto` and `aware compare` run them. Idempotent. Called
+// by register_builtins() (builtins/), not directly.
 //
 // PlaceContext mapping: evaluator (required), seed, budget_evals (0: 2000),
 // budget_seconds, progress; options are the agent's options plus the trainer's:

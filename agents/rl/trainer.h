@@ -13,6 +13,7 @@
 
 #include "core/evaluator.h"
 #include "core/placement.h"
+#include "core/registry.h"
 
 namespace aware {
 
@@ -120,6 +121,8 @@ TrainResult train_agent_multi(const std::string& agent, const std::vector<const 
 std::vector<std::string> rl_agent_names();
 // One-line description of a registered agent; throws ConfigError for an unknown one.
 std::string rl_agent_description(const std::string& agent);
+// Every registered agent: name, description, the options its config takes.
+std::vector<RegistryInfo> rl_agent_entries();
 
 // Header of a policy file, readable without knowing the agent (for messages).
 struct PolicyInfo {

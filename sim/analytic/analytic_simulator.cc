@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 #include "core/op_graph.h"
+#include "core/step_observer.h"
 #include "sim/analytic/prepared.h"
 
 namespace aware {
@@ -191,8 +192,8 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   prepared_ = std::move(p);
 }
 
-StepResult AnalyticSimulator::evaluate(const OpGraph& graph, const Cluster& cluster,
-                                       const Placement& placement, Trace* trace) {
+StepResult AnalyticSimulator::run_step(const OpGraph& graph, const Cluster& cluster,
+                                       const Placement& placement, StepObserver* observer) {
   if (placement.size() != graph.num_ops()) check_placement(graph, cluster, placement);
   for (int op = 0; op < graph.num_ops(); ++op) {
     if (placement[op] < 0 || placement[op] >= cluster.num_devices()) {
@@ -201,212 +202,256 @@ StepResult AnalyticSimulator::evaluate(const OpGraph& graph, const Cluster& clus
   }
   prepare(graph, cluster);
   StepResult result = mode_ == AnalyticMode::kContention
-                          ? run_contention(graph, cluster, placement, trace)
-                          : run_placeto(graph, cluster, placement, trace);
+                          ? run_contention(graph, cluster, placement, observer)
+                          : run_placeto(graph, cluster, placement, observer);
   result.evaluator = "analytic";
   return result;
 }
 
 // ------------------------------------------------------------ contention mode
 
-StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster& cluster,
-                                             const Placement& placement, Trace* trace) {
-  Prepared& p = *prepared_;
+namespace {
+
+// One contention-mode step over a prepared graph, in named steps: reset the
+// scratch, allocate parameters, then alternate dispatch_ready_ops() with
+// process_events_at_next_time() until nothing is left, and report the spans.
+class ContentionRun {
+ public:
+  using Prepared = AnalyticSimulator::Prepared;
+
+  ContentionRun(Prepared& p, const OpGraph& graph, const Cluster& cluster,
+                const Placement& placement)
+      : p_(p), graph_(graph), cluster_(cluster), placement_(placement), D_(p.num_devices) {}
+
+  StepResult run() {
+    reset_scratch();
+    allocate_parameters_and_seed_ready();
+    for (;;) {
+      dispatch_ready_ops();
+      if (p_.events.empty()) break;
+      process_events_at_next_time();
+    }
+    AWARE_CHECK(finished_ == p_.num_ops, "every op must run once (a cycle would leave some unscheduled)");
+    result_.step_time_us = now_;
+    return std::move(result_);
+  }
+
+  // Reports every op span (op-id order), then every transfer (booking order).
+  void report(StepObserver& observer) const {
+    for (int op = 0; op < p_.num_ops; ++op)
+      observer.on_op(OpSpan{op, placement_[op], p_.start_us[op], p_.end_us[op]});
+    for (const Prepared::Transfer& t : p_.transfers) {
+      observer.on_transfer(link_transfer_span(cluster_, t.src_op, t.output, t.src_dev, t.dst_dev,
+                                              t.bytes, t.start_us, t.end_us));
+    }
+  }
+
+ private:
   using ReadyEntry = Prepared::ReadyEntry;
   using Event = Prepared::Event;
-  const int n = p.num_ops;
-  const int D = p.num_devices;
-  StepResult result;
-  result.device_busy_us.assign(D, 0);
-  result.peak_memory_bytes.assign(D, 0);
 
-  for (auto& q : p.fifo) q.clear();
-  std::fill(p.fifo_head.begin(), p.fifo_head.end(), 0);
-  p.staged.clear();
-  p.events.clear();
-  p.transfers.clear();
-  std::fill(p.device_busy.begin(), p.device_busy.end(), 0);
-  std::fill(p.channel_free_us.begin(), p.channel_free_us.end(), 0.0);
-  for (auto& q : p.route_queue) q.clear();
-  std::fill(p.route_head.begin(), p.route_head.end(), 0);
-  std::fill(p.mem_now.begin(), p.mem_now.end(), 0.0);
-  if (trace != nullptr) {
-    trace->clear();
-    trace->ops.resize(n);
+  void reset_scratch() {
+    result_.device_busy_us.assign(D_, 0);
+    result_.peak_memory_bytes.assign(D_, 0);
+    for (auto& q : p_.fifo) q.clear();
+    std::fill(p_.fifo_head.begin(), p_.fifo_head.end(), 0);
+    p_.staged.clear();
+    p_.events.clear();
+    p_.transfers.clear();
+    std::fill(p_.device_busy.begin(), p_.device_busy.end(), 0);
+    std::fill(p_.channel_free_us.begin(), p_.channel_free_us.end(), 0.0);
+    for (auto& q : p_.route_queue) q.clear();
+    std::fill(p_.route_head.begin(), p_.route_head.end(), 0);
+    std::fill(p_.mem_now.begin(), p_.mem_now.end(), 0.0);
   }
 
-  auto allocate = [&](int device, double bytes, int op) {
-    p.mem_now[device] += bytes;
-    if (p.mem_now[device] > result.peak_memory_bytes[device])
-      result.peak_memory_bytes[device] = p.mem_now[device];
-    if (result.feasible && p.mem_now[device] > cluster.device(device).memory_bytes) {
-      result.feasible = false;
-      result.infeasible_reason = "device '" + cluster.device(device).name + "' out of memory at op '" +
-                                 graph.op(op).name + "': needs " + format_bytes(p.mem_now[device]) +
-                                 ", has " + format_bytes(cluster.device(device).memory_bytes);
+  void allocate(int device, double bytes, int op) {
+    p_.mem_now[device] += bytes;
+    if (p_.mem_now[device] > result_.peak_memory_bytes[device])
+      result_.peak_memory_bytes[device] = p_.mem_now[device];
+    if (result_.feasible && p_.mem_now[device] > cluster_.device(device).memory_bytes) {
+      result_.feasible = false;
+      result_.infeasible_reason = "device '" + cluster_.device(device).name +
+                                  "' out of memory at op '" + graph_.op(op).name + "': needs " +
+                                  format_bytes(p_.mem_now[device]) + ", has " +
+                                  format_bytes(cluster_.device(device).memory_bytes);
     }
-  };
-
-  // Parameters stay resident for the whole step.
-  for (int op = 0; op < n; ++op) {
-    if (p.param_bytes[op] > 0) allocate(placement[op], p.param_bytes[op], op);
   }
-  for (int op = 0; op < n; ++op) {
-    p.deps_left[op] = p.in_begin[op + 1] - p.in_begin[op];
-    if (p.deps_left[op] == 0) p.staged.push_back(op);
-  }
-  auto release = [&](int op) {
-    if (--p.deps_left[op] == 0)
-      p.staged.push_back(op);
-  };
 
-  double now = 0;
-  int finished = 0;
-  for (;;) {
-    // Ops made ready in this batch join their device's queue in topological
-    // order. Ready times never decrease, so each queue stays ordered by
-    // (ready time, topological rank) without a heap.
-    if (p.staged.size() > 1) {
-      std::sort(p.staged.begin(), p.staged.end(),
-                [&](int x, int y) { return p.topo_rank[x] < p.topo_rank[y]; });
+  // One of `op`'s inputs has arrived; it is staged once all have.
+  void release(int op) {
+    if (--p_.deps_left[op] == 0) p_.staged.push_back(op);
+  }
+
+  // Parameters stay resident for the whole step; source ops are ready at 0.
+  void allocate_parameters_and_seed_ready() {
+    const int n = p_.num_ops;
+    for (int op = 0; op < n; ++op) {
+      if (p_.param_bytes[op] > 0) allocate(placement_[op], p_.param_bytes[op], op);
     }
-    for (int op : p.staged) p.fifo[placement[op]].push_back(op);
-    p.staged.clear();
-    for (int d = 0; d < D; ++d) {
-      if (p.device_busy[d] || p.fifo_head[d] == static_cast<int>(p.fifo[d].size())) continue;
-      const ReadyEntry e{now, 0, p.fifo[d][p.fifo_head[d]++]};
-      const double cost = p.costs.time_us(e.op, d);
-      p.device_busy[d] = 1;
-      p.start_us[e.op] = now;
-      p.end_us[e.op] = now + cost;
-      result.device_busy_us[d] += cost;
-      allocate(d, p.out_total_bytes[e.op] + p.temp_bytes[e.op], e.op);
-      heap_push(p.events, Event{now + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(e.op))});
+    for (int op = 0; op < n; ++op) {
+      p_.deps_left[op] = p_.in_begin[op + 1] - p_.in_begin[op];
+      if (p_.deps_left[op] == 0) p_.staged.push_back(op);
     }
-    if (p.events.empty()) break;
-    // Process every event at the earliest time before dispatching again, so ops
-    // made ready at the same instant compete by topological rank.
-    now = p.events.front().time;
-    while (!p.events.empty() && p.events.front().time == now) {
-      const Event ev = heap_pop(p.events);
+  }
+
+  // Ops made ready in this batch join their device's queue in topological order.
+  // Ready times never decrease, so each queue stays ordered by (ready time,
+  // topological rank) without a heap. Then every idle device starts its next op.
+  void dispatch_ready_ops() {
+    if (p_.staged.size() > 1) {
+      std::sort(p_.staged.begin(), p_.staged.end(),
+                [&](int x, int y) { return p_.topo_rank[x] < p_.topo_rank[y]; });
+    }
+    for (int op : p_.staged) p_.fifo[placement_[op]].push_back(op);
+    p_.staged.clear();
+    for (int d = 0; d < D_; ++d) {
+      if (p_.device_busy[d] || p_.fifo_head[d] == static_cast<int>(p_.fifo[d].size())) continue;
+      const ReadyEntry e{now_, 0, p_.fifo[d][p_.fifo_head[d]++]};
+      const double cost = p_.costs.time_us(e.op, d);
+      p_.device_busy[d] = 1;
+      p_.start_us[e.op] = now_;
+      p_.end_us[e.op] = now_ + cost;
+      result_.device_busy_us[d] += cost;
+      allocate(d, p_.out_total_bytes[e.op] + p_.temp_bytes[e.op], e.op);
+      heap_push(p_.events, Event{now_ + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(e.op))});
+    }
+  }
+
+  // Every event at the earliest time is processed before dispatching again, so
+  // ops made ready at the same instant compete by topological rank.
+  void process_events_at_next_time() {
+    now_ = p_.events.front().time;
+    while (!p_.events.empty() && p_.events.front().time == now_) {
+      const Event ev = heap_pop(p_.events);
       const int id = Prepared::second_of(ev.key);
       if (Prepared::kind_of(ev.key) == 0) {
-        const int op = id;
-        const int d = placement[op];
-        p.device_busy[d] = 0;
-        ++finished;
-        p.mem_now[d] -= p.temp_bytes[op];
-        // This op's inputs are consumed: release the buffers it was holding.
-        for (int i = p.in_begin[op]; i < p.in_begin[op + 1]; ++i) {
-          const int src = p.in_src[i];
-          if (placement[src] == d) {
-            if (--p.op_refs[src] == 0) p.mem_now[d] -= p.out_total_bytes[src];
-          } else {
-            Prepared::Transfer& t = p.transfers[p.edge_transfer[p.in_edge[i]]];
-            if (--t.refs == 0) p.mem_now[d] -= t.bytes;
-          }
-        }
-        // Outputs: same-device consumers are released now; each (output, device)
-        // pair elsewhere gets one transfer.
-        int refs = 0;
-        const int first_new = static_cast<int>(p.transfers.size());
-        for (int i = p.out_begin[op]; i < p.out_begin[op + 1]; ++i) {
-          const int dst = p.out_dst[i];
-          const int dst_dev = placement[dst];
-          if (dst_dev == d) {
-            ++refs;
-            release(dst);
-            continue;
-          }
-          const int output = p.out_output[i];
-          int tid = -1;
-          for (int t = first_new; t < static_cast<int>(p.transfers.size()); ++t) {
-            if (p.transfers[t].output == output && p.transfers[t].dst_dev == dst_dev) {
-              tid = t;
-              break;
-            }
-          }
-          if (tid < 0) {
-            tid = static_cast<int>(p.transfers.size());
-            p.transfers.push_back(Prepared::Transfer{op, output, d, dst_dev, p.out_bytes[i], now, 0, 0, 0});
-            ++refs;
-          }
-          p.transfers[tid].bytes = std::max(p.transfers[tid].bytes, p.out_bytes[i]);
-          ++p.transfers[tid].refs;
-          p.edge_transfer[p.out_edge[i]] = tid;
-        }
-        // Book the new transfers on their routes, first come first served: each
-        // starts once every channel of its route is free of earlier bookings.
-        for (int tid = first_new; tid < static_cast<int>(p.transfers.size()); ++tid) {
-          Prepared::Transfer& t = p.transfers[tid];
-          const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
-          double start = now;
-          for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c)
-            start = std::max(start, p.channel_free_us[p.route_channels[c]]);
-          t.start_us = start;
-          t.end_us = start + p.route_latency_us[r] + t.bytes / p.route_bandwidth_Bps[r] * 1e6;
-          for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c)
-            p.channel_free_us[p.route_channels[c]] = t.end_us;
-          // The receiving buffer is reserved from the request on (conservative).
-          allocate(t.dst_dev, t.bytes, t.src_op);
-          // Bookings on one route end in order, so only each route's oldest
-          // transfer sits in the event heap; that keeps the heap tiny.
-          auto& queue = p.route_queue[r];
-          if (p.route_head[r] == static_cast<int>(queue.size()))
-            heap_push(p.events, Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
-          queue.push_back(tid);
-        }
-        p.op_refs[op] = refs;
-        if (refs == 0) p.mem_now[d] -= p.out_total_bytes[op];
+        finish_op(id);
       } else {
-        const Prepared::Transfer& t = p.transfers[id];
-        {
-          const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
-          const int next = ++p.route_head[r];
-          if (next < static_cast<int>(p.route_queue[r].size())) {
-            const int tid = p.route_queue[r][next];
-            heap_push(p.events, Event{p.transfers[tid].end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
-          }
-        }
-        result.bytes_moved += t.bytes;
-        ++result.transfers;
-        if (--p.op_refs[t.src_op] == 0) p.mem_now[t.src_dev] -= p.out_total_bytes[t.src_op];
-        for (int i = p.out_begin[t.src_op]; i < p.out_begin[t.src_op + 1]; ++i) {
-          if (p.out_output[i] == t.output && placement[p.out_dst[i]] == t.dst_dev) release(p.out_dst[i]);
-        }
+        finish_transfer(id);
       }
     }
   }
-  AWARE_CHECK(finished == n, "every op must run once (a cycle would leave some unscheduled)");
-  result.step_time_us = now;
 
-  if (trace != nullptr) {
-    for (int op = 0; op < n; ++op) trace->ops[op] = OpSpan{op, placement[op], p.start_us[op], p.end_us[op]};
-    trace->transfers.reserve(p.transfers.size());
-    for (const Prepared::Transfer& t : p.transfers) {
-      TransferSpan span;
-      span.src_op = t.src_op;
-      span.src_output = t.output;
-      span.src_device = t.src_dev;
-      span.dst_device = t.dst_dev;
-      span.bytes = t.bytes;
-      span.start_us = t.start_us;
-      span.end_us = t.end_us;
-      const size_t r = static_cast<size_t>(t.src_dev) * D + t.dst_dev;
-      for (int c = p.route_begin[r]; c < p.route_begin[r + 1]; ++c) span.channels.push_back(p.route_channels[c]);
-      span.lane = cluster.device(t.src_dev).name + "->" + cluster.device(t.dst_dev).name;
-      trace->transfers.push_back(std::move(span));
+  void finish_op(int op) {
+    const int d = placement_[op];
+    p_.device_busy[d] = 0;
+    ++finished_;
+    p_.mem_now[d] -= p_.temp_bytes[op];
+    release_consumed_inputs(op, d);
+    const int first_new = static_cast<int>(p_.transfers.size());
+    const int refs = send_outputs(op, d);
+    book_transfers_from(first_new);
+    p_.op_refs[op] = refs;
+    if (refs == 0) p_.mem_now[d] -= p_.out_total_bytes[op];
+  }
+
+  // `op`'s inputs are consumed: release the buffers it was holding.
+  void release_consumed_inputs(int op, int d) {
+    for (int i = p_.in_begin[op]; i < p_.in_begin[op + 1]; ++i) {
+      const int src = p_.in_src[i];
+      if (placement_[src] == d) {
+        if (--p_.op_refs[src] == 0) p_.mem_now[d] -= p_.out_total_bytes[src];
+      } else {
+        Prepared::Transfer& t = p_.transfers[p_.edge_transfer[p_.in_edge[i]]];
+        if (--t.refs == 0) p_.mem_now[d] -= t.bytes;
+      }
     }
   }
-  return result;
-}
 
-void register_analytic_evaluator() {
-  EvaluatorRegistry::instance().add(
-      "analytic", "event-driven simulator; modes: contention (default), placeto",
-      [](const Options& options) -> std::unique_ptr<Evaluator> {
-        return AnalyticSimulator::from_options(options);
-      });
+  // Same-device consumers are released now; each (output, device) pair elsewhere
+  // gets one transfer. Returns how many holders keep `op`'s outputs alive.
+  int send_outputs(int op, int d) {
+    int refs = 0;
+    const int first_new = static_cast<int>(p_.transfers.size());
+    for (int i = p_.out_begin[op]; i < p_.out_begin[op + 1]; ++i) {
+      const int dst = p_.out_dst[i];
+      const int dst_dev = placement_[dst];
+      if (dst_dev == d) {
+        ++refs;
+        release(dst);
+        continue;
+      }
+      const int output = p_.out_output[i];
+      int tid = -1;
+      for (int t = first_new; t < static_cast<int>(p_.transfers.size()); ++t) {
+        if (p_.transfers[t].output == output && p_.transfers[t].dst_dev == dst_dev) {
+          tid = t;
+          break;
+        }
+      }
+      if (tid < 0) {
+        tid = static_cast<int>(p_.transfers.size());
+        p_.transfers.push_back(Prepared::Transfer{op, output, d, dst_dev, p_.out_bytes[i], now_, 0, 0, 0});
+        ++refs;
+      }
+      p_.transfers[tid].bytes = std::max(p_.transfers[tid].bytes, p_.out_bytes[i]);
+      ++p_.transfers[tid].refs;
+      p_.edge_transfer[p_.out_edge[i]] = tid;
+    }
+    return refs;
+  }
+
+  // Books the new transfers on their routes, first come first served: each starts
+  // once every channel of its route is free of earlier bookings.
+  void book_transfers_from(int first_new) {
+    for (int tid = first_new; tid < static_cast<int>(p_.transfers.size()); ++tid) {
+      Prepared::Transfer& t = p_.transfers[tid];
+      const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
+      double start = now_;
+      for (int c = p_.route_begin[r]; c < p_.route_begin[r + 1]; ++c)
+        start = std::max(start, p_.channel_free_us[p_.route_channels[c]]);
+      t.start_us = start;
+      t.end_us = start + p_.route_latency_us[r] + t.bytes / p_.route_bandwidth_Bps[r] * 1e6;
+      for (int c = p_.route_begin[r]; c < p_.route_begin[r + 1]; ++c)
+        p_.channel_free_us[p_.route_channels[c]] = t.end_us;
+      // The receiving buffer is reserved from the request on (conservative).
+      allocate(t.dst_dev, t.bytes, t.src_op);
+      // Bookings on one route end in order, so only each route's oldest transfer
+      // sits in the event heap; that keeps the heap tiny.
+      auto& queue = p_.route_queue[r];
+      if (p_.route_head[r] == static_cast<int>(queue.size()))
+        heap_push(p_.events, Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
+      queue.push_back(tid);
+    }
+  }
+
+  // A transfer arrived: the route's next booking enters the event heap, the
+  // sender's buffer may be freed, and its consumers on the destination are released.
+  void finish_transfer(int tid) {
+    const Prepared::Transfer& t = p_.transfers[tid];
+    const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
+    const int next = ++p_.route_head[r];
+    if (next < static_cast<int>(p_.route_queue[r].size())) {
+      const int queued = p_.route_queue[r][next];
+      heap_push(p_.events, Event{p_.transfers[queued].end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(queued))});
+    }
+    result_.bytes_moved += t.bytes;
+    ++result_.transfers;
+    if (--p_.op_refs[t.src_op] == 0) p_.mem_now[t.src_dev] -= p_.out_total_bytes[t.src_op];
+    for (int i = p_.out_begin[t.src_op]; i < p_.out_begin[t.src_op + 1]; ++i) {
+      if (p_.out_output[i] == t.output && placement_[p_.out_dst[i]] == t.dst_dev) release(p_.out_dst[i]);
+    }
+  }
+
+  Prepared& p_;
+  const OpGraph& graph_;
+  const Cluster& cluster_;
+  const Placement& placement_;
+  const int D_;
+  StepResult result_;
+  double now_ = 0;
+  int finished_ = 0;
+};
+
+}  // namespace
+
+StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster& cluster,
+                                             const Placement& placement, StepObserver* observer) {
+  ContentionRun step(*prepared_, graph, cluster, placement);
+  StepResult result = step.run();
+  if (observer != nullptr) step.report(*observer);
+  return result;
 }
 
 }  // namespace aware

@@ -47,26 +47,28 @@ class AnalyticSimulator final : public Evaluator {
 
   std::string name() const override { return "analytic"; }
   std::string describe() const override;
-  StepResult evaluate(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
-                      Trace* trace = nullptr) override;
   std::unique_ptr<Evaluator> clone() const override;
 
   AnalyticMode mode() const { return mode_; }
 
- private:
+  // Per-(graph, cluster) state and scratch; defined in prepared.h (internal).
   struct Prepared;
+
+ protected:
+  StepResult run_step(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      StepObserver* observer) override;
+
+ private:
   void prepare(const OpGraph& graph, const Cluster& cluster);
   StepResult run_contention(const OpGraph& graph, const Cluster& cluster,
-                            const Placement& placement, Trace* trace);
+                            const Placement& placement, StepObserver* observer);
   StepResult run_placeto(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
-                         Trace* trace);
+                         StepObserver* observer);
 
   AnalyticMode mode_;
   PlacetoConstants constants_;
   std::shared_ptr<Prepared> prepared_;  // per (graph, cluster) revision; scratch included
 };
 
-// Adds "analytic" to the EvaluatorRegistry. Idempotent.
-void register_analytic_evaluator();
 
 }  // namespace aware

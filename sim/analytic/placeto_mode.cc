@@ -5,6 +5,7 @@
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "core/op_graph.h"
+#include "core/step_observer.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "sim/analytic/prepared.h"
 
@@ -13,7 +14,7 @@ namespace aware {
 using namespace analytic_detail;
 
 StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& cluster,
-                                          const Placement& placement, Trace* trace) {
+                                          const Placement& placement, StepObserver* observer) {
   Prepared& p = *prepared_;
   using ReadyEntry = Prepared::ReadyEntry;
   using Event = Prepared::Event;
@@ -32,11 +33,6 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
   std::fill(p.device_free_us.begin(), p.device_free_us.end(), k.init_offset_us);
   std::fill(p.bus_free_us.begin(), p.bus_free_us.end(), k.init_offset_us);
   std::fill(p.start_us.begin(), p.start_us.end(), -1.0);
-  if (trace != nullptr) {
-    trace->clear();
-    trace->ops.resize(n);
-  }
-
   int counter = 0;
   auto push_device = [&](int d, double t) {
     heap_push(p.events, Event{t, Prepared::pack(kRunDevice, p.device_name_rank[d], 0)});
@@ -162,18 +158,11 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
     }
   }
 
-  if (trace != nullptr) {
-    for (int op = 0; op < n; ++op) trace->ops[op] = OpSpan{op, placement[op], p.start_us[op], p.end_us[op]};
+  if (observer != nullptr) {
+    for (int op = 0; op < n; ++op) observer->on_op(OpSpan{op, placement[op], p.start_us[op], p.end_us[op]});
     for (const Prepared::Transfer& t : p.transfers) {
-      TransferSpan span;
-      span.src_op = t.src_op;
-      span.src_output = t.output;
-      span.src_device = t.src_dev;
-      span.bytes = t.bytes;
-      span.start_us = t.start_us;
-      span.end_us = t.end_us;
-      span.lane = "/bus/" + cluster.device(t.src_dev).name;
-      trace->transfers.push_back(std::move(span));
+      observer->on_transfer(
+          bus_transfer_span(cluster, t.src_op, t.output, t.src_dev, t.bytes, t.start_us, t.end_us));
     }
   }
   return result;

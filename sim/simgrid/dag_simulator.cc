@@ -156,7 +156,8 @@ void DagSimulator::load_cluster(const Cluster& cluster, const std::string& platf
   m.loaded = true;
 }
 
-StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placement, Trace* trace) {
+StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placement,
+                                  StepObserver* observer) {
   Impl& m = *impl_;
   AWARE_CHECK(m.loaded, "simgrid worker: evaluate before the cluster was loaded");
   const Cluster& cluster = m.cluster;
@@ -368,25 +369,12 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     }
   }
 
-  if (trace != nullptr) {
-    trace->clear();
-    trace->ops.resize(n);
-    for (int op = 0; op < n; ++op) trace->ops[op] = OpSpan{op, placement[op], start[op], end[op]};
-    trace->transfers.reserve(transfers.size());
+  if (observer != nullptr) {
+    for (int op = 0; op < n; ++op) observer->on_op(OpSpan{op, placement[op], start[op], end[op]});
     for (size_t t = 0; t < transfers.size(); ++t) {
       const Transfer& tr = transfers[t];
-      TransferSpan span;
-      span.src_op = tr.src_op;
-      span.src_output = tr.output;
-      span.src_device = tr.src_dev;
-      span.dst_device = tr.dst_dev;
-      span.bytes = tr.bytes;
-      span.start_us = tstart[t];
-      span.end_us = tend[t];
-      for (const Hop& hop : cluster.route(tr.src_dev, tr.dst_dev))
-        span.channels.push_back(hop.channel());
-      span.lane = cluster.device(tr.src_dev).name + "->" + cluster.device(tr.dst_dev).name;
-      trace->transfers.push_back(std::move(span));
+      observer->on_transfer(link_transfer_span(cluster, tr.src_op, tr.output, tr.src_dev,
+                                               tr.dst_dev, tr.bytes, tstart[t], tend[t]));
     }
   }
   return result;

@@ -37,7 +37,8 @@ class DagSimulator {
 
   // Simulates one step of `graph` placed by `placement` (see README.md for the
   // model). Times are µs from the start of this simulation, rounded to 1e-3 µs.
-  StepResult evaluate(const OpGraph& graph, const Placement& placement, Trace* trace);
+  // Reports every op span, then every transfer, to `observer` when non-null.
+  StepResult evaluate(const OpGraph& graph, const Placement& placement, StepObserver* observer);
 
   // The settings in use, for Evaluator::describe().
   std::string describe() const;

@@ -14,7 +14,6 @@
 #include "core/errors.h"
 #include "core/formats.h"
 #include "core/op_graph.h"
-#include "sim/simgrid/register.h"
 #include "sim/simgrid/worker_pool.h"
 
 #ifndef AWARE_SIMGRID_WORKER_BUILD_PATH
@@ -133,13 +132,18 @@ std::string SimGridEvaluator::describe() const {
          join(cfg, ",") + buffer;
 }
 
-StepResult SimGridEvaluator::evaluate(const OpGraph& graph, const Cluster& cluster,
-                                      const Placement& placement, Trace* trace) {
+StepResult SimGridEvaluator::run_step(const OpGraph& graph, const Cluster& cluster,
+                                      const Placement& placement, StepObserver* observer) {
   if (!cluster.finalized()) {
     throw ConfigError("cluster '" + cluster.name() + "' must be finalized before evaluation");
   }
   check_placement(graph, cluster, placement);
-  return pool_->evaluate(graph, cluster, placement, trace);
+  if (observer == nullptr) return pool_->evaluate(graph, cluster, placement, nullptr);
+  // The worker records the spans; they are reported here, in the worker's order.
+  Trace trace;
+  const StepResult result = pool_->evaluate(graph, cluster, placement, &trace);
+  replay_trace(trace, *observer);
+  return result;
 }
 
 std::vector<StepResult> SimGridEvaluator::evaluate_batch(const OpGraph& graph,
@@ -196,17 +200,6 @@ Cluster cluster_from_simgrid_xml(const std::string& path) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 4) throw DeviceError(message);
   if (err.find(absolute) == std::string::npos) message = absolute + ": " + message;
   throw ParseError(message);
-}
-
-void register_simgrid_evaluator() {
-  register_cluster_loader(".xml", [](const std::string& path) { return cluster_from_simgrid_xml(path); });
-  EvaluatorRegistry::instance().add(
-      "simgrid",
-      "SimGrid flow-level simulation in worker processes; options workers, timeout_s, "
-      "cfg=KEY:VALUE;..., cfg.KEY=VALUE",
-      [](const Options& options) -> std::unique_ptr<Evaluator> {
-        return SimGridEvaluator::from_options(options);
-      });
 }
 
 }  // namespace aware

@@ -42,12 +42,6 @@ class SimGridEvaluator final : public Evaluator {
 
   std::string name() const override { return "simgrid"; }
   std::string describe() const override;
-  // Simulates one step in a worker. Throws what the worker threw for bad input
-  // (DeviceError, GraphError, ConfigError, ...); a worker that dies or exceeds
-  // timeout_s is killed and replaced and the request retried once, after which an
-  // aware::Error carrying the worker's stderr is thrown. Never hangs.
-  StepResult evaluate(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
-                      Trace* trace = nullptr) override;
   // Evaluates many placements, spread over the pool; results in input order.
   // Throws the first error met (the other evaluations still finish).
   std::vector<StepResult> evaluate_batch(const OpGraph& graph, const Cluster& cluster,
@@ -58,6 +52,14 @@ class SimGridEvaluator final : public Evaluator {
   // Process ids of the live workers (diagnostics and tests).
   std::vector<int> worker_pids() const;
   const SimGridOptions& options() const { return options_; }
+
+ protected:
+  // Simulates one step in a worker. Throws what the worker threw for bad input
+  // (DeviceError, GraphError, ConfigError, ...); a worker that dies or exceeds
+  // timeout_s is killed and replaced and the request retried once, after which an
+  // aware::Error carrying the worker's stderr is thrown. Never hangs.
+  StepResult run_step(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      StepObserver* observer) override;
 
  private:
   SimGridOptions options_;

@@ -20,6 +20,7 @@
 
 #include "core/errors.h"
 #include "core/formats.h"
+#include "core/step_observer.h"
 #include "sim/simgrid/bench_inputs.h"
 #include "sim/simgrid/dag_simulator.h"
 #include "sim/simgrid/wire.h"
@@ -91,7 +92,8 @@ int serve(const std::vector<std::string>& cfg) {
         if (!have_cluster || !have_graph)
           throw InternalError("simgrid worker: evaluate before load");
         Trace trace;
-        const StepResult result = sim->evaluate(graph, placement, want_trace ? &trace : nullptr);
+        TraceRecorder recorder(trace);
+        const StepResult result = sim->evaluate(graph, placement, want_trace ? &recorder : nullptr);
         wire::ByteWriter w;
         wire::encode_result(w, result, want_trace ? &trace : nullptr);
         if (!wire::write_frame(out, wire::kResult, w.bytes())) return 0;

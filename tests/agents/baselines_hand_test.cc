@@ -4,9 +4,9 @@
 
 #include <set>
 
+#include "builtins/builtins.h"
 #include "agents/baselines/common.h"
 #include "agents/baselines/placers.h"
-#include "agents/baselines/register.h"
 #include "core/errors.h"
 #include "core/placer.h"
 #include "sim/analytic/analytic_simulator.h"
@@ -21,7 +21,7 @@ using testing::zero_latency_star;
 
 Placement run(const std::string& method, const OpGraph& g, const Cluster& c,
               PlaceContext context = {}) {
-  register_baseline_placers();
+  register_builtins();
   return PlacerRegistry::instance().create(method)->place(g, c, context);
 }
 

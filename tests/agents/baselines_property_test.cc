@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "agents/baselines/common.h"
 #include "agents/baselines/register.h"
+#include "builtins/builtins.h"
+#include "agents/baselines/common.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 #include "core/placer.h"
@@ -22,8 +23,7 @@ using testing::layered_dag;
 using testing::zero_latency_star;
 
 std::vector<std::string> all_methods() {
-  register_baseline_placers();
-  register_analytic_evaluator();
+  register_builtins();
   return baseline_placer_names();
 }
 
@@ -37,7 +37,7 @@ PlaceContext context_for(Evaluator* evaluator, std::uint64_t seed = 7) {
 
 TEST(BaselinesConformance, RegistersEveryMethod) {
   for (const std::string& m : all_methods()) EXPECT_TRUE(PlacerRegistry::instance().has(m)) << m;
-  register_baseline_placers();  // idempotent
+  register_builtins();
   EXPECT_EQ(PlacerRegistry::instance().create("heft")->name(), "heft");
 }
 
@@ -138,7 +138,7 @@ class CountingObserver : public ProgressObserver {
 };
 
 TEST(BaselinesSearch, AnnealNeverEndsWorseThanItsStart) {
-  register_baseline_placers();
+  register_builtins();
   const Cluster c = zero_latency_star(4);
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     const OpGraph g = layered_dag(100, seed + 10);
@@ -162,7 +162,7 @@ TEST(BaselinesSearch, AnnealNeverEndsWorseThanItsStart) {
 }
 
 TEST(BaselinesSearch, CancelStopsEarly) {
-  register_baseline_placers();
+  register_builtins();
   const OpGraph g = layered_dag(60, 3);
   const Cluster c = zero_latency_star(2);
   AnalyticSimulator sim;

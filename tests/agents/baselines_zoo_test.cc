@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "agents/baselines/common.h"
 #include "agents/baselines/register.h"
+#include "builtins/builtins.h"
+#include "agents/baselines/common.h"
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
@@ -19,7 +20,7 @@ namespace aware {
 namespace {
 
 void check_every_method(const OpGraph& g, const Cluster& c) {
-  register_baseline_placers();
+  register_builtins();
   AnalyticSimulator sim;
   const double bound = lower_bound(g, c).bound_us();
   for (const std::string& m : baseline_placer_names()) {

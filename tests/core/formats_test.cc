@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
+#include "core/exporters.h"
 #include "core/formats.h"
 #include "core/placement.h"
 #include "core/random_dag.h"

@@ -8,11 +8,12 @@
 #include <vector>
 
 #ifdef AWARE_HAVE_BASELINES
+#include "agents/fusion/register.h"
+#include "builtins/builtins.h"
 #include "agents/baselines/common.h"
 #endif
 #include "agents/fusion/fused_placer.h"
 #include "agents/fusion/fusion.h"
-#include "agents/fusion/register.h"
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
@@ -433,7 +434,7 @@ TEST(FusionPlacement, CoarsenThenExpandRoundTrips) {
 }
 
 TEST(FusionPlacement, FusedPlacersReturnCompletePlacements) {
-  register_fusion_placers();
+  register_builtins();
   AnalyticSimulator sim;
   const Cluster cluster = make_cluster_preset("k40x4");
   const OpGraph g = build_zoo_model("resnet50");
@@ -457,7 +458,7 @@ TEST(FusionPlacement, FusedPlacersReturnCompletePlacements) {
 // the result is a complete, feasible placement no worse than the coarse-scored
 // one's starting points would give, and bad values are refused.
 TEST(FusionPlacement, FineScoringOption) {
-  register_fusion_placers();
+  register_builtins();
   AnalyticSimulator sim;
   const Cluster cluster = make_cluster_preset("k40x4");
   const OpGraph g = build_zoo_model("resnet50");

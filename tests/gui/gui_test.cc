@@ -11,7 +11,7 @@
 #include <QGraphicsScene>
 #include <QTimer>
 
-#include "cli/builtins.h"
+#include "builtins/builtins.h"
 #include "core/formats.h"
 #include "core/random_dag.h"
 #include "gui/graph_layout.h"

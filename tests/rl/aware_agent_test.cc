@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "builtins/builtins.h"
 #include "agents/fusion/anchor_sets.h"
 #include "agents/fusion/fusion.h"
 #include "agents/rl/agent.h"
-#include "agents/rl/register.h"
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
 #include "core/placer.h"
@@ -22,7 +22,6 @@ namespace aware::rl {
 
 // Defined in agents/rl/aware_agent.cc.
 std::unique_ptr<Agent> make_aware_agent(const Options& config, int num_devices);
-void register_aware_agent();
 torch::Tensor aware_node_logits(Agent& agent, const AnchorSets& sets);
 const FusionResult& aware_fusion_result(Agent& agent);
 
@@ -57,7 +56,7 @@ OpGraph permuted(const OpGraph& graph, const std::vector<int>& perm) {
 Options off_fusion() { return {{"fusion", "off"}}; }
 
 TEST(AwareAgent, RegisteredAsAgentAndPlacer) {
-  register_rl_agents();
+  register_builtins();
   EXPECT_TRUE(AgentRegistry::instance().has("aware"));
   EXPECT_TRUE(PlacerRegistry::instance().has("aware"));
 }
@@ -181,7 +180,7 @@ class AwareLearnsTwoChains : public ::testing::TestWithParam<int> {};
 
 TEST_P(AwareLearnsTwoChains, GreedyPolicyWithinFivePercent) {
   const int seed = GetParam();
-  register_aware_agent();
+  register_builtins();
   const OpGraph g = two_chains_graph(6, 0.5e6);
   const Cluster c = star_cluster(2);
   AnalyticSimulator sim;

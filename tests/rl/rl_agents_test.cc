@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "builtins/builtins.h"
 #include "agents/rl/agent.h"
 #include "agents/rl/networks.h"
-#include "agents/rl/register.h"
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
 #include "core/placer.h"
@@ -248,7 +248,7 @@ TEST(Checkpoint, CorruptCheckpointIsAnErrorAndNothingIsOverwritten) {
 // The greedy episode after training is inside the budget, and the result is the
 // better of the best sample and the greedy placement.
 TEST(Trainer, GreedyEpisodeIsCountedAndTheBetterPlacementIsReturned) {
-  register_rl_agents();
+  register_builtins();
   const OpGraph g = two_chains_graph(3);
   const Cluster c = star_cluster(2);
   AnalyticSimulator sim;
@@ -292,7 +292,7 @@ TEST(Checkpoint, ResumeContinuesCounters) {
 }
 
 TEST(Placers, RegisteredUnderTheirNames) {
-  register_rl_agents();
+  register_builtins();
   EXPECT_TRUE(PlacerRegistry::instance().has("placeto"));
   EXPECT_TRUE(PlacerRegistry::instance().has("hierarchical"));
   auto p = PlacerRegistry::instance().create("placeto");

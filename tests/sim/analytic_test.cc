@@ -3,6 +3,7 @@
 // hop, 1e9 B/s = 1000 bytes per us), so a 1000-byte tensor takes 2 + 1 = 3 us.
 #include <gtest/gtest.h>
 
+#include "builtins/builtins.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 #include "core/random_dag.h"
@@ -231,7 +232,7 @@ TEST(AnalyticPlaceto, LastListedInputDecidesTheOutputIndex) {
 }
 
 TEST(AnalyticOptions, ModesAndBadOptions) {
-  register_analytic_evaluator();
+  register_builtins();
   EXPECT_EQ(AnalyticSimulator::from_options({{"mode", "placeto"}})->mode(), AnalyticMode::kPlaceto);
   EXPECT_THROW(AnalyticSimulator::from_options({{"mode", "magic"}}), ConfigError);
   EXPECT_THROW(AnalyticSimulator::from_options({{"speed", "1"}}), ConfigError);

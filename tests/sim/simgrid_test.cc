@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "builtins/builtins.h"
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "core/evaluator.h"
@@ -25,7 +26,6 @@
 #include "datasets/zoo.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "sim/simgrid/bench_inputs.h"
-#include "sim/simgrid/register.h"
 #include "sim/simgrid/simgrid_evaluator.h"
 #include "tests/test_graphs.h"
 
@@ -465,7 +465,7 @@ TEST(SimGridBadInput, BadPlacementThrowsDeviceError) {
 
 TEST(SimGridRegistry, RegisteredWithOptions) {
   REQUIRE_WORKER();
-  register_simgrid_evaluator();
+  register_builtins();
   auto e = EvaluatorRegistry::instance().create(
       "simgrid", {{"workers", "1"},
                   {"cfg", "network/latency-factor:1;network/TCP-gamma:0"},

@@ -1,0 +1,27 @@
+#include "sim/analytic/register.h"
+
+#include "core/evaluator.h"
+#include "sim/analytic/analytic_simulator.h"
+
+namespace aware {
+
+void register_analytic_evaluator() {
+  using T = OptionSpec::Type;
+  EvaluatorRegistry::instance().add(
+      {"analytic",
+       "event-driven simulator; modes: contention (default), placeto",
+       {
+          {"mode", T::kString, "contention", "contention (links shared first come first served) "
+                                             "or placeto (Placeto's simulator)"},
+          {"placeto.delta1_us", T::kDouble, "5.7", "placeto mode: per-op device overhead (µs)"},
+          {"placeto.delta2_us", T::kDouble, "25", "placeto mode: per-transfer bus overhead (µs)"},
+          {"placeto.bytes_per_us", T::kDouble, "7600", "placeto mode: bus bandwidth"},
+       },
+       // The default (contention) mode: exact hand schedules, links first come first served.
+       {{"deterministic", "1"}, {"models", "links"}, {"link_sharing", "fcfs"}, {"tolerance", "1e-9"}}},
+      [](const Options& options) -> std::unique_ptr<Evaluator> {
+        return AnalyticSimulator::from_options(options);
+      });
+}
+
+}  // namespace aware
