@@ -42,6 +42,8 @@ double PlacementEnv::evaluate(const Placement& placement, Trace* trace) {
   const double pen = penalised_step_us(r, *cluster_, penalty_);
   last_ = placement;
   last_penalised_us_ = pen;
+  last_step_us_ = r.step_time_us;
+  last_feasible_ = r.feasible;
   const bool better = best_.size() == 0 || (r.feasible && !best_feasible_) ||
                       (r.feasible == best_feasible_ && pen < best_penalised_us_);
   if (better) {

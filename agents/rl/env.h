@@ -61,6 +61,9 @@ class PlacementEnv {
   // (empty / +inf before the first).
   const Placement& last_placement() const { return last_; }
   double last_penalised_us() const { return last_penalised_us_; }
+  // The unpenalised step time and feasibility of last_placement().
+  double last_step_us() const { return last_step_us_; }
+  bool last_feasible() const { return last_feasible_; }
 
   const Placement& best_placement() const { return best_; }
   double best_penalised_us() const { return best_penalised_us_; }
@@ -89,6 +92,8 @@ class PlacementEnv {
   long long evaluations_ = 0;
   Placement last_;
   double last_penalised_us_ = std::numeric_limits<double>::infinity();
+  double last_step_us_ = std::numeric_limits<double>::infinity();
+  bool last_feasible_ = false;
   Placement best_;
   double best_penalised_us_ = std::numeric_limits<double>::infinity();
   double best_step_us_ = std::numeric_limits<double>::infinity();

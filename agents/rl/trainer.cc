@@ -113,9 +113,10 @@ void Trainer::greedy_placement(size_t index, TrainResult& result) {
     throw Error("agent '" + name_ + "' played no greedy step on " + graph.name());
   result.greedy = env.last_placement();
   result.greedy_evaluations = env.evaluations();
-  const StepResult r = evaluator_.evaluate(graph, cluster_, result.greedy);
-  result.greedy_step_us = r.step_time_us;
-  result.greedy_feasible = r.feasible;
+  // The episode's last evaluation was of this placement: its unpenalised time and
+  // feasibility come from there, not from one more evaluation past the budget.
+  result.greedy_step_us = env.last_step_us();
+  result.greedy_feasible = env.last_feasible();
   if (graphs_.size() > 1 || index != current_) agent_->prepare(*graphs_[current_], cluster_);
 }
 
