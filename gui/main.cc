@@ -92,8 +92,9 @@ int main(int argc, char** argv) {
   const QCommandLineOption budget_opt("budget", "Evaluations for search methods (0: default).", "n",
                                       "0");
   const QCommandLineOption evaluator_opt("evaluator", "Evaluator name.", "name", "analytic");
-  const QCommandLineOption view_opt("view", "View to show: graph, timeline, curve, compare.",
-                                    "view", "graph");
+  const QCommandLineOption view_opt(
+      "view", "View to show: " + aware::gui::MainWindow::viewNames().join(", ") + ".", "view",
+      "graph");
   const QCommandLineOption shot_opt("screenshot", "Render the window to PNG and exit.", "png");
   const QCommandLineOption quit_opt("quit-after-ms", "Quit after this many milliseconds.", "ms");
   const QCommandLineOption bench_opt("bench-layout",

@@ -195,13 +195,15 @@ void MainWindow::buildUi() {
                                4000);
   });
   connect(fit_button, &QPushButton::clicked, graph_view_, &GraphView::fitAll);
-  tabs_->addTab(graph_page, QStringLiteral("Graph"));
   timeline_view_ = new TimelineView(tabs_);
-  tabs_->addTab(timeline_view_, QStringLiteral("Timeline"));
   curve_view_ = new CurveView(tabs_);
-  tabs_->addTab(curve_view_, QStringLiteral("Learning curve"));
   compare_view_ = new CompareView(tabs_);
-  tabs_->addTab(compare_view_, QStringLiteral("Compare"));
+  // Tabs in viewNames() order; the graph view sits inside its page.
+  const QString titles[] = {QStringLiteral("Graph"), QStringLiteral("Timeline"),
+                            QStringLiteral("Learning curve"), QStringLiteral("Compare")};
+  const QStringList names = viewNames();
+  for (int i = 0; i < names.size(); ++i)
+    tabs_->addTab(names[i] == "graph" ? graph_page : viewWidget(names[i]), titles[i]);
   layout->addWidget(tabs_, 1);
 
   // Compare controls live on the compare page.
@@ -301,11 +303,15 @@ void MainWindow::onPlacementChanged() {
   refreshInfo();
 }
 
+QStringList MainWindow::viewNames() {
+  return {QStringLiteral("graph"), QStringLiteral("timeline"), QStringLiteral("curve"),
+          QStringLiteral("compare")};
+}
+
 bool MainWindow::showView(const QString& name) {
-  QWidget* w = viewWidget(name);
-  if (w == nullptr) return false;
-  // The graph view sits inside its page.
-  tabs_->setCurrentIndex(name == "graph" ? 0 : tabs_->indexOf(w));
+  const int index = static_cast<int>(viewNames().indexOf(name));
+  if (index < 0) return false;
+  tabs_->setCurrentIndex(index);
   return true;
 }
 

@@ -64,7 +64,10 @@ class MainWindow : public QMainWindow {
   bool compareRunning() const;
   bool waitForCompare(int timeout_ms);
 
-  // "graph", "timeline", "curve", "compare"; false for another name.
+  // The views, in tab order: "graph", "timeline", "curve", "compare". The one list
+  // the tabs, showView, the PNG export, --view and the tests use.
+  static QStringList viewNames();
+  // One of viewNames(); false for another name.
   bool showView(const QString& name);
   QWidget* viewWidget(const QString& name) const;
 

@@ -318,8 +318,8 @@ bool MainWindow::exportCompareCsv(const QString& path) {
 
 void MainWindow::exportDialog(const QString& what) {
   if (what == "png") {
-    static const char* kViews[] = {"graph", "timeline", "curve", "compare"};
-    const QString view = QString::fromLatin1(kViews[std::max(0, tabs_->currentIndex()) % 4]);
+    const QStringList views = viewNames();
+    const QString view = views[std::max(0, tabs_->currentIndex()) % views.size()];
     const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export PNG"),
                                                       view + ".png", QStringLiteral("PNG (*.png)"));
     if (!path.isEmpty()) exportPng(view, path);

@@ -16,6 +16,7 @@
 #include "core/exporters.h"
 #include "core/graph_algorithms.h"
 #include "core/step_observer.h"
+#include "sim/schedule_checks.h"
 #include "tests/conformance/conformance.h"
 #include "test_graphs.h"
 
@@ -180,6 +181,19 @@ TEST_P(EvaluatorConformance, ObserversSeeEveryOpOnceAndMatchTheTrace) {
     EXPECT_LE(again.ops[i].end_us, r.step_time_us * (1 + 1e-9));
   }
   EXPECT_EQ(trace_to_chrome(g, c, trace), chrome.document());
+}
+
+TEST_P(EvaluatorConformance, ValidSchedulesOnGeneratedGraphs) {
+  const bool fcfs = testing::trait(info_, "link_sharing") == "fcfs";
+  const testing::ScheduleClaims claims{testing::trait(info_, "models") == "links", fcfs,
+                                       testing::trait(info_, "deterministic") == "1"};
+  const Cluster c = star_cluster(4, 1e9, 1, 64e9);
+  for (std::uint64_t seed : {1u, 2u}) {
+    const OpGraph g = testing::layered_dag(60, seed);
+    SCOPED_TRACE("layered_dag seed " + std::to_string(seed));
+    testing::expect_valid_schedule(*evaluator_, claims, g, c, round_robin_placement(g, c),
+                                   tolerance());
+  }
 }
 
 TEST_P(EvaluatorConformance, AgreesWithItsReference) {

@@ -258,9 +258,9 @@ TEST(Export, PlacementTraceAndPng) {
       read_placement_file(tmp_path("p.json"), w.workbench()->graph(), w.workbench()->cluster());
   EXPECT_EQ(back, w.workbench()->placement());
   ASSERT_TRUE(w.exportTrace(QString::fromStdString(tmp_path("trace.json"))));
-  for (const char* view : {"graph", "timeline", "curve", "compare"}) {
-    w.showView(view);
-    const QString png = QString::fromStdString(tmp_path(std::string(view) + ".png"));
+  for (const QString& view : MainWindow::viewNames()) {
+    ASSERT_TRUE(w.showView(view));
+    const QString png = QString::fromStdString(tmp_path(view.toStdString() + ".png"));
     ASSERT_TRUE(w.exportPng(view, png));
     QImage img(png);
     EXPECT_FALSE(img.isNull());
