@@ -1,5 +1,8 @@
 #include "core/step_observer.h"
 
+#include <string>
+#include <utility>
+
 #include "core/cluster.h"
 #include "core/op_graph.h"
 
@@ -36,9 +39,9 @@ void replay_trace(const Trace& trace, StepObserver& observer) {
   for (const TransferSpan& t : trace.transfers) observer.on_transfer(t);
 }
 
-TransferSpan link_transfer_span(const Cluster& cluster, int src_op, int src_output,
-                                int src_device, int dst_device, double bytes, double start_us,
-                                double end_us) {
+namespace {
+TransferSpan span_of(int src_op, int src_output, int src_device, int dst_device, double bytes,
+                     double start_us, double end_us, std::string lane) {
   TransferSpan span;
   span.src_op = src_op;
   span.src_output = src_output;
@@ -47,22 +50,25 @@ TransferSpan link_transfer_span(const Cluster& cluster, int src_op, int src_outp
   span.bytes = bytes;
   span.start_us = start_us;
   span.end_us = end_us;
+  span.lane = std::move(lane);
+  return span;
+}
+}  // namespace
+
+TransferSpan link_transfer_span(const Cluster& cluster, int src_op, int src_output,
+                                int src_device, int dst_device, double bytes, double start_us,
+                                double end_us) {
+  TransferSpan span =
+      span_of(src_op, src_output, src_device, dst_device, bytes, start_us, end_us,
+              cluster.device(src_device).name + "->" + cluster.device(dst_device).name);
   for (const Hop& hop : cluster.route(src_device, dst_device)) span.channels.push_back(hop.channel());
-  span.lane = cluster.device(src_device).name + "->" + cluster.device(dst_device).name;
   return span;
 }
 
 TransferSpan bus_transfer_span(const Cluster& cluster, int src_op, int src_output,
                                int src_device, double bytes, double start_us, double end_us) {
-  TransferSpan span;
-  span.src_op = src_op;
-  span.src_output = src_output;
-  span.src_device = src_device;
-  span.bytes = bytes;
-  span.start_us = start_us;
-  span.end_us = end_us;
-  span.lane = "/bus/" + cluster.device(src_device).name;
-  return span;
+  return span_of(src_op, src_output, src_device, -1, bytes, start_us, end_us,
+                 "/bus/" + cluster.device(src_device).name);
 }
 
 }  // namespace aware
