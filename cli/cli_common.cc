@@ -43,7 +43,8 @@ std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::st
 
 std::string format_ms(double us) {
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.3f ms", us / 1e3);
+  // Beyond a billion ms, fixed notation prints dozens of digits: use an exponent.
+  std::snprintf(buffer, sizeof buffer, us / 1e3 < 1e9 ? "%.3f ms" : "%.4e ms", us / 1e3);
   return buffer;
 }
 

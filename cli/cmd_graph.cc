@@ -153,7 +153,8 @@ void add_graph_commands(CLI::App& app) {
   auto build = std::make_shared<BuildArgs>();
   CLI::App* b = graph->add_subcommand("build", "Build a zoo model's training-step graph");
   b->add_option("--model", build->model, "Model: " + join(zoo_model_names()))->required();
-  b->add_option("--batch", build->options.batch, "Batch size (default: the model's)");
+  b->add_option("--batch", build->options.batch, "Batch size (default: the model's)")
+      ->check(CLI::Range(1, 1000000));
   b->add_option("--seq-len", build->options.seq_len, "Sequence length (recurrent/attention models)");
   b->add_option("--hidden", build->options.hidden, "Hidden size (recurrent/attention models)");
   b->add_option("--layers", build->options.layers, "Layers per stack");

@@ -140,12 +140,26 @@ void run_compare_command(const CompareArgs& a) {
   std::string cluster = a.cluster;
   if (cluster.rfind("preset:", 0) == 0) cluster = cluster.substr(7);
   request.cluster = cluster;
-  for (const auto& d : split_list(a.devices)) {
-    try {
-      request.devices.push_back(std::stoi(d));
-    } catch (const std::exception&) {
-      throw ConfigError("--devices must be a comma-separated list of numbers, got '" + a.devices + "'");
+  // Every item a whole number >= 1: "0", "-3", "2,,4" and "2x" are refused.
+  if (!a.devices.empty()) {
+    std::stringstream items(a.devices);
+    std::string d;
+    while (std::getline(items, d, ',')) {
+      std::size_t used = 0;
+      int n = 0;
+      try {
+        n = std::stoi(d, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (d.empty() || used != d.size() || n < 1)
+        throw ConfigError("--devices must be a comma-separated list of device counts >= 1, got '" +
+                          a.devices + "'");
+      request.devices.push_back(n);
     }
+    if (a.devices.back() == ',')
+      throw ConfigError("--devices must be a comma-separated list of device counts >= 1, got '" +
+                        a.devices + "'");
   }
   request.methods = split_list(a.methods);
   request.evaluator = a.evaluator;

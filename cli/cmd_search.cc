@@ -82,7 +82,8 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--budget-seconds", a.budget_seconds, "Wall-clock seconds allowed");
   c->add_option("--seed", a.seed, "Seed (weights and sampling)")->capture_default_str();
   c->add_option("--threads", a.threads, "torch::set_num_threads")->capture_default_str();
-  c->add_option("--lr", a.lr, "Adam learning rate (0: the agent's default)");
+  c->add_option("--lr", a.lr, "Adam learning rate (0: the agent's default)")
+      ->check(CLI::Range(0.0, 1e3));
   c->add_option("--entropy", a.entropy, "Entropy bonus weight (< 0: the agent's default)");
   c->add_option("--init", a.init, "Start from this policy file");
   c->add_option("--curve", a.curve, curve_help);

@@ -101,7 +101,12 @@ void Cluster::finalize() {
   for (const Device& d : devices_) {
     check_positive(*this, "device", d.name, "peak_flops", d.peak_flops);
     check_positive(*this, "device", d.name, "efficiency", d.efficiency);
-    if (d.efficiency > 1) check_positive(*this, "device", d.name, "efficiency (<= 1)", -1);
+    if (d.efficiency > 1) {
+      std::ostringstream out;
+      out << where(*this) << ": device '" << d.name
+          << "': field 'efficiency' (a fraction of peak_flops) must be at most 1, got " << d.efficiency;
+      throw DeviceError(out.str());
+    }
     check_positive(*this, "device", d.name, "memory_bytes", d.memory_bytes);
     check_positive(*this, "device", d.name, "memory_Bps", d.memory_Bps);
     check_positive(*this, "device", d.name, "launch_overhead_us", d.launch_overhead_us, true);

@@ -1,9 +1,12 @@
 #include "core/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "core/cluster.h"
+#include "core/errors.h"
 #include "core/op_graph.h"
 
 namespace aware {
@@ -39,6 +42,18 @@ OpCostMatrix::OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const C
   for (int op = 0; op < n; ++op) {
     for (int d = 0; d < num_devices_; ++d) {
       const double t = op_time_us(graph.op(op), cluster.device(d), table);
+      if (!std::isfinite(t)) {
+        // e.g. peak_flops 1e-300: a step time of inf helps nobody; name the inputs.
+        const Op& o = graph.op(op);
+        const Device& dev = cluster.device(d);
+        std::ostringstream out;
+        out << (graph.source().empty() ? graph.name() : graph.source()) << ": op '" << o.name
+            << "' on device '" << dev.name << "' of cluster '" << cluster.name()
+            << "': its time is not finite (fields 'flops' " << o.flops << ", 'bytes_accessed' "
+            << o.bytes_accessed << "; device 'peak_flops' " << dev.peak_flops << ", 'efficiency' "
+            << dev.efficiency << ", 'memory_Bps' " << dev.memory_Bps << ")";
+        throw ConfigError(out.str());
+      }
       time_us_[static_cast<size_t>(op) * num_devices_ + d] = t;
       min_time_us_[op] = std::min(min_time_us_[op], t);
       mean_time_us_[op] += t / num_devices_;

@@ -1,7 +1,9 @@
 #include "core/evaluator.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include "core/errors.h"
 
@@ -14,9 +16,21 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 }  // namespace
 
+// Results are finite or refused: an overflowing cost model must not reach a
+// table as "inf ms" or a reward as NaN.
+static StepResult checked(StepResult result, const std::string& evaluator) {
+  if (!std::isfinite(result.step_time_us) || result.step_time_us < 0) {
+    std::ostringstream out;
+    out << "evaluator '" << evaluator << "': the step time is " << result.step_time_us
+        << " us, not a finite time; check the graph's costs and the cluster's rates";
+    throw ConfigError(out.str());
+  }
+  return result;
+}
+
 StepResult Evaluator::evaluate(const OpGraph& graph, const Cluster& cluster,
                                const Placement& placement, Trace* trace) {
-  if (trace == nullptr) return run_step(graph, cluster, placement, nullptr);
+  if (trace == nullptr) return checked(run_step(graph, cluster, placement, nullptr), name());
   TraceRecorder recorder(*trace);
   return evaluate_observed(graph, cluster, placement, &recorder);
 }
@@ -24,7 +38,7 @@ StepResult Evaluator::evaluate(const OpGraph& graph, const Cluster& cluster,
 StepResult Evaluator::evaluate_observed(const OpGraph& graph, const Cluster& cluster,
                                         const Placement& placement, StepObserver* observer) {
   if (observer != nullptr) observer->on_step_begin(graph, cluster, placement);
-  StepResult result = run_step(graph, cluster, placement, observer);
+  StepResult result = checked(run_step(graph, cluster, placement, observer), name());
   if (observer != nullptr) observer->on_step_end(result);
   return result;
 }

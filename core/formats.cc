@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 #include <unistd.h>
 
@@ -18,6 +21,9 @@ using nlohmann::json;
 // ---------------------------------------------------------------- files
 
 std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ParseError(path + ": is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ParseError(path + ": cannot open file for reading");
   std::ostringstream buffer;
@@ -71,6 +77,19 @@ struct Where {
 
 [[noreturn]] void fail(const Where& w, const std::string& field, const std::string& what) {
   throw ParseError(w.prefix() + "field '" + field + "' " + what);
+}
+
+// Strict readers: a field this format does not have (a misspelt "flps") is
+// refused, so that a cost is never silently dropped.
+void check_fields(const json& obj, std::initializer_list<const char*> known, const Where& w) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool found = false;
+    for (const char* k : known) found = found || it.key() == k;
+    if (found) continue;
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw ParseError(w.prefix() + "unknown field '" + it.key() + "' (known: " + list + ")");
+  }
 }
 
 const json& require(const json& obj, const char* field, const Where& w) {
@@ -169,10 +188,12 @@ json graph_to_json(const OpGraph& graph) {
 OpGraph graph_from_json(const json& doc, const std::string& source) {
   check_header(doc, "aware-graph", kGraphFormatVersion, source);
   const Where top{source, ""};
+  check_fields(doc, {"format", "version", "name", "ops", "edges"}, top);
   OpGraph graph(get_string(doc, "name", top, false, source));
   graph.set_source(source);
   const json& ops = require(doc, "ops", top);
   if (!ops.is_array()) fail(top, "ops", "must be an array");
+  if (ops.empty()) fail(top, "ops", "is empty: a training step needs at least one op");
   std::vector<std::string> forward_of(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const json& o = ops[i];
@@ -181,6 +202,11 @@ OpGraph graph_from_json(const json& doc, const std::string& source) {
     Op op;
     op.name = get_string(o, "name", w, true);
     w.object = "op '" + op.name + "'";
+    check_fields(o,
+                 {"name", "type", "phase", "flops", "bytes_accessed", "output_bytes", "param_bytes",
+                  "temp_bytes", "colocation_group", "compute_us", "shape", "block", "layer",
+                  "forward_of"},
+                 w);
     if (op.name.empty()) fail(w, "name", "is empty");
     if (graph.find(op.name) >= 0) fail(w, "name", "is a duplicate");
     op.type = get_string(o, "type", w, false, "Op");
@@ -217,6 +243,7 @@ OpGraph graph_from_json(const json& doc, const std::string& source) {
   }
   const json& edges = require(doc, "edges", top);
   if (!edges.is_array()) fail(top, "edges", "must be an array");
+  std::set<std::tuple<int, int, int>> seen_edges;
   for (size_t i = 0; i < edges.size(); ++i) {
     const json& e = edges[i];
     Where w{source, "edge #" + std::to_string(i)};
@@ -224,12 +251,15 @@ OpGraph graph_from_json(const json& doc, const std::string& source) {
     const std::string src = get_string(e, "src", w, true);
     const std::string dst = get_string(e, "dst", w, true);
     w.object = "edge '" + src + "' -> '" + dst + "'";
+    check_fields(e, {"src", "dst", "src_output", "bytes"}, w);
     const int s = graph.find(src);
     const int d = graph.find(dst);
     if (s < 0) fail(w, "src", "names unknown op '" + src + "'");
     if (d < 0) fail(w, "dst", "names unknown op '" + dst + "'");
     const int out = get_int(e, "src_output", w, false, 0);
     if (out < 0) fail(w, "src_output", "must not be negative");
+    if (!seen_edges.insert({s, d, out}).second)
+      fail(w, "dst", "repeats an earlier edge with the same src, dst and src_output");
     double bytes = -1;
     if (e.contains("bytes")) {
       bytes = get_number(e, "bytes", w, true);
@@ -285,6 +315,7 @@ json cluster_to_json(const Cluster& cluster) {
 Cluster cluster_from_json(const json& doc, const std::string& source) {
   check_header(doc, "aware-cluster", kClusterFormatVersion, source);
   const Where top{source, ""};
+  check_fields(doc, {"format", "version", "name", "devices", "switches", "links"}, top);
   Cluster cluster(get_string(doc, "name", top, false, source));
   cluster.set_source(source);
   const json& devices = require(doc, "devices", top);
@@ -296,6 +327,10 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
     Device d;
     d.name = get_string(o, "name", w, true);
     w.object = "device '" + d.name + "'";
+    check_fields(o,
+                 {"name", "kind", "peak_flops", "efficiency", "memory_bytes", "memory_Bps",
+                  "launch_overhead_us"},
+                 w);
     d.kind = get_string(o, "kind", w, false, "gpu");
     d.peak_flops = get_number(o, "peak_flops", w, true);
     d.efficiency = get_number(o, "efficiency", w, false, 1.0);
@@ -321,6 +356,7 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
   }
   if (auto it = doc.find("links"); it != doc.end()) {
     if (!it->is_array()) fail(top, "links", "must be an array");
+    std::set<std::string> link_names;
     for (size_t i = 0; i < it->size(); ++i) {
       const json& o = (*it)[i];
       Where w{source, "link #" + std::to_string(i)};
@@ -328,6 +364,9 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
       Link l;
       l.name = get_string(o, "name", w, false);
       if (!l.name.empty()) w.object = "link '" + l.name + "'";
+      check_fields(o, {"name", "a", "b", "bandwidth_Bps", "latency_us"}, w);
+      if (!l.name.empty() && !link_names.insert(l.name).second)
+        fail(w, "name", "is a duplicate (link names must be unique)");
       const std::string a = get_string(o, "a", w, true);
       const std::string b = get_string(o, "b", w, true);
       l.a = cluster.find_node(a);
@@ -374,6 +413,7 @@ Placement placement_from_json(const json& doc, const OpGraph& graph, const Clust
                               const std::string& source) {
   check_header(doc, "aware-placement", kPlacementFormatVersion, source);
   const Where top{source, ""};
+  check_fields(doc, {"format", "version", "graph", "cluster", "devices"}, top);
   const json& devices = require(doc, "devices", top);
   if (!devices.is_object()) fail(top, "devices", "must be an object mapping op name to device");
   Placement placement(std::vector<int>(graph.num_ops(), -1));

@@ -32,9 +32,18 @@ std::vector<int> topological_order(const OpGraph& graph) {
   if (static_cast<int>(order.size()) != n) {
     for (int i = 0; i < n; ++i) {
       if (indegree[i] > 0) {
+        // An op left unscheduled waits on another unscheduled op: that edge is on
+        // (or leads out of) a cycle.
         const std::string where = graph.source().empty() ? graph.name() : graph.source();
-        throw GraphError(where + ": op '" + graph.op(i).name +
-                         "': field 'inputs' closes a cycle (the graph must be a DAG)");
+        std::string from;
+        for (int e : graph.in_edges(i)) {
+          if (indegree[graph.edge(e).src] > 0) {
+            from = " from op '" + graph.op(graph.edge(e).src).name + "'";
+            break;
+          }
+        }
+        throw GraphError(where + ": op '" + graph.op(i).name + "': the edge" + from +
+                         " (field 'edges') is on a cycle: the graph must be a DAG");
       }
     }
   }

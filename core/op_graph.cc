@@ -139,7 +139,7 @@ void OpGraph::validate() const {
     }
     if (e.src == e.dst) {
       throw GraphError(where(*this) + ": op '" + ops_[e.src].name +
-                       "': edge to itself (field 'inputs') makes a cycle");
+                       "': an edge from the op to itself (fields 'src' and 'dst') makes a cycle");
     }
     if (!std::isfinite(e.bytes) || e.bytes < 0) {
       throw GraphError(where(*this) + ": edge '" + ops_[e.src].name + "' -> '" +

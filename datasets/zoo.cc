@@ -75,6 +75,16 @@ OpGraph build_zoo_model(const std::string& name, const ModelOptions& options) {
     for (const std::string& n : zoo_model_names()) known += (known.empty() ? "" : ", ") + n;
     throw ConfigError("unknown zoo model '" + name + "'; known models: " + known);
   }
+  const std::pair<const char*, int> fields[] = {
+      {"batch", options.batch},   {"seq_len", options.seq_len}, {"hidden", options.hidden},
+      {"layers", options.layers}, {"vocab", options.vocab},     {"image_size", options.image_size}};
+  for (const auto& [field, value] : fields) {
+    // 0 means "the model's default"; a negative size is a mistake, not a default.
+    if (value < 0) {
+      throw ConfigError("zoo model '" + name + "': option '" + field + "' must be positive (or 0 "
+                        "for the model's default), got " + std::to_string(value));
+    }
+  }
   for (int value : {options.batch, options.seq_len, options.hidden, options.layers, options.vocab,
                     options.image_size}) {
     if (value > 1000000) {

@@ -182,30 +182,27 @@ CompareTable run_compare(const CompareRequest& request) {
     request.progress->on_progress(p);
   };
 
+  // Every model loads before any cell runs: a misspelt name fails at once, with a
+  // non-zero exit, instead of as an "error" cell after the work.
+  std::vector<OpGraph> graphs;
   for (const std::string& model : request.models) {
-    OpGraph graph;
-    std::string load_error;
     try {
-      graph = request.load_graph ? request.load_graph(graph_spec(model))
-                                 : load_graph(graph_spec(model));
+      graphs.push_back(request.load_graph ? request.load_graph(graph_spec(model))
+                                          : load_graph(graph_spec(model)));
     } catch (const Error& e) {
-      load_error = e.what();
+      throw ConfigError("compare: model '" + model + "': " + e.what());
     }
+  }
+  for (const OpGraph& graph : graphs) {
     for (const Cluster& cluster : clusters) {
       if (request.progress != nullptr && request.progress->cancelled()) {
         table.cancelled = true;
         return table;
       }
       CompareRow row;
-      row.model = load_error.empty() ? graph.name() : model;
+      row.model = graph.name();
       row.cluster = cluster.name();
       row.devices = cluster.num_devices();
-      if (!load_error.empty()) {
-        row.error = load_error;
-        done += static_cast<long long>(table.methods.size());
-        table.rows.push_back(row);
-        continue;
-      }
       row.lower_bound_us = lower_bound(graph, cluster).bound_us();
       std::string too_big;
       try {

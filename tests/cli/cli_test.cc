@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -118,6 +119,35 @@ TEST(Cli, BadGraphFileNamesTheFileAndLeavesNoTrace) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(contains(r.output, graph)) << r.output;
   EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+// Regressions from the bad-input sweep (issue: bad input and faults): each is one
+// clear line and a non-zero exit, before any work.
+TEST(Cli, BadNumbersAndNamesAreRefusedUpFront) {
+  struct Case {
+    std::string args;
+    std::vector<std::string> fragments;
+  };
+  const std::string tiny = tmp("tiny-flops.json");
+  write(tiny, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e-300,"memory_bytes":1e12,"memory_Bps":1e11}]})");
+  const std::vector<Case> cases = {
+      {"graph build --model inception_v3 --batch 0 -o " + tmp("b0.json"), {"--batch", "1"}},
+      {"graph build --model inception_v3 --batch -8 -o " + tmp("b8.json"), {"--batch"}},
+      {"compare --models alexnet --cluster k40x4", {"alexnet", "inception_v3"}},
+      {"compare --models nmt2 --cluster k40x4 --devices 0", {"--devices", "'0'"}},
+      {"compare --models nmt2 --cluster k40x4 --devices 2,,4", {"--devices", "2,,4"}},
+      {"compare --models nmt2 --cluster k40x4 --devices -3", {"--devices"}},
+      {"simulate --graph zoo:nmt2 --cluster " + tiny, {tiny, "peak_flops", "not finite"}},
+      {"graph info " + std::string(AWARE_TEST_TMPDIR), {"is a directory"}},
+  };
+  for (const Case& c : cases) {
+    const Outcome r = aware(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args << "\n" << r.output;
+    for (const std::string& f : c.fragments) EXPECT_TRUE(contains(r.output, f)) << c.args << "\n" << r.output;
+    EXPECT_FALSE(contains(r.output, "inf ms")) << c.args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp("b0.json")));
 }
 
 TEST(Cli, NegativeCostNamesOpAndField) {

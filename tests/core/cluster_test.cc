@@ -71,6 +71,27 @@ TEST(Cluster, ZeroBandwidthLinkIsRejected) {
   }
 }
 
+TEST(Cluster, EfficiencyAboveOneNamesTheValueRead) {
+  Cluster c("bad");
+  Device d;
+  d.name = "a";
+  d.peak_flops = 1;
+  d.memory_bytes = 1;
+  d.memory_Bps = 1;
+  d.efficiency = 5.0;
+  c.add_device(d);
+  try {
+    c.finalize();
+    FAIL();
+  } catch (const DeviceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("device 'a'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'efficiency'"), std::string::npos) << what;
+    EXPECT_NE(what.find("got 5"), std::string::npos) << what;  // not the -1 it once printed
+    EXPECT_NE(what.find("at most 1"), std::string::npos) << what;
+  }
+}
+
 TEST(Cluster, UnreachableDevicePairIsRejected) {
   Cluster c("split");
   Device d;

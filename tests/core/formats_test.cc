@@ -103,6 +103,51 @@ TEST(Formats, BadGraphFilesNameTheFileOpAndField) {
   expect_parse_error([&] { read_graph_file(tmp_path("does-not-exist.json")); }, {"does-not-exist", "cannot open"});
 }
 
+// Regressions for the strict readers: misspelt fields, empty and repeated content,
+// a directory for a file, a cycle named by its edge.
+TEST(Formats, StrictReadersRefuseWhatTheFormatDoesNotHave) {
+  const std::string path = tmp_path("strict.json");
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","flps":1e9,"output_bytes":[1]}],
+    "edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "op 'a'", "unknown field 'flps'", "flops"});
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","outputbytes":[1]}],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "op 'a'", "'outputbytes'"});
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","output_bytes":[1]},
+    {"name":"b"}],"edges":[{"src":"a","dst":"b","byte":5}]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "edge 'a' -> 'b'", "'byte'"});
+  write(path, R"({"format":"aware-graph","version":1,"opz":[],"ops":[{"name":"a"}],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "'opz'"});
+  write(path, R"({"format":"aware-graph","version":1,"ops":[],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "'ops'", "empty"});
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","output_bytes":[1]},
+    {"name":"b"}],"edges":[{"src":"a","dst":"b"},{"src":"a","dst":"b"}]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "edge 'a' -> 'b'", "repeats"});
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","output_bytes":[1]},
+    {"name":"b","output_bytes":[1]}],"edges":[{"src":"a","dst":"b"},{"src":"b","dst":"a"}]})");
+  try {
+    read_graph_file(path);
+    FAIL() << "a cycle was accepted";
+  } catch (const ParseError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'edges'"), std::string::npos) << what;
+    EXPECT_EQ(what.find("inputs"), std::string::npos) << what;  // the format has no such field
+  }
+  expect_parse_error([&] { read_graph_file(AWARE_TEST_TMPDIR); }, {"is a directory"});
+
+  write(path, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11,"eficiency":0.5}]})");
+  expect_parse_error([&] { read_cluster_file(path); }, {path, "device 'a'", "'eficiency'"});
+  write(path, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11},
+    {"name":"b","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11}],"switches":["s"],
+    "links":[{"name":"l","a":"a","b":"s","bandwidth_Bps":1e9},{"name":"l","a":"b","b":"s","bandwidth_Bps":1e9}]})");
+  expect_parse_error([&] { read_cluster_file(path); }, {path, "link 'l'", "duplicate"});
+  write(path, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11}],
+    "links":[{"name":"l","a":"a","b":"a","bandwidth_Bps":1e9,"latency":3}]})");
+  expect_parse_error([&] { read_cluster_file(path); }, {path, "link 'l'", "'latency'"});
+}
+
 TEST(Formats, BadPlacementsAreRejected) {
   const std::string gpath = tmp_path("good.json");
   write(gpath, kGoodGraph);
