@@ -41,6 +41,22 @@ std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::st
   return EvaluatorRegistry::instance().create(name, opts);
 }
 
+std::string table_format(const std::string& format, bool json, const std::string& out) {
+  if (json && !format.empty() && format != "json")
+    throw ConfigError("--json and --format " + format + " disagree");
+  std::string f = json ? "json" : format;
+  if (f.empty()) {
+    const auto ends_with = [&](const char* suffix) {
+      const std::string s(suffix);
+      return out.size() >= s.size() && out.compare(out.size() - s.size(), s.size(), s) == 0;
+    };
+    f = ends_with(".md") ? "md" : ends_with(".csv") ? "csv" : ends_with(".json") ? "json" : "table";
+  }
+  if (f != "table" && f != "md" && f != "csv" && f != "json")
+    throw ConfigError("--format must be table, md, csv or json, got '" + f + "'");
+  return f;
+}
+
 std::string format_ms(double us) {
   char buffer[64];
   // Beyond a billion ms, fixed notation prints dozens of digits: use an exponent.

@@ -31,6 +31,16 @@ void add_list_command(CLI::App& app);    // list evaluators | placers | agents |
 std::string registered_names_help(const std::string& label, const std::vector<std::string>& names,
                                   const std::string& list_kind);
 
+// The help text of every --graph option: what a graph spec may be.
+inline constexpr const char* kGraphSpecHelp =
+    "Graph: a JSON file, zoo:NAME (aware graph info --help), family:FAMILY:SEED "
+    "(cifar10, ptb, nmt) or random:N:SEED (a seeded layered DAG of N ops)";
+
+// The format of a results table: --json wins, then an explicit --format, then the
+// extension of -o (.md, .csv, .json), else "table". Throws ConfigError for an
+// unknown format or a --json that contradicts --format.
+std::string table_format(const std::string& format, bool json, const std::string& out);
+
 // "a,b,,c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::string& text);
 // {"k=v", ...} -> Options; throws ConfigError naming `flag` for an item without '='.

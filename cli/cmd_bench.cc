@@ -5,6 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "core/errors.h"
+#include "core/formats.h"
 #include "core/random_dag.h"
 #include "datasets/load.h"
 
@@ -61,6 +62,7 @@ Measured measure(Evaluator& evaluator, const OpGraph& graph, const Cluster& clus
 }
 
 void run_bench_simulate(const BenchArgs& a) {
+  prepare_output_path(a.out, "-o");
   if (!(a.seconds > 0)) throw ConfigError("--seconds must be positive");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
@@ -98,6 +100,7 @@ void run_bench_simulate(const BenchArgs& a) {
 }
 
 void run_bench_scaling(const BenchArgs& a) {
+  prepare_output_path(a.out, "-o");
   const Cluster cluster = load_cluster(a.cluster);
   auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
   nlohmann::json rows = nlohmann::json::array();
@@ -138,7 +141,7 @@ void add_bench_commands(CLI::App& app) {
   bench->require_subcommand(1);
   auto sim = std::make_shared<BenchArgs>();
   CLI::App* s = bench->add_subcommand("simulate", "Evaluations per second on random placements");
-  s->add_option("--graph", sim->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  s->add_option("--graph", sim->graph, kGraphSpecHelp)->required();
   add_common(s, *sim);
   s->add_option("-o,--output", sim->out, "Write the figures here as JSON")->capture_default_str();
   s->add_option("--placement", sim->placement, "Evaluate this placement (file, single, round-robin) instead of random ones");

@@ -1,6 +1,10 @@
 // aware cluster show | list
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_common.h"
 #include "core/formats.h"
@@ -53,8 +57,16 @@ void add_cluster_commands(CLI::App& app) {
   s->add_flag("--json", show->json, "Print the cluster as JSON (the file format)");
   s->callback([show] { run_show(*show); });
   CLI::App* l = cluster->add_subcommand("list", "List the built-in presets");
-  l->callback([] {
-    for (const auto& n : cluster_preset_names()) std::printf("preset:%s\n", n.c_str());
+  auto list_json = std::make_shared<bool>(false);
+  l->add_flag("--json", *list_json, "Print a JSON array of preset specs");
+  l->callback([list_json] {
+    std::vector<std::string> specs;
+    for (const auto& n : cluster_preset_names()) specs.push_back("preset:" + n);
+    if (*list_json) {
+      std::cout << nlohmann::json(specs).dump(1) << "\n";
+      return;
+    }
+    for (const auto& spec : specs) std::printf("%s\n", spec.c_str());
   });
 }
 

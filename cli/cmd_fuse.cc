@@ -104,6 +104,8 @@ Side measure(const OpGraph& graph, const Cluster& cluster, Evaluator& evaluator)
 void run_fuse(const FuseArgs& a) {
   if (a.graph.empty())
     throw ConfigError("aware fuse: --graph is required (or use `aware fuse report`)");
+  prepare_output_path(a.out, "-o");
+  prepare_output_path(a.mapping, "--mapping");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   const FusionOptions options = a.flags.options();
@@ -182,7 +184,8 @@ struct ReportArgs {
   std::string method = "anneal";
   long long budget_evals = 0;
   long long seed = 1;
-  std::string format = "table";
+  std::string format;  // empty: from -o's extension, else table
+  bool json = false;
   std::string out;
 };
 
@@ -383,14 +386,15 @@ void write_report(const std::vector<ReportRow>& rows, const ReportArgs& a, const
   for (const auto& row : cells) emit(row);
 }
 
-void run_report(const ReportArgs& a) {
+void run_report(const ReportArgs& args) {
+  ReportArgs a = args;
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
-  if (a.format != "table" && a.format != "md" && a.format != "csv" && a.format != "json")
-    throw ConfigError("--format must be table, md, csv or json, got '" + a.format + "'");
+  a.format = table_format(args.format, args.json, args.out);
   const std::vector<std::string> models = split_list(a.models);
   if (models.empty()) throw ConfigError("--models is empty");
   PlacerRegistry::instance().create(a.method);  // unknown names fail before any work
+  prepare_output_path(a.out, "-o");
   const Cluster cluster = resolve_cluster(a.cluster);
   const FusionOptions options = a.flags.options();
   std::vector<ReportRow> rows;
@@ -416,7 +420,7 @@ void add_fuse_commands(CLI::App& app) {
   CLI::App* f = app.add_subcommand(
       "fuse", "Fuse ops whose separation costs more in transfer than it gains in parallel compute");
   f->require_subcommand(0, 1);
-  f->add_option("--graph", fuse->graph, "Graph file, zoo:NAME or family:FAMILY:SEED");
+  f->add_option("--graph", fuse->graph, kGraphSpecHelp);
   f->add_option("--cluster", fuse->cluster, "preset:NAME or a cluster file")->capture_default_str();
   fuse->flags.add_to(f);
   f->add_option("-o,--output", fuse->out, "Write the fused graph JSON here");
@@ -429,14 +433,15 @@ void add_fuse_commands(CLI::App& app) {
                                   "the fused vs the full graph");
   r->add_option("--models", report->models, "Comma-separated zoo names or graph files")
       ->capture_default_str();
-  r->add_option("--cluster", report->cluster, "Preset name (k40x4), preset:NAME or a cluster file")
+  r->add_option("--cluster", report->cluster, "preset:NAME (k40x4 alone works too) or a cluster file")
       ->capture_default_str();
   report->flags.add_to(r);
   r->add_option("--method", report->method, "Placer run on both graphs")->capture_default_str();
   r->add_option("--budget-evals", report->budget_evals,
                 "Evaluations per search (0: the method's default)");
   r->add_option("--seed", report->seed, "Seed")->capture_default_str();
-  r->add_option("--format", report->format, "table, md, csv or json")->capture_default_str();
+  r->add_option("--format", report->format, "table, md, csv or json (default: from -o's extension, else table)");
+  r->add_flag("--json", report->json, "Print JSON (same as --format json)");
   r->add_option("-o,--output", report->out, "Also write the report here");
   r->callback([report] { run_report(*report); });
 

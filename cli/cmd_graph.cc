@@ -50,6 +50,7 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 void run_build(const BuildArgs& a) {
+  prepare_output_path(a.out, "-o");
   OpGraph graph = build_zoo_model(a.model, a.options);
   write_graph_file(graph, a.out);
   std::printf("wrote %s: %d ops, %d edges\n", a.out.c_str(), graph.num_ops(), graph.num_edges());
@@ -173,14 +174,14 @@ void add_graph_commands(CLI::App& app) {
 
   auto info = std::make_shared<InfoArgs>();
   CLI::App* i = graph->add_subcommand("info", "Size, FLOPs, memory, critical path and lower bound");
-  i->add_option("graph", info->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  i->add_option("graph", info->graph, kGraphSpecHelp)->required();
   i->add_option("--cluster", info->cluster, "Cluster for the lower bound")->capture_default_str();
   i->add_flag("--json", info->json, "Print one JSON object");
   i->callback([info] { run_info(*info); });
 
   auto exp = std::make_shared<ExportArgs>();
   CLI::App* e = graph->add_subcommand("export", "Export a graph (Graphviz DOT or JSON)");
-  e->add_option("graph", exp->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  e->add_option("graph", exp->graph, kGraphSpecHelp)->required();
   e->add_option("--format", exp->format, "dot or json")->capture_default_str();
   e->add_option("-o,--output", exp->out, "Output file (default: stdout)");
   e->add_option("--placement", exp->placement, "Colour nodes by this placement");

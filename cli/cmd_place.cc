@@ -59,6 +59,8 @@ void run_place(const PlaceArgs& a) {
   if (a.method.empty() && a.policy.empty()) throw ConfigError("place needs --method or --policy");
   const std::string method = a.policy.empty() ? a.method : method_of_policy(a);
   std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(method);
+  prepare_output_path(a.out, "-o");  // before the work: an unwritable path fails now
+  prepare_output_path(a.trace, "--trace");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
@@ -88,8 +90,13 @@ void run_place(const PlaceArgs& a) {
   Trace trace;
   const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
   const LowerBound bound = lower_bound(graph, cluster);
-  if (!a.out.empty()) write_placement_file(graph, cluster, placement, a.out);
-  if (!a.trace.empty()) write_json_file(a.trace, trace_to_chrome(graph, cluster, trace));
+  // Both outputs or neither.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!a.out.empty())
+    outputs.push_back({a.out, placement_to_json(graph, cluster, placement).dump(1) + "\n"});
+  if (!a.trace.empty())
+    outputs.push_back({a.trace, trace_to_chrome(graph, cluster, trace).dump(1) + "\n"});
+  write_files_atomic(outputs);
   std::vector<int> per_device(cluster.num_devices(), 0);
   for (int op = 0; op < graph.num_ops(); ++op) ++per_device[placement[op]];
   if (a.json) {
@@ -125,15 +132,17 @@ struct CompareArgs {
   std::vector<std::string> eval_options;
   long long budget_evals = 0;
   long long seed = 1;
-  std::string format = "table";
+  std::string format;  // empty: from -o's extension, else table
+  bool json = false;
   std::string out;
 };
 
-void run_compare_command(const CompareArgs& a) {
+void run_compare_command(const CompareArgs& args) {
+  CompareArgs a = args;
+  a.format = table_format(args.format, args.json, args.out);
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
-  if (a.format != "table" && a.format != "md" && a.format != "csv" && a.format != "json")
-    throw ConfigError("--format must be table, md, csv or json, got '" + a.format + "'");
+  prepare_output_path(a.out, "-o");
   CompareRequest request;
   request.models = split_list(a.models);
   if (request.models.empty()) throw ConfigError("--models is empty");
@@ -203,7 +212,7 @@ void add_place_commands(CLI::App& app) {
 
   auto place = std::make_shared<PlaceArgs>();
   CLI::App* p = app.add_subcommand("place", "Place a graph with one method and simulate the result");
-  p->add_option("--graph", place->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  p->add_option("--graph", place->graph, kGraphSpecHelp)->required();
   p->add_option("--cluster", place->cluster, "preset:NAME or a cluster file")->capture_default_str();
   p->add_option("--method", place->method, methods_help);
   p->add_option("--policy", place->policy,
@@ -224,7 +233,8 @@ void add_place_commands(CLI::App& app) {
   auto cmp = std::make_shared<CompareArgs>();
   CLI::App* c = app.add_subcommand("compare", "Compare methods over models and device counts");
   c->add_option("--models", cmp->models, "Comma-separated zoo names or graph files")->capture_default_str();
-  c->add_option("--cluster", cmp->cluster, "Preset family (k40x4 with --devices 2,4,8 uses k40x2/4/8) or file")
+  c->add_option("--cluster", cmp->cluster,
+                "preset:NAME (k40x4 alone works too; with --devices 2,4,8 it uses k40x2/4/8) or a file")
       ->capture_default_str();
   c->add_option("--devices", cmp->devices, "Comma-separated device counts (default: the cluster's)");
   c->add_option("--methods", cmp->methods, "all (the baselines), or comma-separated. " + methods_help)->capture_default_str();
@@ -233,7 +243,8 @@ void add_place_commands(CLI::App& app) {
   c->add_option("--option", cmp->eval_options, "Evaluator option KEY=VALUE (repeatable)");
   c->add_option("--budget-evals", cmp->budget_evals, "Evaluations for search methods (0: default)");
   c->add_option("--seed", cmp->seed, "Seed")->capture_default_str();
-  c->add_option("--format", cmp->format, "table, md, csv or json")->capture_default_str();
+  c->add_option("--format", cmp->format, "table, md, csv or json (default: from -o's extension, else table)");
+  c->add_flag("--json", cmp->json, "Print JSON (same as --format json)");
   c->add_option("-o,--output", cmp->out, "Write the result here (default: stdout)");
   c->callback([cmp] { run_compare_command(*cmp); });
 }

@@ -96,6 +96,10 @@ void run_search(const SearchArgs& a) {
     throw ConfigError("search needs a budget: --budget-evals N and/or --budget-seconds S (> 0), "
                       "or --init POLICY alone to place zero-shot with its greedy policy");
   rl::rl_agent_description(a.agent);  // unknown agent -> ConfigError before any work
+  // Unwritable outputs fail now, not after the training.
+  prepare_output_path(a.out, "-o");
+  prepare_output_path(a.curve, "--curve");
+  prepare_output_path(a.save_policy, "--save-policy");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
@@ -142,7 +146,7 @@ void run_search(const SearchArgs& a) {
               r.evaluations, r.updates, r.episodes, r.seconds, r.resumed ? " (resumed)" : "");
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
   if (r.greedy.size() > 0)
-    std::printf("greedy policy  %.1f us (argmax episode after training)%s\n", r.greedy_step_us,
+    std::printf("greedy policy  %s (argmax episode after training)%s\n", format_ms(r.greedy_step_us).c_str(),
                 a.budget_evals == 0 && a.budget_seconds == 0 ? " [zero-shot]"
                 : r.best_is_greedy                            ? " [better than every sample: the result]"
                                                               : "");
@@ -161,6 +165,8 @@ void run_pretrain(const PretrainArgs& a) {
   if (a.budget_evals == 0 && a.budget_seconds == 0)
     throw ConfigError("pretrain needs a budget: --budget-evals N and/or --budget-seconds S (> 0)");
   rl::rl_agent_description(a.agent);
+  prepare_output_path(a.curve, "--curve");
+  prepare_output_path(a.save_policy, "--save-policy");
   const FamilySplit split = family_split(a.count);
   if (split.train.empty()) throw ConfigError("--count " + std::to_string(a.count) + " leaves no training graph");
   std::vector<OpGraph> graphs;
@@ -180,7 +186,8 @@ void run_pretrain(const PretrainArgs& a) {
   std::printf("trained        %lld evaluations, %lld updates, %lld episodes, %.2f s\n", r.evaluations,
               r.updates, r.episodes, r.seconds);
   if (r.greedy.size() > 0)
-    std::printf("greedy policy  %.1f us on %s\n", r.greedy_step_us, graphs.front().name().c_str());
+    std::printf("greedy policy  %s on %s\n", format_ms(r.greedy_step_us).c_str(),
+              graphs.front().name().c_str());
   std::printf("policy         %s\n", a.save_policy.c_str());
   if (!a.curve.empty()) std::printf("curve          %s\n", a.curve.c_str());
 }
@@ -190,7 +197,7 @@ void run_pretrain(const PretrainArgs& a) {
 void add_search_commands(CLI::App& app) {
   auto args = std::make_shared<SearchArgs>();
   CLI::App* s = app.add_subcommand("search", "Train a learned placement agent on one graph");
-  s->add_option("--graph", args->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  s->add_option("--graph", args->graph, kGraphSpecHelp)->required();
   add_train_options(s, *args,
                     "Simulator evaluations allowed (the final greedy episode's included)",
                     "Write the learning curve CSV here");

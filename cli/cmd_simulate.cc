@@ -23,6 +23,7 @@ struct SimulateArgs {
 };
 
 void run_simulate(const SimulateArgs& a) {
+  prepare_output_path(a.trace, "--trace");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   const Placement placement = resolve_placement(a.placement, graph, cluster);
@@ -54,7 +55,7 @@ void run_simulate(const SimulateArgs& a) {
 void add_simulate_command(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* s = app.add_subcommand("simulate", "Simulate one training step of a placed graph");
-  s->add_option("--graph", args->graph, "Graph file, zoo:NAME or family:FAMILY:SEED")->required();
+  s->add_option("--graph", args->graph, kGraphSpecHelp)->required();
   s->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
   s->add_option("--placement", args->placement, "single, round-robin or a placement file")
       ->capture_default_str();

@@ -2,6 +2,7 @@
 // print results also take --json and then print one JSON object.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -28,6 +29,20 @@ int main(int argc, char** argv) {
 #ifdef AWARE_HAVE_RL
   aware::cli::add_search_commands(app);
 #endif
+  // CLI11 would answer "A subcommand is required" for a misspelt one: name it.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      found = found || sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::fprintf(stderr, "error: unknown command '%s' (known: %s; see aware --help)\n", argv[1],
+                   known.c_str());
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -32,22 +32,62 @@ std::string read_text_file(const std::string& path) {
   return buffer.str();
 }
 
-void write_text_file_atomic(const std::string& path, const std::string& text) {
+namespace {
+// Writes `text` to a temporary file beside `path`; returns its name.
+std::string write_temporary(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw ParseError(path + ": cannot open file for writing");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw ParseError(path + ": write failed");
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) throw ParseError(path + ": cannot open file for writing");
+  out << text;
+  out.flush();
+  if (!out) {
+    out.close();
+    std::remove(tmp.c_str());
+    throw ParseError(path + ": write failed (disk full?)");
+  }
+  return tmp;
+}
+}  // namespace
+
+void write_text_file_atomic(const std::string& path, const std::string& text) {
+  write_files_atomic({{path, text}});
+}
+
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temporaries;
+  try {
+    for (const auto& [path, text] : files) temporaries.push_back(write_temporary(path, text));
+  } catch (...) {
+    for (const std::string& tmp : temporaries) std::remove(tmp.c_str());
+    throw;
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (std::rename(temporaries[i].c_str(), files[i].first.c_str()) != 0) {
+      for (size_t j = i; j < files.size(); ++j) std::remove(temporaries[j].c_str());
+      throw ParseError(files[i].first + ": cannot rename the temporary file into place");
     }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw ParseError(path + ": cannot rename the temporary file into place");
+}
+
+void prepare_output_path(const std::string& path, const std::string& flag) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(path);
+  if (fs::is_directory(target, ec))
+    throw ConfigError(flag + " " + path + ": is a directory, not a file");
+  const fs::path parent = target.parent_path();
+  if (!parent.empty() && !fs::exists(parent, ec)) {
+    fs::create_directories(parent, ec);
+    if (ec) throw ConfigError(flag + " " + path + ": cannot create folder '" + parent.string() + "' (" + ec.message() + ")");
   }
+  // Probe with a file of our own, so that an existing output is left as it is.
+  const std::string probe = path + ".probe." + std::to_string(::getpid());
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out) throw ConfigError(flag + " " + path + ": cannot write there");
+  }
+  std::remove(probe.c_str());
 }
 
 json parse_json_text(const std::string& text, const std::string& source) {

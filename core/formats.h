@@ -6,6 +6,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -44,6 +46,13 @@ void write_placement_file(const OpGraph& graph, const Cluster& cluster,
 std::string read_text_file(const std::string& path);
 // Writes `text` to `path` through a temporary file and a rename.
 void write_text_file_atomic(const std::string& path, const std::string& text);
+// Writes every (path, text) to its temporary file first, then renames them all:
+// a failed write (disk full, no permission) leaves none of them behind.
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);
+// Before long work: creates `path`'s missing parent folders and checks that a file
+// can be written there. Throws ConfigError naming `flag` and `path`. Does nothing
+// for an empty path.
+void prepare_output_path(const std::string& path, const std::string& flag);
 // Parses JSON text, throwing ParseError with the path and the position.
 nlohmann::json parse_json_text(const std::string& text, const std::string& source);
 

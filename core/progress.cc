@@ -1,5 +1,8 @@
 #include "core/progress.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -13,13 +16,18 @@ double now_s() {
 
 StderrProgress::~StderrProgress() { finish(); }
 
+StderrProgress::StderrProgress(double interval_s)
+    : interval_s_(interval_s), terminal_(::isatty(::fileno(stderr)) == 1) {}
+
 void StderrProgress::on_progress(const Progress& p) {
   const double now = now_s();
   const bool last = p.total > 0 && p.done >= p.total;
-  if (!last && now - last_print_s_ < interval_s_) return;
+  // A log file gets whole lines, at most one every kLogIntervalS, and no escape codes.
+  const double interval = terminal_ ? interval_s_ : std::max(interval_s_, kLogIntervalS);
+  if (!last && now - last_print_s_ < interval) return;
   last_print_s_ = now;
   char line[512];
-  int len = std::snprintf(line, sizeof line, "\r%s", p.task.c_str());
+  int len = std::snprintf(line, sizeof line, "%s%s", terminal_ ? "\r" : "", p.task.c_str());
   if (p.total > 0) {
     len += std::snprintf(line + len, sizeof line - len, " %lld/%lld (%.0f%%)", p.done, p.total,
                          100.0 * p.done / p.total);
@@ -33,9 +41,13 @@ void StderrProgress::on_progress(const Progress& p) {
     len += std::snprintf(line + len, sizeof line - len, " eta %.0fs", p.eta_s);
   if (!p.message.empty() && len < 400)
     len += std::snprintf(line + len, sizeof line - len, " %s", p.message.c_str());
-  std::fprintf(stderr, "%s\033[K", line);
+  if (terminal_) {
+    std::fprintf(stderr, "%s\033[K", line);
+    printed_ = true;
+  } else {
+    std::fprintf(stderr, "%s\n", line);
+  }
   std::fflush(stderr);
-  printed_ = true;
 }
 
 void StderrProgress::finish() {

@@ -30,16 +30,20 @@ class ProgressObserver {
   std::atomic<bool> cancel_{false};
 };
 
-// Prints one self-overwriting line on stderr, at most every `interval_s` seconds.
+// Prints one self-overwriting line on stderr, at most every `interval_s` seconds,
+// when stderr is a terminal; otherwise (a log file, a pipe) plain lines, at most one
+// every kLogIntervalS seconds, with no carriage returns or escape codes.
 class StderrProgress : public ProgressObserver {
  public:
-  explicit StderrProgress(double interval_s = 0.5) : interval_s_(interval_s) {}
+  static constexpr double kLogIntervalS = 10.0;
+  explicit StderrProgress(double interval_s = 0.5);
   ~StderrProgress() override;
   void on_progress(const Progress& progress) override;
   void finish();
 
  private:
   double interval_s_;
+  bool terminal_ = false;
   double last_print_s_ = -1e9;
   bool printed_ = false;
 };

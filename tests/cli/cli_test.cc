@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,64 @@ TEST(Cli, BadNumbersAndNamesAreRefusedUpFront) {
     EXPECT_FALSE(contains(r.output, "inf ms")) << c.args;
   }
   EXPECT_FALSE(std::filesystem::exists(tmp("b0.json")));
+}
+
+// Outputs: an unwritable path fails before the work, and a command with two
+// outputs writes both or neither.
+TEST(Cli, UnwritableOutputsFailFirstAndLeaveNothing) {
+  const std::string placement = tmp("never-placement.json");
+  std::filesystem::remove(placement);
+  const Outcome place = aware("place --graph zoo:nmt2 --cluster preset:k40x2 --method m-etf -o " +
+                              placement + " --trace /proc/no-such-dir/trace.json");
+  EXPECT_NE(place.exit_code, 0);
+  EXPECT_TRUE(contains(place.output, "--trace")) << place.output;
+  EXPECT_FALSE(std::filesystem::exists(placement)) << "a half-written result was left";
+  const Outcome compare = aware("compare --models nmt2 --cluster k40x2 --methods anneal "
+                                "--budget-evals 100000 -o /proc/no-such-dir/c.md");
+  EXPECT_NE(compare.exit_code, 0);
+  EXPECT_TRUE(contains(compare.output, "-o /proc/no-such-dir/c.md")) << compare.output;
+  EXPECT_FALSE(contains(compare.output, "anneal")) << "the work ran before the check";
+  // Missing folders are created, for -o as for --save-policy.
+  const std::string nested = tmp("new-folder/sub/p.json");
+  std::filesystem::remove_all(tmp("new-folder"));
+  const Outcome made = aware("place --graph zoo:nmt2 --cluster preset:k40x2 --method m-etf -o " + nested);
+  EXPECT_EQ(made.exit_code, 0) << made.output;
+  EXPECT_TRUE(std::filesystem::exists(nested));
+}
+
+TEST(Cli, OneConsistentCommandLine) {
+  const Outcome unknown = aware("frobnicate");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(contains(unknown.output, "unknown command 'frobnicate'")) << unknown.output;
+  EXPECT_TRUE(contains(unknown.output, "simulate")) << unknown.output;
+
+  const Outcome list = aware("cluster list --json", true);
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_TRUE(nlohmann::json::parse(list.output).is_array());
+
+  const Outcome json = aware("compare --models nmt2 --cluster preset:k40x2 --methods single,m-etf --json", true);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(json.output)) << json.output;
+
+  const std::string md = tmp("inferred.md");
+  const Outcome by_extension =
+      aware("compare --models nmt2 --cluster k40x2 --methods single,m-etf -o " + md);
+  ASSERT_EQ(by_extension.exit_code, 0) << by_extension.output;
+  std::ifstream in(md);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(text, "|---")) << "-o *.md writes Markdown\n" << text;
+
+  const Outcome disagree = aware("compare --models nmt2 --json --format csv");
+  EXPECT_NE(disagree.exit_code, 0);
+
+  // Progress to a log (stderr is not a terminal here): whole lines, no escapes.
+  const Outcome progress = aware("place --graph zoo:nmt2 --cluster preset:k40x2 --method anneal --budget-evals 50");
+  ASSERT_EQ(progress.exit_code, 0) << progress.output;
+  EXPECT_FALSE(contains(progress.output, "\r")) << progress.output;
+  EXPECT_FALSE(contains(progress.output, "\033[K")) << progress.output;
+
+  const Outcome help = aware("simulate --help");
+  EXPECT_TRUE(contains(help.output, "random:N:SEED")) << help.output;
 }
 
 TEST(Cli, NegativeCostNamesOpAndField) {
