@@ -392,13 +392,19 @@ TrainResult Trainer::run() {
     }
   }
 
-  const auto report = [&](bool final) {
+  // Progress counts against the whole budget (the greedy episode's evaluation
+  // included), names the graph being trained on, and shows a best step time only
+  // for one graph: across a family the "best" of different graphs is meaningless.
+  const auto report = [&](bool final, long long extra_evaluations) {
     if (opt_.progress == nullptr) return;
     Progress pr;
-    pr.task = name_ + " on " + graph_.name();
-    pr.done = env_->evaluations();
-    pr.total = env_->budget_evals();
-    pr.best_step_us = env_->best_feasible() ? env_->best_step_us() : -1;
+    pr.task = name_ + " on " + graphs_[current_]->name();
+    if (graphs_.size() > 1)
+      pr.task += " (graph " + std::to_string(current_ + 1) + " of " + std::to_string(graphs_.size()) + ")";
+    pr.done = env_->evaluations() + extra_evaluations;
+    pr.total = opt_.budget_evals > 0 ? std::max(opt_.budget_evals, pr.done) : 0;
+    pr.best_step_us =
+        graphs_.size() == 1 && env_->best_feasible() ? env_->best_step_us() : -1;
     pr.elapsed_s = env_->elapsed_s();
     const double f = fraction_spent();
     pr.eta_s = f > 0 ? pr.elapsed_s / f * (1 - f) : -1;
@@ -419,7 +425,7 @@ TrainResult Trainer::run() {
     }
     if (batch.empty()) break;
     update(batch);
-    report(false);
+    report(false, 0);
     if (!opt_.resume_dir.empty()) {
       const bool by_time = opt_.checkpoint_every_s > 0 &&
                            env_->elapsed_s() - last_checkpoint_s >= opt_.checkpoint_every_s;
@@ -435,10 +441,10 @@ TrainResult Trainer::run() {
   if (!opt_.resume_dir.empty()) write_checkpoint();
   if (!opt_.save_policy.empty()) save_policy(*agent_, agent_->module(), opt_.save_policy);
   if (!opt_.curve_csv.empty()) write_curve_csv(curve_, opt_.curve_csv);
-  report(true);
 
   TrainResult result;
   if (opt_.greedy_eval || zero_shot) greedy_placement(0, result);
+  report(true, result.greedy_evaluations);
   if (zero_shot) {
     result.best = result.greedy;
     result.best_step_us = result.greedy_step_us;
