@@ -1,0 +1,25 @@
+// Fuzz target: the placement reader against a fixed graph and cluster, then the
+// simulator on whatever it accepted.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "core/formats.h"
+#include "sim/analytic/analytic_simulator.h"
+#include "tests/fuzz/fuzz_support.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace aware;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  static const OpGraph graph = fuzz::small_graph();
+  static const Cluster cluster = fuzz::small_cluster();
+  try {
+    const Placement p = placement_from_json(parse_json_text(text, "fuzz"), graph, cluster, "fuzz");
+    AnalyticSimulator sim;
+    (void)sim.evaluate(graph, cluster, p);
+  } catch (const Error&) {
+  }
+  return 0;
+}
