@@ -135,6 +135,7 @@ struct CompareArgs {
   std::string format;  // empty: from -o's extension, else table
   bool json = false;
   std::string out;
+  std::string resume;
 };
 
 void run_compare_command(const CompareArgs& args) {
@@ -176,10 +177,15 @@ void run_compare_command(const CompareArgs& args) {
   if (!a.mode.empty()) request.evaluator_options["mode"] = a.mode;
   request.budget_evals = a.budget_evals;
   request.seed = static_cast<std::uint64_t>(a.seed);
+  prepare_output_path(a.resume, "--resume");
+  request.resume_path = a.resume;
   StderrProgress progress;
   request.progress = &progress;
   const CompareTable table = run_compare(request);
   progress.finish();
+  if (!a.resume.empty())
+    std::fprintf(stderr, "compare: %lld cells taken from %s, the rest run now\n", table.resumed_cells,
+                 a.resume.c_str());
   std::ostringstream text;
   if (a.format == "table") {
     write_compare_text(table, text);
@@ -246,6 +252,9 @@ void add_place_commands(CLI::App& app) {
   c->add_option("--format", cmp->format, "table, md, csv or json (default: from -o's extension, else table)");
   c->add_flag("--json", cmp->json, "Print JSON (same as --format json)");
   c->add_option("-o,--output", cmp->out, "Write the result here (default: stdout)");
+  c->add_option("--resume", cmp->resume,
+                "Journal of finished cells: cells already in it are not run again (for long runs "
+                "that may be killed; same settings, same results)");
   c->callback([cmp] { run_compare_command(*cmp); });
 }
 

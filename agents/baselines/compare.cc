@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <iomanip>
 #include <regex>
 #include <sstream>
@@ -131,6 +133,69 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
+// The resume journal: one JSON object per finished cell.
+class CellJournal {
+ public:
+  CellJournal(const std::string& path, const std::string& settings) : path_(path), settings_(settings) {
+    if (path_.empty()) return;
+    std::ifstream in(path_);
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        const nlohmann::json cell = nlohmann::json::parse(line);
+        cells_[cell.at("key").get<std::string>()] = cell;
+      } catch (const std::exception&) {
+        // A line torn by a kill: that cell runs again.
+      }
+    }
+    // A kill mid-line leaves no newline: end that line so the next record stands alone.
+    bool torn = false;
+    {
+      std::ifstream tail(path_, std::ios::binary | std::ios::ate);
+      if (tail && tail.tellg() > 0) {
+        tail.seekg(-1, std::ios::end);
+        torn = tail.get() != '\n';
+      }
+    }
+    out_.open(path_, std::ios::app);
+    if (!out_) throw ConfigError("--resume " + path_ + ": cannot write there");
+    if (torn) out_ << "\n";
+  }
+  std::string key(const std::string& model, const std::string& cluster, const std::string& method) const {
+    return model + "|" + cluster + "|" + method + "|" + settings_;
+  }
+  bool find(const std::string& key, MethodResult* r) const {
+    const auto it = cells_.find(key);
+    if (it == cells_.end()) return false;
+    const nlohmann::json& c = it->second;
+    r->status = c.at("status").get<std::string>();
+    r->reason = c.at("reason").get<std::string>();
+    r->step_time_us = c.at("step_time_us").get<double>();
+    r->place_time_s = c.at("place_time_s").get<double>();
+    r->placement = Placement(c.at("placement").get<std::vector<int>>());
+    return true;
+  }
+  void record(const std::string& key, const MethodResult& r) {
+    if (path_.empty()) return;
+    const nlohmann::json cell = {{"key", key},
+                                 {"status", r.status},
+                                 {"reason", r.reason},
+                                 {"step_time_us", r.step_time_us},
+                                 {"place_time_s", r.place_time_s},
+                                 {"placement", r.placement.device_of_op}};
+    out_ << cell.dump() << "\n";
+    out_.flush();
+    if (!out_) throw Error("--resume " + path_ + ": write failed (disk full?)");
+  }
+  long long reused = 0;
+
+ private:
+  std::string path_;
+  std::string settings_;
+  std::map<std::string, nlohmann::json> cells_;
+  std::ofstream out_;
+};
+
 }  // namespace
 
 CompareTable run_compare(const CompareRequest& request) {
@@ -158,6 +223,12 @@ CompareTable run_compare(const CompareRequest& request) {
   std::unique_ptr<Evaluator> evaluator =
       EvaluatorRegistry::instance().create(request.evaluator, request.evaluator_options);
   table.evaluator = evaluator->describe();
+  // Everything besides model, cluster and method that decides a cell's result.
+  nlohmann::json settings = {{"seed", request.seed},
+                             {"budget_evals", request.budget_evals},
+                             {"evaluator", table.evaluator},
+                             {"method_options", request.method_options}};
+  CellJournal journal(request.resume_path, settings.dump());
 
   std::vector<int> device_counts = request.devices;
   if (device_counts.empty()) device_counts.push_back(0);
@@ -197,6 +268,7 @@ CompareTable run_compare(const CompareRequest& request) {
     for (const Cluster& cluster : clusters) {
       if (request.progress != nullptr && request.progress->cancelled()) {
         table.cancelled = true;
+        table.resumed_cells = journal.reused;
         return table;
       }
       CompareRow row;
@@ -215,7 +287,10 @@ CompareTable run_compare(const CompareRequest& request) {
         MethodResult r;
         r.method = method;
         report(method + " on " + graph.name() + " / " + cluster.name());
-        if (!too_big.empty()) {
+        const std::string cell_key = journal.key(graph.name(), cluster.name(), method);
+        if (journal.find(cell_key, &r)) {
+          ++journal.reused;
+        } else if (!too_big.empty()) {
           r.status = "oom";
           r.reason = too_big;
         } else {
@@ -248,6 +323,9 @@ CompareTable run_compare(const CompareRequest& request) {
             r.status = "error";
             r.reason = e.what();
           }
+          // Only a finished cell is recorded: a cancelled search's is not final.
+          if (request.progress == nullptr || !request.progress->cancelled())
+            journal.record(cell_key, r);
         }
         if (r.ok() && (best < 0 || r.step_time_us < best)) {
           best = r.step_time_us;
@@ -260,6 +338,7 @@ CompareTable run_compare(const CompareRequest& request) {
     }
   }
   report("compare done");
+  table.resumed_cells = journal.reused;
   return table;
 }
 

@@ -39,6 +39,12 @@ struct CompareRequest {
   long long budget_evals = 0;  // for search methods; 0 = their default
   std::uint64_t seed = 1;
   ProgressObserver* progress = nullptr;  // may be null; also handed to search methods
+  // A journal of finished cells (JSON lines), for runs that may be killed: each
+  // cell is appended and flushed as it finishes, and a cell already in the
+  // journal (same model, cluster, method, seed, budget, evaluator and options) is
+  // taken from it instead of being run again. A torn last line is ignored.
+  // Empty: no journal.
+  std::string resume_path;
 };
 
 struct MethodResult {
@@ -70,11 +76,12 @@ struct CompareTable {
   long long budget_evals = 0;
   std::vector<CompareRow> rows;
   bool cancelled = false;  // the observer cancelled; rows hold what was done
+  long long resumed_cells = 0;  // cells taken from CompareRequest::resume_path
 };
 
-// Runs the comparison. Throws ConfigError for an unknown method, evaluator or
-// cluster preset (before any work); per-cell failures are recorded in the cell.
-// Registers the baseline placers and the analytic evaluator if needed.
+// Runs the comparison. Throws ConfigError for an unknown method, model,
+// evaluator or cluster preset (before any work); per-cell failures are recorded
+// in the cell. The placers and evaluators must be registered (register_builtins()).
 // Not thread-safe with itself on one observer.
 CompareTable run_compare(const CompareRequest& request);
 
