@@ -100,7 +100,9 @@ void save_archive_atomic(torch::serialize::OutputArchive& archive, const std::st
   } catch (const std::exception& e) {
     std::error_code ec;
     fs::remove(tmp, ec);
-    throw Error("cannot write " + path + ": " + e.what());
+    // LibTorch's messages carry a stack trace after the first line.
+    const std::string what = e.what();
+    throw Error("cannot write " + path + ": " + what.substr(0, what.find('\n')));
   }
   std::error_code ec;
   fs::rename(tmp, target, ec);
