@@ -48,6 +48,7 @@ struct SearchArgs : TrainArgs {
 struct PretrainArgs : TrainArgs {
   std::string family;
   int count = 32;
+  bool json = false;
 };
 
 rl::TrainOptions shared_train_options(const TrainArgs& a) {
@@ -180,6 +181,27 @@ void run_pretrain(const PretrainArgs& a) {
   t.progress = &progress;
   const rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
   progress.finish();
+  if (a.json) {
+    nlohmann::json graph_names = nlohmann::json::array();
+    for (const OpGraph& g : graphs) graph_names.push_back(g.name());
+    nlohmann::json out = {{"agent", a.agent},
+                          {"family", a.family},
+                          {"graphs", graph_names},
+                          {"cluster", cluster.name()},
+                          {"evaluations", r.evaluations - r.greedy_evaluations},
+                          {"greedy_evaluations", r.greedy_evaluations},
+                          {"updates", r.updates},
+                          {"episodes", r.episodes},
+                          {"seconds", r.seconds},
+                          {"policy_file", a.save_policy}};
+    if (r.greedy.size() > 0) {
+      out["greedy_graph"] = graphs.front().name();
+      out["greedy_step_time_us"] = r.greedy_step_us;
+    }
+    if (!a.curve.empty()) out["curve_file"] = a.curve;
+    std::cout << out.dump(1) << "\n";
+    return;
+  }
   std::printf("pretrained     %s on %zu %s graphs (training split of %d) / %s (%d devices)\n",
               a.agent.c_str(), graphs.size(), a.family.c_str(), a.count, cluster.name().c_str(),
               cluster.num_devices());
@@ -226,6 +248,7 @@ void add_search_commands(CLI::App& app) {
   add_train_options(p, *pa, "Simulator evaluations, all graphs together",
                     "Learning curve CSV (with a graph column)");
   p->add_option("--save-policy", pa->save_policy, "Write the trained policy here")->required();
+  p->add_flag("--json", pa->json, "Print one JSON object");
   p->callback([pa] { run_pretrain(*pa); });
 }
 
