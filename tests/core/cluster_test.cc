@@ -51,16 +51,20 @@ TEST(Cluster, UnknownPresetListsTheKnownOnes) {
   }
 }
 
-TEST(Cluster, ZeroBandwidthLinkIsRejected) {
-  Cluster c("bad");
+// A device whose rates are all 1: valid, and cheap to build in the bad-input cases.
+Device unit_device(const std::string& name) {
   Device d;
-  d.name = "a";
+  d.name = name;
   d.peak_flops = 1;
   d.memory_bytes = 1;
   d.memory_Bps = 1;
-  c.add_device(d);
-  d.name = "b";
-  c.add_device(d);
+  return d;
+}
+
+TEST(Cluster, ZeroBandwidthLinkIsRejected) {
+  Cluster c("bad");
+  c.add_device(unit_device("a"));
+  c.add_device(unit_device("b"));
   c.connect("a", "b", 0, 1, "ab");
   try {
     c.finalize();
@@ -73,11 +77,7 @@ TEST(Cluster, ZeroBandwidthLinkIsRejected) {
 
 TEST(Cluster, EfficiencyAboveOneNamesTheValueRead) {
   Cluster c("bad");
-  Device d;
-  d.name = "a";
-  d.peak_flops = 1;
-  d.memory_bytes = 1;
-  d.memory_Bps = 1;
+  Device d = unit_device("a");
   d.efficiency = 5.0;
   c.add_device(d);
   try {
