@@ -49,6 +49,9 @@ struct PretrainArgs : TrainArgs {
   std::string family;
   int count = 32;
   bool json = false;
+  std::string resume;
+  double checkpoint_every_s = 30;
+  long long checkpoint_every_updates = 0;
 };
 
 rl::TrainOptions shared_train_options(const TrainArgs& a) {
@@ -179,6 +182,9 @@ void run_pretrain(const PretrainArgs& a) {
   rl::TrainOptions t = shared_train_options(a);
   StderrProgress progress;
   t.progress = &progress;
+  t.resume_dir = a.resume;
+  t.checkpoint_every_s = a.checkpoint_every_s;
+  t.checkpoint_every_updates = a.checkpoint_every_updates;
   const rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
   progress.finish();
   if (a.json) {
@@ -249,6 +255,12 @@ void add_search_commands(CLI::App& app) {
                     "Learning curve CSV (with a graph column)");
   p->add_option("--save-policy", pa->save_policy, "Write the trained policy here")->required();
   p->add_flag("--json", pa->json, "Print one JSON object");
+  p->add_option("--resume", pa->resume,
+                "Checkpoint directory: resume from it when it holds a checkpoint, checkpoint into it");
+  p->add_option("--checkpoint-every", pa->checkpoint_every_s, "Checkpoint every S seconds")
+      ->capture_default_str();
+  p->add_option("--checkpoint-every-updates", pa->checkpoint_every_updates,
+                "Also checkpoint every N policy updates (0: off)");
   p->callback([pa] { run_pretrain(*pa); });
 }
 

@@ -148,7 +148,9 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
   connect(scene(), &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
 }
 
-GraphView::~GraphView() = default;
+// As in ~TimelineView: the scene outlives this class's part of the object, and
+// its items' destruction may emit selectionChanged.
+GraphView::~GraphView() { scene()->disconnect(this); }
 
 void GraphView::clearGraph() {
   programmatic_ = true;

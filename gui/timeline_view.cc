@@ -84,7 +84,11 @@ TimelineView::TimelineView(QWidget* parent) : QGraphicsView(parent) {
   connect(scene(), &QGraphicsScene::selectionChanged, this, &TimelineView::onSelectionChanged);
 }
 
-TimelineView::~TimelineView() = default;
+// The scene is a child QObject, deleted only in ~QObject, after this class's part
+// of the object is gone; its items' destruction emits selectionChanged, which
+// would then call onSelectionChanged on a half-destroyed view (UBSan: a bad
+// downcast). Disconnect first.
+TimelineView::~TimelineView() { scene()->disconnect(this); }
 
 void TimelineView::clearTrace() {
   programmatic_ = true;

@@ -30,8 +30,11 @@ struct Counters {
 
 json curve_to_json(const std::vector<CurvePoint>& curve) {
   json out = json::array();
-  for (const auto& p : curve)
-    out.push_back({p.evaluations, p.seconds, p.mean_step_us, p.best_step_us, p.entropy, p.loss});
+  for (const auto& p : curve) {
+    json row = {p.evaluations, p.seconds, p.mean_step_us, p.best_step_us, p.entropy, p.loss};
+    if (!p.graph.empty()) row.push_back(p.graph);  // pre-training tags each point
+    out.push_back(std::move(row));
+  }
   return out;
 }
 
@@ -39,7 +42,8 @@ std::vector<CurvePoint> curve_from_json(const json& j) {
   std::vector<CurvePoint> out;
   for (const auto& r : j)
     out.push_back({r.at(0).get<long long>(), r.at(1).get<double>(), r.at(2).get<double>(),
-                   r.at(3).get<double>(), r.at(4).get<double>(), r.at(5).get<double>(), {}});
+                   r.at(3).get<double>(), r.at(4).get<double>(), r.at(5).get<double>(),
+                   r.size() > 6 ? r.at(6).get<std::string>() : std::string()});
   return out;
 }
 
@@ -283,6 +287,18 @@ void Trainer::write_checkpoint() {
   state["curve"] = curve_to_json(curve_);
   state["baseline_history"] = step_baselines_[0].history();
   state["ema"] = {ema_baselines_[0].value(), ema_baselines_[0].initialised()};
+  // Several graphs (pre-training): every graph's baselines, and which graphs.
+  if (graphs_.size() > 1) {
+    json histories = json::array(), emas = json::array(), names = json::array();
+    for (size_t g = 0; g < graphs_.size(); ++g) {
+      histories.push_back(step_baselines_[g].history());
+      emas.push_back({ema_baselines_[g].value(), ema_baselines_[g].initialised()});
+      names.push_back(graphs_[g]->name());
+    }
+    state["baseline_histories"] = histories;
+    state["emas"] = emas;
+    state["graphs"] = names;
+  }
   state["extra"] = agent_->extra_state();
   torch::serialize::OutputArchive archive;
   archive.write("state", c10::IValue(state.dump()));
@@ -307,8 +323,6 @@ TrainResult Trainer::run() {
                       "or an initial policy to place zero-shot");
   if (graphs_.empty()) throw ConfigError("training needs at least one graph");
   for (const OpGraph* g : graphs_) AWARE_CHECK(g != nullptr, "null graph");
-  if (graphs_.size() > 1 && !opt_.resume_dir.empty())
-    throw ConfigError("checkpoints (--resume) are not supported when training on several graphs");
   debug_ = opt_.debug || std::getenv("AWARE_RL_DEBUG") != nullptr;
   if (opt_.threads < 1) throw ConfigError("--threads must be at least 1");
   if (opt_.algorithm.empty()) opt_.algorithm = "reinforce";
@@ -383,6 +397,20 @@ TrainResult Trainer::run() {
       step_baselines_[0].set_history(
           state.at("baseline_history").get<std::vector<std::vector<double>>>());
       ema_baselines_[0].set(state.at("ema").at(0).get<double>(), state.at("ema").at(1).get<bool>());
+      if (graphs_.size() > 1) {
+        std::vector<std::string> names;
+        for (const OpGraph* g : graphs_) names.push_back(g->name());
+        if (state.value("graphs", json::array()) != json(names))
+          throw ConfigError("checkpoint " + path + " was made for other graphs (" +
+                            state.value("graphs", json::array()).dump() + ")");
+        for (size_t g = 0; g < graphs_.size(); ++g) {
+          step_baselines_[g].set_history(state.at("baseline_histories")
+                                             .at(g)
+                                             .get<std::vector<std::vector<double>>>());
+          const json& ema = state.at("emas").at(g);
+          ema_baselines_[g].set(ema.at(0).get<double>(), ema.at(1).get<bool>());
+        }
+      }
       agent_->load_extra_state(state.at("extra"));
     } catch (const Error&) {
       throw;

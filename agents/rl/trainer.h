@@ -111,7 +111,8 @@ TrainResult train_agent(const std::string& agent, const OpGraph& graph, const Cl
 // evaluations on all graphs together; baselines are kept per graph; curve rows
 // carry the graph's name. result.best / best_step_us are the best placement of
 // the last graph trained on; result.greedy is the greedy placement of graphs[0].
-// resume_dir is not supported here (ConfigError). Throws as train_agent, and
+// A resume_dir checkpoint records every graph's baselines and names the graphs; it
+// resumes only the same graph list. Throws as train_agent, and
 // ConfigError for an empty list.
 TrainResult train_agent_multi(const std::string& agent, const std::vector<const OpGraph*>& graphs,
                               const Cluster& cluster, Evaluator& evaluator,

@@ -431,10 +431,22 @@ TEST(Pretrain, TrainsAcrossGraphsThenPlacesAnUnseenGraphZeroShot) {
   f.init_policy = t.save_policy;
   const TrainResult tuned = train_agent("placeto", unseen, c, sim, f);
   EXPECT_EQ(tuned.best.size(), unseen.num_ops());
-  // Checkpoints are refused for several graphs; an empty list is an error.
+  // Pre-training checkpoints (pretrain --resume): a second run with a larger budget
+  // continues the first; another graph list is refused; an empty list is an error.
   TrainOptions r = small_run(30);
   r.resume_dir = dir + "/ckpt";
-  EXPECT_THROW(train_agent_multi("placeto", {&g1, &g2}, c, sim, r), ConfigError);
+  const TrainResult part = train_agent_multi("placeto", {&g1, &g2}, c, sim, r);
+  EXPECT_FALSE(part.resumed);
+  r.budget_evals = 60;
+  const TrainResult whole = train_agent_multi("placeto", {&g1, &g2}, c, sim, r);
+  EXPECT_TRUE(whole.resumed);
+  EXPECT_GT(whole.updates, part.updates);
+  ASSERT_GT(whole.curve.size(), part.curve.size());
+  for (size_t i = 0; i < part.curve.size(); ++i) {
+    EXPECT_EQ(whole.curve[i].evaluations, part.curve[i].evaluations);
+    EXPECT_EQ(whole.curve[i].graph, part.curve[i].graph);
+  }
+  EXPECT_THROW(train_agent_multi("placeto", {&g1, &unseen}, c, sim, r), ConfigError);
   EXPECT_THROW(train_agent_multi("placeto", {}, c, sim, small_run(30)), ConfigError);
   // Hierarchical pre-trains across graphs too.
   TrainOptions h = small_run(40, 2);
