@@ -33,25 +33,21 @@ struct TrainArgs {
   std::string init;
   std::string save_policy;
   std::string curve;
+  std::string resume;
+  double checkpoint_every_s = 30;
+  long long checkpoint_every_updates = 0;
+  bool json = false;
 };
 
 struct SearchArgs : TrainArgs {
   std::string graph;
   std::string algorithm = "reinforce";
-  std::string resume;
-  double checkpoint_every_s = 30;
-  long long checkpoint_every_updates = 0;
   std::string out;
-  bool json = false;
 };
 
 struct PretrainArgs : TrainArgs {
   std::string family;
   int count = 32;
-  bool json = false;
-  std::string resume;
-  double checkpoint_every_s = 30;
-  long long checkpoint_every_updates = 0;
 };
 
 rl::TrainOptions shared_train_options(const TrainArgs& a) {
@@ -66,6 +62,9 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.save_policy = a.save_policy;
   t.curve_csv = a.curve;
   t.agent_options = parse_kv(a.agent_options, "--agent-option");
+  t.resume_dir = a.resume;
+  t.checkpoint_every_s = a.checkpoint_every_s;
+  t.checkpoint_every_updates = a.checkpoint_every_updates;
   return t;
 }
 
@@ -91,6 +90,13 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--entropy", a.entropy, "Entropy bonus weight (< 0: the agent's default)");
   c->add_option("--init", a.init, "Start from this policy file");
   c->add_option("--curve", a.curve, curve_help);
+  c->add_option("--resume", a.resume,
+                "Checkpoint directory: resume from it when it holds a checkpoint, checkpoint into it");
+  c->add_option("--checkpoint-every", a.checkpoint_every_s, "Checkpoint every S seconds")
+      ->capture_default_str();
+  c->add_option("--checkpoint-every-updates", a.checkpoint_every_updates,
+                "Also checkpoint every N policy updates (0: off)");
+  c->add_flag("--json", a.json, "Print one JSON object");
 }
 
 void run_search(const SearchArgs& a) {
@@ -110,9 +116,6 @@ void run_search(const SearchArgs& a) {
 
   rl::TrainOptions t = shared_train_options(a);
   t.algorithm = a.algorithm;
-  t.resume_dir = a.resume;
-  t.checkpoint_every_s = a.checkpoint_every_s;
-  t.checkpoint_every_updates = a.checkpoint_every_updates;
   StderrProgress progress;
   t.progress = &progress;
   const rl::TrainResult r = rl::train_agent(a.agent, graph, cluster, *evaluator, t);
@@ -182,9 +185,6 @@ void run_pretrain(const PretrainArgs& a) {
   rl::TrainOptions t = shared_train_options(a);
   StderrProgress progress;
   t.progress = &progress;
-  t.resume_dir = a.resume;
-  t.checkpoint_every_s = a.checkpoint_every_s;
-  t.checkpoint_every_updates = a.checkpoint_every_updates;
   const rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
   progress.finish();
   if (a.json) {
@@ -235,14 +235,7 @@ void add_search_commands(CLI::App& app) {
                     "Write the learning curve CSV here");
   s->add_option("--algorithm", args->algorithm, "reinforce or ppo")->capture_default_str();
   s->add_option("--save-policy", args->save_policy, "Write the trained policy here");
-  s->add_option("--resume", args->resume,
-                "Checkpoint directory: resume from it when it holds a checkpoint, checkpoint into it");
-  s->add_option("--checkpoint-every", args->checkpoint_every_s, "Checkpoint every S seconds")
-      ->capture_default_str();
-  s->add_option("--checkpoint-every-updates", args->checkpoint_every_updates,
-                "Also checkpoint every N policy updates (0: off)");
   s->add_option("-o,--output", args->out, "Write the best placement JSON here");
-  s->add_flag("--json", args->json, "Print one JSON object");
   s->callback([args] { run_search(*args); });
 
   auto pa = std::make_shared<PretrainArgs>();
@@ -254,13 +247,6 @@ void add_search_commands(CLI::App& app) {
   add_train_options(p, *pa, "Simulator evaluations, all graphs together",
                     "Learning curve CSV (with a graph column)");
   p->add_option("--save-policy", pa->save_policy, "Write the trained policy here")->required();
-  p->add_flag("--json", pa->json, "Print one JSON object");
-  p->add_option("--resume", pa->resume,
-                "Checkpoint directory: resume from it when it holds a checkpoint, checkpoint into it");
-  p->add_option("--checkpoint-every", pa->checkpoint_every_s, "Checkpoint every S seconds")
-      ->capture_default_str();
-  p->add_option("--checkpoint-every-updates", pa->checkpoint_every_updates,
-                "Also checkpoint every N policy updates (0: off)");
   p->callback([pa] { run_pretrain(*pa); });
 }
 
