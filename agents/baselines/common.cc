@@ -237,14 +237,12 @@ void enforce_colocation(const OpGraph& graph, const Units& units, Placement& pla
   }
 }
 
-void check_context(const PlaceContext& context, const std::vector<std::string>& known,
-                   const std::string& placer) {
+void check_context(const PlaceContext& context, const std::string& placer) {
   if (context.budget_evals < 0)
     throw ConfigError(placer + ": budget must be >= 0 evaluations (0 = default), got " +
                       std::to_string(context.budget_evals));
   if (context.budget_seconds < 0 || !std::isfinite(context.budget_seconds))
     throw ConfigError(placer + ": budget_seconds must be >= 0");
-  check_known_options(context.options, known, placer);
 }
 
 // ------------------------------------------------------------------ CommModel

@@ -114,10 +114,10 @@ Placement random_placement(const OpGraph& graph, const Cluster& cluster, const U
 // Device ids ordered fastest first (by summed op time under `costs`), ties by id.
 std::vector<int> devices_fastest_first(const OpCostMatrix& costs);
 
-// Validates the common context fields: negative budgets -> ConfigError, and options
-// outside `known` -> ConfigError naming `placer`.
-void check_context(const PlaceContext& context, const std::vector<std::string>& known,
-                   const std::string& placer);
+// Validates the common context fields: negative budgets -> ConfigError naming
+// `placer`. (Options are checked against the placer's registry entry before
+// place() runs: PlacerRegistry::create wraps every placer.)
+void check_context(const PlaceContext& context, const std::string& placer);
 
 // Transfer-time model of the list schedulers: the cluster's idle-route time, and
 // the mean over ordered pairs of distinct devices (HEFT's c-bar).

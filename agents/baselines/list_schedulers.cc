@@ -334,7 +334,7 @@ class ListPlacer final : public Placer {
   }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
-    check_context(context, {}, name());
+    check_context(context, name());
     check_graph_can_fit(graph, cluster);
     Placement p;
     switch (kind_) {

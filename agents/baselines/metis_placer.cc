@@ -36,7 +36,7 @@ class MetisPlacer final : public Placer {
   std::string name() const override { return "metis"; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
-    check_context(context, {"imbalance"}, name());
+    check_context(context, name());
     const double imbalance = option_double(context.options, "imbalance", 1.05, name());
     if (!(imbalance >= 1.0 && imbalance <= 10.0))
       throw ConfigError(name() + ": option 'imbalance' must be in [1, 10], got " +

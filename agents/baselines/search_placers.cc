@@ -130,7 +130,7 @@ class RandomSearchPlacer final : public Placer {
   bool needs_evaluator() const override { return true; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
-    check_context(context, {}, name());
+    check_context(context, name());
     require_evaluator(context, name());
     check_graph_can_fit(graph, cluster);
     SearchLoop loop(name() + " on " + graph.name(), graph, cluster, context);
@@ -155,7 +155,7 @@ class AnnealPlacer final : public Placer {
   bool needs_evaluator() const override { return true; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
-    check_context(context, {"temperature", "cooling_to"}, name());
+    check_context(context, name());
     require_evaluator(context, name());
     // Initial temperature as a fraction of the start's step time; the schedule
     // cools geometrically to `cooling_to` times that by the end of the budget.

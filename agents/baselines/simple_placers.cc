@@ -27,7 +27,7 @@ class SinglePlacer final : public Placer {
   std::string name() const override { return "single"; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
-    check_context(context, {}, name());
+    check_context(context, name());
     check_graph_can_fit(graph, cluster);
     return place_single(graph, cluster, context.evaluator);
   }
@@ -40,7 +40,7 @@ class RoundRobinPlacer final : public Placer {
   std::string name() const override { return "round-robin"; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
-    check_context(context, {}, name());
+    check_context(context, name());
     check_graph_can_fit(graph, cluster);
     const Units units = colocation_units(graph);
     const int devices = cluster.num_devices();
@@ -75,7 +75,7 @@ class RandomPlacer final : public Placer {
   std::string name() const override { return "random"; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
-    check_context(context, {}, name());
+    check_context(context, name());
     check_graph_can_fit(graph, cluster);
     const Units units = colocation_units(graph);
     MersenneRng rng(context.seed);
@@ -90,7 +90,7 @@ class ExpertPlacer final : public Placer {
   std::string name() const override { return "expert"; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
-    check_context(context, {}, name());
+    check_context(context, name());
     check_graph_can_fit(graph, cluster);
     bool layered = false;
     for (const Op& op : graph.ops())

@@ -48,11 +48,6 @@ Placement coarsen_placement(const FusionResult& fusion, const Placement& fine) {
   return coarse;
 }
 
-std::vector<std::string> fusion_option_keys() {
-  return {"fusion.target_size",     "fusion.threshold", "fusion.chain", "fusion.comm",
-          "fusion.memory_fraction", "fusion.cost",      "fusion.edges"};
-}
-
 FusionOptions fusion_options_from(const Options& options, const std::string& owner) {
   FusionOptions out;
   out.target_size = static_cast<int>(option_int(options, "fusion.target_size", 0, owner));

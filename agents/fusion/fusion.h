@@ -149,8 +149,6 @@ Placement coarsen_placement(const FusionResult& fusion, const Placement& fine);
 // (pair|class). Other keys are ignored.
 // Throws ConfigError naming `owner` on a bad value.
 FusionOptions fusion_options_from(const Options& options, const std::string& owner);
-// The option keys fusion_options_from reads.
-std::vector<std::string> fusion_option_keys();
 
 // {"graph", "coarse_graph", "groups": [{"node", "ops": [names...]}...], "stats"}.
 nlohmann::json fusion_mapping_json(const OpGraph& fine, const FusionResult& fusion);
