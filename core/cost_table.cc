@@ -1,0 +1,171 @@
+#include "core/cost_table.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "core/formats.h"
+#include "core/op_graph.h"
+
+namespace aware {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormatName = "aware-cost-table";
+
+// The top level's string fields: optional, but a string when present.
+std::string optional_string(const json& doc, const char* field, const std::string& source) {
+  auto it = doc.find(field);
+  if (it == doc.end()) return {};
+  if (!it->is_string()) throw ParseError(source + ": field '" + field + "' must be a string");
+  return it->get<std::string>();
+}
+
+// A JSON value as text for an error message, cut short so a huge value stays one line.
+std::string shown(const json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+}  // namespace
+
+json cost_table_to_json(const CostTable& table, const CostTableInfo& info) {
+  json costs = json::object();
+  for (const auto& [key, us] : table.us) costs[key.second][key.first] = us;
+  json doc{{"format", kFormatName}, {"version", kCostTableFormatVersion}};
+  if (!info.graph.empty()) doc["graph"] = info.graph;
+  if (!info.backend.empty()) doc["backend"] = info.backend;
+  doc["costs"] = std::move(costs);
+  return doc;
+}
+
+CostTable cost_table_from_json(const json& doc, const std::string& source, CostTableInfo* info) {
+  if (!doc.is_object()) throw ParseError(source + ": expected a JSON object at the top level");
+  static const char* const kKnown[] = {"format", "version", "graph", "backend", "costs"};
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    bool known = false;
+    for (const char* k : kKnown) known = known || it.key() == k;
+    if (!known) {
+      throw ParseError(source + ": unknown field '" + it.key() +
+                       "' (known: format, version, graph, backend, costs)");
+    }
+  }
+  auto format = doc.find("format");
+  if (format == doc.end()) throw ParseError(source + ": field 'format' is missing");
+  if (!format->is_string() || format->get<std::string>() != kFormatName) {
+    throw ParseError(source + ": field 'format' is " + shown(*format) + ", expected '" +
+                     kFormatName + "'");
+  }
+  auto version = doc.find("version");
+  if (version == doc.end()) throw ParseError(source + ": field 'version' is missing");
+  if (!version->is_number_integer() || version->get<long long>() != kCostTableFormatVersion) {
+    throw ParseError(source + ": field 'version' is " + shown(*version) +
+                     ", this build reads version " + std::to_string(kCostTableFormatVersion));
+  }
+  CostTableInfo read_info{optional_string(doc, "graph", source),
+                          optional_string(doc, "backend", source)};
+  auto costs = doc.find("costs");
+  if (costs == doc.end()) throw ParseError(source + ": field 'costs' is missing");
+  if (!costs->is_object()) {
+    throw ParseError(source + ": field 'costs' must be an object mapping device kind to "
+                     "{op name: µs}");
+  }
+  CostTable table;
+  for (auto kind = costs->begin(); kind != costs->end(); ++kind) {
+    const std::string where = source + ": device kind '" + kind.key() + "'";
+    if (kind.key().empty()) throw ParseError(source + ": field 'costs' has an empty device kind");
+    if (!kind->is_object()) throw ParseError(where + ": must be an object mapping op name to µs");
+    for (auto op = kind->begin(); op != kind->end(); ++op) {
+      if (op.key().empty()) throw ParseError(where + ": an op name is empty");
+      const std::string at = where + ": op '" + op.key() + "': cost ";
+      if (!op->is_number()) throw ParseError(at + "must be a number of µs, got " + shown(*op));
+      const double us = op->get<double>();
+      if (!std::isfinite(us)) throw ParseError(at + "must be finite");
+      if (us < 0) throw ParseError(at + "must not be negative, got " + shown(*op));
+      table.us[{op.key(), kind.key()}] = us;
+    }
+  }
+  if (info != nullptr) *info = std::move(read_info);
+  return table;
+}
+
+CostTable read_cost_table_file(const std::string& path, CostTableInfo* info) {
+  return cost_table_from_json(parse_json_text(read_text_file(path), path), path, info);
+}
+
+void write_cost_table_file(const CostTable& table, const std::string& path,
+                           const CostTableInfo& info) {
+  write_text_file_atomic(path, cost_table_to_json(table, info).dump(1) + "\n");
+}
+
+std::string cost_table_fingerprint(const CostTable& table) {
+  // FNV-1a over the entries in the map's (sorted) order; names end with a NUL so
+  // ("ab", "c") and ("a", "bc") differ, and values enter as their bit patterns.
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  auto mix = [&hash](const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) {
+      hash ^= bytes[i];
+      hash *= 0x100000001b3ULL;
+    }
+  };
+  for (const auto& [key, us] : table.us) {
+    mix(key.first.c_str(), key.first.size() + 1);
+    mix(key.second.c_str(), key.second.size() + 1);
+    std::uint64_t bits = 0;
+    static_assert(sizeof bits == sizeof us, "double is 64 bits");
+    std::memcpy(&bits, &us, sizeof bits);
+    // Byte order fixed to little-endian so the text is the same on every machine.
+    for (int b = 0; b < 8; ++b) {
+      const unsigned char byte = static_cast<unsigned char>(bits >> (8 * b));
+      mix(&byte, 1);
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+CostTableCoverage cost_table_coverage(const CostTable& table, const OpGraph& graph,
+                                      const Cluster& cluster) {
+  CostTableCoverage coverage;
+  coverage.pairs_total = graph.num_ops() * cluster.num_devices();
+  for (int op = 0; op < graph.num_ops(); ++op) {
+    bool missed = false;
+    for (int d = 0; d < cluster.num_devices(); ++d) {
+      if (table.lookup(graph.op(op).name, cluster.device(d).kind) >= 0) {
+        ++coverage.pairs_from_table;
+      } else {
+        missed = true;
+      }
+    }
+    if (missed && coverage.ops_missed++ == 0) coverage.first_missed_op = graph.op(op).name;
+  }
+  std::set<std::string> kinds;
+  for (int d = 0; d < cluster.num_devices(); ++d) kinds.insert(cluster.device(d).kind);
+  for (const auto& [key, us] : table.us) {
+    const bool kind_used = key.second == "*" || kinds.count(key.second) > 0;
+    if (!kind_used || graph.find(key.first) < 0) {
+      ++coverage.entries_unused;
+      continue;
+    }
+    // A "*" entry shadowed on every device by kind-specific entries is unused too.
+    if (key.second == "*") {
+      bool reached = false;
+      for (const std::string& kind : kinds) reached = reached || table.us.count({key.first, kind}) == 0;
+      if (!reached) ++coverage.entries_unused;
+    }
+  }
+  return coverage;
+}
+
+}  // namespace aware

@@ -1,0 +1,163 @@
+// The cost-table file format: round trip, strict errors naming the file, the
+// device kind and the op; the fingerprint; coverage of a graph on a cluster.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cluster.h"
+#include "core/cost_table.h"
+#include "core/errors.h"
+#include "core/op_graph.h"
+#include "test_graphs.h"
+
+namespace aware {
+namespace {
+
+std::string tmp_path(const std::string& name) {
+  return (std::filesystem::path(AWARE_TEST_TMPDIR) / name).string();
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Expects reading `path` to throw ParseError mentioning every fragment.
+void expect_read_error(const std::string& path, const std::vector<std::string>& fragments) {
+  try {
+    read_cost_table_file(path);
+    FAIL() << "no error for " << path;
+  } catch (const ParseError& e) {
+    for (const auto& f : fragments)
+      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what() << " lacks " << f;
+  }
+}
+
+Device device_of_kind(const std::string& name, const std::string& kind) {
+  Device d;
+  d.name = name;
+  d.kind = kind;
+  d.peak_flops = 1e12;
+  d.memory_bytes = 1e9;
+  d.memory_Bps = 1e11;
+  return d;
+}
+
+TEST(CostTableFile, RoundTripKeepsEveryEntryAndTheInfo) {
+  CostTable table;
+  table.us[{"conv1", "V100"}] = 812.5;
+  table.us[{"conv1", "*"}] = 0.1 + 1.0 / 3;  // not exact in decimal: must survive unchanged
+  table.us[{"relu", "cpu"}] = 0;
+  const std::string path = tmp_path("costs.json");
+  write_cost_table_file(table, path, CostTableInfo{"zoo:resnet50", "cuda"});
+
+  CostTableInfo info;
+  const CostTable back = read_cost_table_file(path, &info);
+  EXPECT_EQ(back.us, table.us);
+  EXPECT_EQ(info.graph, "zoo:resnet50");
+  EXPECT_EQ(info.backend, "cuda");
+  EXPECT_EQ(cost_table_fingerprint(back), cost_table_fingerprint(table));
+
+  // The documented shape: costs by device kind, then by op name.
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["format"], "aware-cost-table");
+  EXPECT_EQ(doc["version"], 1);
+  EXPECT_EQ(doc["costs"]["V100"]["conv1"], 812.5);
+  EXPECT_EQ(doc["costs"]["cpu"]["relu"], 0);
+}
+
+TEST(CostTableFile, MetadataIsOptional) {
+  const std::string path = tmp_path("costs-plain.json");
+  write(path, R"({"format":"aware-cost-table","version":1,"costs":{"*":{"a":3}}})");
+  CostTableInfo info{"stale", "stale"};
+  const CostTable table = read_cost_table_file(path, &info);
+  EXPECT_DOUBLE_EQ(table.lookup("a", "anything"), 3);
+  EXPECT_EQ(info.graph, "");
+  EXPECT_EQ(info.backend, "");
+}
+
+TEST(CostTableFile, BadFilesNameTheFileTheKindAndTheOp) {
+  const std::string path = tmp_path("bad-costs.json");
+  write(path, "{\"format\": ");
+  expect_read_error(path, {path, "not valid JSON"});
+
+  write(path, R"({"format":"aware-cost-table","version":1,"costs":{"gpu":{"conv1":-2}}})");
+  expect_read_error(path, {path, "device kind 'gpu'", "op 'conv1'", "negative", "-2"});
+
+  write(path, R"({"format":"aware-cost-table","version":1,"costs":{"gpu":{"conv1":"fast"}}})");
+  expect_read_error(path, {path, "device kind 'gpu'", "op 'conv1'", "number"});
+
+  write(path, R"({"format":"aware-cost-table","version":1,"cost":{},"costs":{}})");
+  expect_read_error(path, {path, "unknown field 'cost'", "costs"});
+
+  write(path, R"({"format":"aware-graph","version":1,"costs":{}})");
+  expect_read_error(path, {path, "'format'", "aware-cost-table"});
+
+  write(path, R"({"format":"aware-cost-table","version":2,"costs":{}})");
+  expect_read_error(path, {path, "'version'", "2"});
+
+  write(path, R"({"format":"aware-cost-table","version":1})");
+  expect_read_error(path, {path, "'costs'", "missing"});
+
+  write(path, R"({"format":"aware-cost-table","version":1,"costs":{"gpu":[1,2]}})");
+  expect_read_error(path, {path, "device kind 'gpu'", "object"});
+
+  write(path, R"({"format":"aware-cost-table","version":1,"costs":{"gpu":{"":1}}})");
+  expect_read_error(path, {path, "device kind 'gpu'", "empty"});
+
+  write(path, R"({"format":"aware-cost-table","version":1,"graph":7,"costs":{}})");
+  expect_read_error(path, {path, "'graph'", "string"});
+
+  write(path, R"({"format":"aware-cost-table","version":1,"costs":{"gpu":{"a":1e999}}})");
+  expect_read_error(path, {path, "1e999"});
+
+  expect_read_error(tmp_path("no-such-costs.json"), {"no-such-costs.json", "cannot open"});
+}
+
+TEST(CostTableFingerprint, SameEntriesSameTextAnyChangeDiffers) {
+  // FNV-1a of nothing is its offset basis.
+  EXPECT_EQ(cost_table_fingerprint(CostTable{}), "cbf29ce484222325");
+  CostTable a;
+  a.us[{"conv1", "gpu"}] = 10;
+  a.us[{"relu", "*"}] = 2;
+  CostTable b = a;
+  EXPECT_EQ(cost_table_fingerprint(a), cost_table_fingerprint(b));
+  EXPECT_EQ(cost_table_fingerprint(a).size(), 16u);
+  b.us[{"conv1", "gpu"}] = 10.000000001;
+  EXPECT_NE(cost_table_fingerprint(a), cost_table_fingerprint(b));
+  CostTable c;
+  c.us[{"conv1", "gp"}] = 10;  // the boundary between names must count
+  c.us[{"relu", "*"}] = 2;
+  EXPECT_NE(cost_table_fingerprint(a), cost_table_fingerprint(c));
+}
+
+TEST(CostTableCoverage, CountsMissedOpsAndUnusedEntries) {
+  OpGraph graph("three");
+  graph.add_op(testing::timed_op("a", 1));
+  graph.add_op(testing::timed_op("b", 1));
+  graph.add_op(testing::timed_op("c", 1));
+  Cluster cluster("two-kinds");
+  cluster.add_device(device_of_kind("g0", "gpu"));
+  cluster.add_device(device_of_kind("c0", "cpu"));
+  cluster.connect("g0", "c0", 1e9, 1);
+  cluster.finalize();
+
+  CostTable table;
+  table.us[{"a", "*"}] = 1;    // prices a on both devices
+  table.us[{"b", "gpu"}] = 2;  // b only on the GPU: b is missed on the CPU
+  table.us[{"c", "gpu"}] = 5;
+  table.us[{"c", "cpu"}] = 6;
+  table.us[{"c", "*"}] = 7;    // shadowed on both kinds: unused
+  table.us[{"zz", "*"}] = 3;   // op not in this graph: unused, and allowed
+  table.us[{"a", "tpu"}] = 4;  // kind not in this cluster: unused
+  const CostTableCoverage coverage = cost_table_coverage(table, graph, cluster);
+  EXPECT_EQ(coverage.pairs_total, 6);
+  EXPECT_EQ(coverage.pairs_from_table, 5);  // a x2, b x1, c x2
+  EXPECT_EQ(coverage.ops_missed, 1);
+  EXPECT_EQ(coverage.first_missed_op, "b");
+  EXPECT_EQ(coverage.entries_unused, 3);
+}
+
+}  // namespace
+}  // namespace aware
