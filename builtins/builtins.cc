@@ -12,6 +12,9 @@
 #ifdef AWARE_BUILTINS_FUSION
 #include "agents/fusion/register.h"
 #endif
+#ifdef AWARE_BUILTINS_HW
+#include "hw/register.h"
+#endif
 #ifdef AWARE_BUILTINS_RL
 #include "agents/rl/register.h"
 #endif
@@ -22,6 +25,9 @@ std::vector<std::string> builtin_plugins() {
   std::vector<std::string> plugins = {"analytic"};
 #ifdef AWARE_BUILTINS_SIMGRID
   plugins.push_back("simgrid");
+#endif
+#ifdef AWARE_BUILTINS_HW
+  plugins.push_back("hw");
 #endif
 #ifdef AWARE_BUILTINS_BASELINES
   plugins.push_back("baselines");
@@ -41,6 +47,9 @@ void register_builtins() {
     register_analytic_evaluator();
 #ifdef AWARE_BUILTINS_SIMGRID
     register_simgrid_evaluator();
+#endif
+#ifdef AWARE_BUILTINS_HW
+    register_hw_evaluators();
 #endif
 #ifdef AWARE_BUILTINS_BASELINES
     register_baseline_placers();

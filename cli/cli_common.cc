@@ -83,6 +83,7 @@ nlohmann::json step_result_json(const StepResult& r, const Cluster& cluster, con
                         {"ratio_to_lower_bound", bound.bound_us() > 0 ? r.step_time_us / bound.bound_us() : 0.0},
                         {"devices", devices}};
   if (!r.feasible) out["infeasible_reason"] = r.infeasible_reason;
+  if (!r.notes.empty()) out["notes"] = r.notes;
   return out;
 }
 
@@ -103,6 +104,7 @@ void print_step_result(const StepResult& r, const Cluster& cluster, const LowerB
                 format_ms(r.device_busy_us[d]).c_str(), 100 * util,
                 format_bytes(r.peak_memory_bytes[d], BytesStyle::kTable).c_str());
   }
+  for (const std::string& note : r.notes) std::printf("note           %s\n", note.c_str());
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& doc) {

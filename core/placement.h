@@ -40,6 +40,7 @@ struct StepResult {
   bool feasible = true;
   std::string infeasible_reason;           // empty when feasible
   std::string evaluator;                   // which evaluator produced it
+  std::vector<std::string> notes;          // what a reader should know (e.g. ops that ran nothing)
 };
 
 // What happened when, for timelines (Chrome trace / Gantt).

@@ -177,7 +177,9 @@ TEST_P(EvaluatorConformance, ObserversSeeEveryOpOnceAndMatchTheTrace) {
   for (size_t i = 0; i < trace.ops.size(); ++i) {
     EXPECT_EQ(again.ops[i].op, static_cast<int>(i));
     EXPECT_EQ(again.ops[i].device, p[static_cast<int>(i)]);
-    EXPECT_NEAR(again.ops[i].end_us, trace.ops[i].end_us, 1e-9 + 1e-9 * trace.ops[i].end_us);
+    // A measured evaluator's second step takes other times; its spans keep their ops.
+    if (testing::trait(info_, "deterministic") == "1")
+      EXPECT_NEAR(again.ops[i].end_us, trace.ops[i].end_us, 1e-9 + 1e-9 * trace.ops[i].end_us);
     EXPECT_LE(again.ops[i].end_us, r.step_time_us * (1 + 1e-9));
   }
   EXPECT_EQ(trace_to_chrome(g, c, trace), chrome.document());

@@ -1,0 +1,379 @@
+#include "hw/cpu_backend.h"
+
+#include <cblas.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "core/cluster.h"
+
+namespace aware {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// OpenBLAS's thread count is process-wide: every device is one thread of its own.
+void single_threaded_blas() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+unsigned char signature(int op, std::uint32_t run) {
+  return static_cast<unsigned char>((static_cast<std::uint32_t>(op) * 31u + run) % 251u + 1u);
+}
+
+// One 64-byte aligned allocation.
+struct Block {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {
+    single_threaded_blas();
+    if (options_.cores.empty()) options_.cores = allowed_cpus();
+    if (options_.cores.empty()) options_.cores = {0};
+  }
+  ~CpuBackend() override { release(); }
+
+  std::string describe_mapping(const Cluster& cluster) const override {
+    std::string text;
+    std::vector<int> used;
+    for (int d = 0; d < cluster.num_devices(); ++d) {
+      const int core = core_of(d);
+      if (d < 4) text += (d ? ", " : "") + cluster.device(d).name + " on core " + std::to_string(core);
+      if (std::find(used.begin(), used.end(), core) == used.end()) used.push_back(core);
+    }
+    if (cluster.num_devices() > 4) text += ", ...";
+    if (!options_.pin) text += " (not pinned)";
+    if (static_cast<int>(used.size()) < cluster.num_devices())
+      text += "; " + std::to_string(cluster.num_devices()) + " devices share " +
+              std::to_string(used.size()) + " cores";
+    return text + "; OpenBLAS single-threaded per device";
+  }
+
+  void prepare(const StepPlan& plan, const Cluster& cluster) override {
+    release();
+    const int num_devices = cluster.num_devices();
+    buffers_.resize(plan.buffers.size());
+    for (size_t b = 0; b < plan.buffers.size(); ++b) buffers_[b] = allocate(plan.buffers[b].bytes, "a buffer");
+    scratch_a_.resize(num_devices);
+    scratch_b_.resize(num_devices);
+    scratch_c_.resize(num_devices);
+    stream_.resize(num_devices);
+    for (int d = 0; d < num_devices; ++d) {
+      const GemmShape& s = plan.gemm_scratch[d];
+      scratch_a_[d] = allocate(4.0 * static_cast<double>(s.m), "GEMM scratch");
+      scratch_b_[d] = allocate(4.0 * static_cast<double>(s.n), "GEMM scratch");
+      scratch_c_[d] = allocate(4.0 * static_cast<double>(s.k), "GEMM scratch");
+      // Two halves: read from one, write the other.
+      stream_[d] = allocate(plan.stream_scratch_bytes[d] + 64, "streaming scratch");
+    }
+    op_done_ = std::make_unique<std::atomic<std::uint32_t>[]>(plan.ops.size());
+    copy_done_ = std::make_unique<std::atomic<std::uint32_t>[]>(plan.copies.size() + 1);
+    for (size_t i = 0; i < plan.ops.size(); ++i) op_done_[i].store(0);
+    for (size_t i = 0; i <= plan.copies.size(); ++i) copy_done_[i].store(0);
+    run_id_ = 0;
+  }
+
+  RunTimes run(const StepPlan& plan, double timeout_ms) override {
+    const int num_devices = static_cast<int>(plan.device_tasks.size());
+    ++run_id_;
+    RunTimes times;
+    times.op_start.assign(plan.ops.size(), 0);
+    times.op_end.assign(plan.ops.size(), 0);
+    times.copy_start.assign(plan.copies.size(), 0);
+    times.copy_end.assign(plan.copies.size(), 0);
+
+    abort_.store(false);
+    ready_.store(0);
+    go_.store(false);
+    finished_ = 0;
+    error_.clear();
+    running_ = std::make_unique<std::atomic<int>[]>(num_devices);
+    for (int d = 0; d < num_devices; ++d) running_[d].store(-1);
+    std::vector<std::thread> workers;
+    workers.reserve(num_devices);
+    for (int d = 0; d < num_devices; ++d)
+      workers.emplace_back([this, &plan, &times, d] { worker(plan, times, d); });
+    // Start every worker at once, from one epoch.
+    while (ready_.load() < num_devices) std::this_thread::yield();
+    t0_ = Clock::now();
+    go_.store(true, std::memory_order_release);
+
+    bool timed_out = false;
+    {
+      std::unique_lock lock(mutex_);
+      const auto deadline = t0_ + std::chrono::duration<double, std::milli>(timeout_ms);
+      if (!done_cv_.wait_until(lock, deadline, [&] { return finished_ == num_devices; })) {
+        timed_out = true;
+      }
+    }
+    std::string where;  // what each device was running when the deadline passed
+    if (timed_out) {
+      for (int d = 0; d < num_devices; ++d) {
+        const int task = running_[d].load();
+        if (task >= 0) where += (where.empty() ? "" : "; ") + task_name(plan, plan.device_tasks[d][task], d);
+      }
+      abort_.store(true);
+    }
+    for (auto& w : workers) w.join();
+    if (timed_out) {
+      throw HardwareError("cpu: the step did not finish within " + std::to_string(timeout_ms) +
+                          " ms" + (where.empty() ? "" : " (stalled at " + where + ")"));
+    }
+    if (!error_.empty()) throw HardwareError("cpu: " + error_);
+    for (double end : times.op_end) times.step_us = std::max(times.step_us, end);
+    for (double end : times.copy_end) times.step_us = std::max(times.step_us, end);
+    if (options_.verify) verify(plan);
+    return times;
+  }
+
+  void release() override {
+    for (Block& b : buffers_) free_block(b);
+    for (auto* list : {&scratch_a_, &scratch_b_, &scratch_c_, &stream_})
+      for (Block& b : *list) free_block(b);
+    buffers_.clear();
+    scratch_a_.clear();
+    scratch_b_.clear();
+    scratch_c_.clear();
+    stream_.clear();
+  }
+
+  double live_bytes() const override { return static_cast<double>(live_); }
+
+ private:
+  int core_of(int device) const {
+    return options_.cores[static_cast<size_t>(device) % options_.cores.size()];
+  }
+
+  Block allocate(double bytes, const char* what) {
+    Block b;
+    if (bytes <= 0) return b;
+    b.bytes = (static_cast<size_t>(bytes) + 63) / 64 * 64;
+    b.data = std::aligned_alloc(64, b.bytes);
+    if (!b.data)
+      throw HardwareError(std::string("cpu: cannot allocate ") + std::to_string(b.bytes) +
+                          " bytes for " + what);
+    std::memset(b.data, 0, b.bytes);  // touch every page now, not inside a timed step
+    live_ += b.bytes;
+    return b;
+  }
+  void free_block(Block& b) {
+    if (!b.data) return;
+    std::free(b.data);
+    live_ -= b.bytes;
+    b = Block{};
+  }
+
+  double now_us() const {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0_).count();
+  }
+
+  bool op_ready(const PlannedOp& p) const {
+    for (int o : p.wait_ops)
+      if (op_done_[o].load(std::memory_order_acquire) != run_id_) return false;
+    for (int c : p.wait_copies)
+      if (copy_done_[c].load(std::memory_order_acquire) != run_id_) return false;
+    return true;
+  }
+
+  void run_op(const StepPlan& plan, const PlannedOp& p, int d) {
+    switch (p.kind) {
+      case KernelKind::kNone: break;
+      case KernelKind::kGemm: {
+        const auto m = static_cast<blasint>(p.gemm.m), n = static_cast<blasint>(p.gemm.n),
+                   k = static_cast<blasint>(p.gemm.k);
+        auto* a = static_cast<float*>(scratch_a_[d].data);
+        auto* b = static_cast<float*>(scratch_b_[d].data);
+        auto* c = static_cast<float*>(scratch_c_[d].data);
+        for (int r = 0; r < p.gemm_reps; ++r)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+        break;
+      }
+      case KernelKind::kStream: {
+        const size_t count = static_cast<size_t>(p.stream_bytes / 8);  // floats per half
+        auto* base = static_cast<float*>(stream_[d].data);
+        const float* src = base;
+        float* dst = base + count;
+        for (size_t i = 0; i < count; ++i) dst[i] = src[i] * 0.5f + 1.0f;
+        break;
+      }
+      case KernelKind::kSpin: {
+        const auto end = Clock::now() + std::chrono::duration<double, std::micro>(p.spin_us);
+        while (Clock::now() < end && !abort_.load(std::memory_order_relaxed)) cpu_relax();
+        break;
+      }
+    }
+    // The op writes its outputs: what a copy of them carries this run.
+    const unsigned char sig = signature(p.op, run_id_);
+    for (int buffer : p.outputs)
+      if (buffer >= 0 && buffers_[buffer].data)
+        std::memset(buffers_[buffer].data, sig, static_cast<size_t>(plan.buffers[buffer].bytes));
+  }
+
+  void worker(const StepPlan& plan, RunTimes& times, int d) {
+    if (options_.pin) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(core_of(d), &set);
+      if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+        fail("cannot pin device " + std::to_string(d) + " to core " + std::to_string(core_of(d)));
+      }
+    }
+    ready_.fetch_add(1);
+    while (!go_.load(std::memory_order_acquire)) cpu_relax();
+
+    const auto& tasks = plan.device_tasks[d];
+    std::vector<char> done(tasks.size(), 0);
+    size_t first = 0;
+    unsigned spins = 0;
+    while (first < tasks.size() && !abort_.load(std::memory_order_relaxed)) {
+      size_t pick = tasks.size();
+      for (size_t i = first; i < tasks.size(); ++i) {
+        if (done[i]) continue;
+        const PlannedTask& t = tasks[i];
+        const bool ready =
+            t.is_copy ? op_done_[plan.copies[t.index].src_op].load(std::memory_order_acquire) == run_id_
+                      : op_ready(plan.ops[t.index]);
+        if (ready) {
+          pick = i;
+          break;
+        }
+      }
+      if (pick == tasks.size()) {
+        cpu_relax();
+        if (++spins % 64 == 0) std::this_thread::yield();
+        continue;
+      }
+      const PlannedTask& t = tasks[pick];
+      running_[d].store(static_cast<int>(pick), std::memory_order_relaxed);
+      try {
+        if (t.is_copy) {
+          const PlannedCopy& c = plan.copies[t.index];
+          times.copy_start[t.index] = now_us();
+          if (c.dst_buffer >= 0)
+            std::memcpy(buffers_[c.dst_buffer].data, buffers_[c.src_buffer].data,
+                        static_cast<size_t>(c.bytes));
+          times.copy_end[t.index] = now_us();
+          copy_done_[t.index].store(run_id_, std::memory_order_release);
+        } else {
+          const PlannedOp& p = plan.ops[t.index];
+          times.op_start[p.op] = now_us();
+          run_op(plan, p, d);
+          times.op_end[p.op] = now_us();
+          op_done_[p.op].store(run_id_, std::memory_order_release);
+        }
+      } catch (const std::exception& e) {
+        fail(task_name(plan, t, d) + ": " + e.what());
+        break;
+      }
+      running_[d].store(-1, std::memory_order_relaxed);
+      done[pick] = 1;
+      while (first < tasks.size() && done[first]) ++first;
+    }
+    std::lock_guard lock(mutex_);
+    ++finished_;
+    done_cv_.notify_all();
+  }
+
+  static std::string task_name(const StepPlan& plan, const PlannedTask& t, int d) {
+    if (t.is_copy) {
+      const PlannedCopy& c = plan.copies[t.index];
+      return "copy of op '" + plan.ops[c.src_op].name + "' output " + std::to_string(c.src_output) +
+             " to device " + std::to_string(d);
+    }
+    return "op '" + plan.ops[t.index].name + "' on device " + std::to_string(d);
+  }
+
+  void fail(const std::string& message) {
+    {
+      std::lock_guard lock(mutex_);
+      if (error_.empty()) error_ = message;
+    }
+    abort_.store(true);
+  }
+
+  void verify(const StepPlan& plan) const {
+    for (size_t i = 0; i < plan.copies.size(); ++i) {
+      const PlannedCopy& c = plan.copies[i];
+      if (c.dst_buffer < 0) continue;
+      const auto* bytes = static_cast<const unsigned char*>(buffers_[c.dst_buffer].data);
+      const unsigned char want = signature(c.src_op, run_id_);
+      for (size_t b = 0; b < static_cast<size_t>(c.bytes); ++b) {
+        if (bytes[b] != want)
+          throw HardwareError("cpu: copy of op '" + plan.ops[c.src_op].name + "' to device " +
+                              std::to_string(c.dst_device) + " holds a wrong byte at offset " +
+                              std::to_string(b));
+      }
+    }
+  }
+
+  CpuBackendOptions options_;
+  std::vector<Block> buffers_, scratch_a_, scratch_b_, scratch_c_, stream_;
+  size_t live_ = 0;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> op_done_, copy_done_;
+  std::uint32_t run_id_ = 0;
+  std::atomic<bool> abort_{false}, go_{false};
+  std::atomic<int> ready_{0};
+  Clock::time_point t0_;
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  int finished_ = 0;
+  std::string error_;
+  std::unique_ptr<std::atomic<int>[]> running_;  // task index each worker is in, or -1
+};
+
+}  // namespace
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
+
+std::unique_ptr<Evaluator> make_cpu_evaluator(const ExecutorOptions& executor,
+                                              const CpuBackendOptions& cpu) {
+  return std::make_unique<HardwareEvaluator>(
+      "cpu", "cpu executor: one pinned worker thread per device, OpenBLAS GEMMs, memcpy copies",
+      [cpu](const Cluster&) { return make_cpu_backend(cpu); }, executor);
+}
+
+int process_thread_count() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (const dirent* entry = readdir(dir))
+      if (entry->d_name[0] != '.') ++count;
+    closedir(dir);
+  }
+  return count;
+}
+
+}  // namespace aware

@@ -1,0 +1,42 @@
+// The CPU backend: each cluster device is a worker thread pinned to a core.
+//
+// A worker runs its device's task list, always the first task whose inputs are
+// ready: GEMMs through single-threaded OpenBLAS on per-device scratch, streaming
+// ops as a read-and-write pass over memory, incoming copies as a memcpy from the
+// producer's output buffer into a buffer of its own (the consumer's core does the
+// copy: a CPU has no copy engine). Every op then writes its outputs, so a copy
+// moves bytes that were just produced. Workers wait by spinning on flags (one
+// per core, so waiting costs no one else) and yield when devices share a core.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/executor.h"
+
+namespace aware {
+
+struct CpuBackendOptions {
+  // Core of device i: cores[i % cores.size()]; empty = the CPUs this process may
+  // use, in order.
+  std::vector<int> cores;
+  bool pin = true;
+  // After each run, check that every copy delivered its producer's bytes of that
+  // run (for tests; costs a pass over the copied bytes).
+  bool verify = false;
+};
+
+std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options);
+
+// The CPUs this process may run on (sched_getaffinity), ascending.
+std::vector<int> allowed_cpus();
+
+// The `cpu` evaluator with these options (what the registry builds).
+std::unique_ptr<Evaluator> make_cpu_evaluator(const ExecutorOptions& executor,
+                                              const CpuBackendOptions& cpu);
+
+// Threads of this process right now (from /proc/self/task), for leak checks.
+int process_thread_count();
+
+}  // namespace aware

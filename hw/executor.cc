@@ -1,0 +1,155 @@
+#include "hw/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/cluster.h"
+#include "core/op_graph.h"
+#include "core/step_observer.h"
+
+namespace aware {
+
+namespace {
+
+double quantile(std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(sorted.size() - 1, lo + 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+// Releases the backend however run_step leaves.
+struct ReleaseGuard {
+  Backend& backend;
+  ~ReleaseGuard() { backend.release(); }
+};
+
+std::string list_names(const OpGraph& graph, const std::vector<int>& ops, size_t shown) {
+  std::string text;
+  for (size_t i = 0; i < ops.size() && i < shown; ++i)
+    text += (i ? ", " : "") + graph.op(ops[i]).name;
+  if (ops.size() > shown) text += ", ...";
+  return text;
+}
+
+}  // namespace
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return quantile(values, 0.5);
+}
+
+double iqr_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return quantile(values, 0.75) - quantile(values, 0.25);
+}
+
+ExecutorOptions executor_options_from(const Options& options, const std::string& owner) {
+  ExecutorOptions o;
+  o.warmup = static_cast<int>(option_int(options, "warmup", o.warmup, owner));
+  o.repeats = static_cast<int>(option_int(options, "repeats", o.repeats, owner));
+  o.timeout_ms = option_double(options, "timeout_ms", o.timeout_ms, owner);
+  o.plan.gemm_intensity = option_double(options, "gemm_intensity", o.plan.gemm_intensity, owner);
+  if (o.warmup < 0 || o.warmup > 1000)
+    throw ConfigError(owner + ": warmup must be 0..1000, got " + std::to_string(o.warmup));
+  if (o.repeats < 1 || o.repeats > 10000)
+    throw ConfigError(owner + ": repeats must be 1..10000, got " + std::to_string(o.repeats));
+  if (!(o.timeout_ms > 0) || !std::isfinite(o.timeout_ms))
+    throw ConfigError(owner + ": timeout_ms must be positive");
+  if (!(o.plan.gemm_intensity >= 0) || !std::isfinite(o.plan.gemm_intensity))
+    throw ConfigError(owner + ": gemm_intensity must be >= 0");
+  return o;
+}
+
+HardwareEvaluator::HardwareEvaluator(std::string name, std::string description,
+                                     BackendFactory factory, ExecutorOptions options)
+    : name_(std::move(name)),
+      description_(std::move(description)),
+      factory_(std::move(factory)),
+      options_(options) {}
+
+std::string HardwareEvaluator::describe() const {
+  std::string text = description_ + " (median of " + std::to_string(options_.repeats) +
+                     " measured steps after " + std::to_string(options_.warmup) + " warm-up";
+  if (!last_.mapping.empty()) text += "; " + last_.mapping;
+  return text + ")";
+}
+
+std::unique_ptr<Evaluator> HardwareEvaluator::clone() const {
+  return std::make_unique<HardwareEvaluator>(name_, description_, factory_, options_);
+}
+
+StepResult HardwareEvaluator::run_step(const OpGraph& graph, const Cluster& cluster,
+                                       const Placement& placement, StepObserver* observer) {
+  graph.validate();
+  const StepPlan plan = make_step_plan(graph, cluster, placement, options_.plan);
+  const int num_devices = cluster.num_devices();
+  StepResult result;
+  result.evaluator = name_;
+  result.device_busy_us.assign(num_devices, 0);
+  result.peak_memory_bytes = plan.planned_bytes;
+  result.bytes_moved = plan.bytes_moved;
+  result.transfers = static_cast<int>(plan.copies.size());
+  last_ = Measurement{};
+  if (!plan.feasible) {
+    result.feasible = false;
+    result.infeasible_reason = plan.infeasible_reason;
+    return result;
+  }
+  std::vector<int> idle, spinning;
+  for (const PlannedOp& p : plan.ops) {
+    if (p.kind == KernelKind::kNone) idle.push_back(p.op);
+    if (p.kind == KernelKind::kSpin) spinning.push_back(p.op);
+  }
+  if (!idle.empty())
+    result.notes.push_back(std::to_string(idle.size()) +
+                           " ops ran nothing (no shape, FLOPs, bytes or measured cost): " +
+                           list_names(graph, idle, 5));
+  if (!spinning.empty())
+    result.notes.push_back(std::to_string(spinning.size()) +
+                           " ops have only a measured cost and were run as a timed spin: " +
+                           list_names(graph, spinning, 5));
+
+  std::unique_ptr<Backend> backend = factory_(cluster);
+  last_.mapping = backend->describe_mapping(cluster);
+  std::vector<RunTimes> runs;
+  {
+    ReleaseGuard guard{*backend};
+    backend->prepare(plan, cluster);
+    for (int i = 0; i < options_.warmup; ++i) backend->run(plan, options_.timeout_ms);
+    runs.reserve(options_.repeats);
+    for (int i = 0; i < options_.repeats; ++i) {
+      runs.push_back(backend->run(plan, options_.timeout_ms));
+      last_.step_us.push_back(runs.back().step_us);
+    }
+  }
+  last_.median_us = median_of(last_.step_us);
+  last_.iqr_us = iqr_of(last_.step_us);
+
+  // The run whose step time is the median (the lower middle one for an even count).
+  std::vector<int> order(runs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return runs[a].step_us < runs[b].step_us; });
+  const RunTimes& chosen = runs[order[(order.size() - 1) / 2]];
+  result.step_time_us = last_.median_us;
+  for (const PlannedOp& p : plan.ops) {
+    const double start = chosen.op_start[p.op];
+    const double end = chosen.op_end[p.op];
+    result.device_busy_us[p.device] += end - start;
+    if (observer) observer->on_op({p.op, p.device, start, end});
+  }
+  if (observer) {
+    for (size_t c = 0; c < plan.copies.size(); ++c) {
+      const PlannedCopy& copy = plan.copies[c];
+      observer->on_transfer(link_transfer_span(cluster, copy.src_op, copy.src_output,
+                                               copy.src_device, copy.dst_device, copy.bytes,
+                                               chosen.copy_start[c], chosen.copy_end[c]));
+    }
+  }
+  return result;
+}
+
+}  // namespace aware

@@ -1,0 +1,100 @@
+// The hardware executor: an Evaluator that runs a placed training step for
+// real and reports what it measured. One engine, several backends.
+//
+// HardwareEvaluator does everything that is not device-specific: it plans the
+// step (hw/step_plan.h), refuses a plan that does not fit before anything runs,
+// has the backend allocate, runs `warmup` unmeasured and `repeats` measured
+// steps, keeps the run with the median step time, and reports that run's op and
+// copy spans to the observer (so Trace, --trace and the GUI timeline show a
+// measured step). A Backend only allocates, runs one step's tasks and times them.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/evaluator.h"
+#include "hw/step_plan.h"
+
+namespace aware {
+
+// A device, kernel or copy failed, or a step stalled past its timeout.
+class HardwareError : public Error {
+ public:
+  using Error::Error;
+};
+
+// When each task of one run started and ended, µs from the step's start.
+struct RunTimes {
+  std::vector<double> op_start, op_end;      // by op id
+  std::vector<double> copy_start, copy_end;  // by copy index
+  double step_us = 0;                        // last end
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // How the cluster's devices map onto this machine (cores, GPUs, streams): one line.
+  virtual std::string describe_mapping(const Cluster& cluster) const = 0;
+  // Allocates the plan's buffers and scratch. Throws HardwareError naming what failed.
+  virtual void prepare(const StepPlan& plan, const Cluster& cluster) = 0;
+  // Runs the prepared step once. Throws HardwareError naming the op or copy that
+  // failed, or saying the step did not finish within `timeout_ms`; after a throw
+  // no thread or stream of the backend is still running.
+  virtual RunTimes run(const StepPlan& plan, double timeout_ms) = 0;
+  // Frees what prepare() allocated. Safe to call twice.
+  virtual void release() = 0;
+  // Bytes this backend holds right now (0 after release()).
+  virtual double live_bytes() const = 0;
+};
+
+struct ExecutorOptions {
+  int warmup = 1;
+  int repeats = 5;
+  double timeout_ms = 60000;  // per step
+  StepPlanOptions plan;
+};
+
+// What the last evaluate() measured, beyond its StepResult.
+struct Measurement {
+  std::vector<double> step_us;  // each measured repeat, in run order
+  double median_us = 0;
+  double iqr_us = 0;            // interquartile range of step_us
+  std::string mapping;          // Backend::describe_mapping
+};
+
+class HardwareEvaluator : public Evaluator {
+ public:
+  using BackendFactory = std::function<std::unique_ptr<Backend>(const Cluster&)>;
+  HardwareEvaluator(std::string name, std::string description, BackendFactory factory,
+                    ExecutorOptions options);
+
+  std::string name() const override { return name_; }
+  std::string describe() const override;
+  std::unique_ptr<Evaluator> clone() const override;
+
+  const ExecutorOptions& options() const { return options_; }
+  const Measurement& last_measurement() const { return last_; }
+
+ protected:
+  StepResult run_step(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      StepObserver* observer) override;
+
+ private:
+  std::string name_;
+  std::string description_;
+  BackendFactory factory_;
+  ExecutorOptions options_;
+  Measurement last_;
+};
+
+// Reads warmup, repeats, timeout_ms and gemm_intensity from evaluator options.
+ExecutorOptions executor_options_from(const Options& options, const std::string& owner);
+
+// The median and interquartile range of `values` (linear interpolation); 0 for none.
+double median_of(std::vector<double> values);
+double iqr_of(std::vector<double> values);
+
+}  // namespace aware

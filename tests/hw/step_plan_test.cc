@@ -1,0 +1,153 @@
+// The step plan on hand-built graphs: which kernel stands for each op, which
+// copies a placement needs, what each task waits for, and the memory check.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/errors.h"
+#include "hw/step_plan.h"
+#include "test_graphs.h"
+
+namespace aware {
+namespace {
+
+using testing::star_cluster;
+using testing::timed_op;
+
+Op work_op(const std::string& name, double flops, double bytes,
+           std::map<std::string, double> shape = {}, double out = 4096) {
+  Op op;
+  op.name = name;
+  op.type = "Test";
+  op.flops = flops;
+  op.bytes_accessed = bytes;
+  op.output_bytes = {out};
+  op.shape = std::move(shape);
+  return op;
+}
+
+TEST(StepPlan, KernelsFollowShapeFlopsAndBytes) {
+  OpGraph g("kernels");
+  // MatMul 64x32x16 with twice the shape's FLOPs: the shape's GEMM, twice.
+  g.add_op(work_op("mm", 2 * 2.0 * 64 * 32 * 16, 1e4, {{"M", 64}, {"N", 32}, {"K", 16}}));
+  // Convolution: batch 2, 8x8 output, 16 filters, 3 input channels, 3x3 kernel.
+  const double conv_flops = 2.0 * (2 * 8 * 8) * 16 * (3 * 3 * 3);
+  g.add_op(work_op("conv", conv_flops, 1e4,
+                   {{"batch", 2}, {"in_channels", 3}, {"filters", 16}, {"kernel_h", 3},
+                    {"kernel_w", 3}, {"out_height", 8}, {"out_width", 8}}));
+  g.add_op(work_op("dense", 2e6, 1e3));     // 2000 FLOPs/byte, no shape: GEMM of equal FLOPs
+  g.add_op(work_op("relu", 1e5, 8e5));      // memory-bound: a stream over its bytes
+  g.add_op(timed_op("profiled", 250));      // only a measured cost: a spin
+  Op empty;
+  empty.name = "noop";
+  empty.output_bytes = {0};
+  g.add_op(empty);
+  const StepPlan plan = make_step_plan(g, star_cluster(1), Placement(std::vector<int>(6, 0)));
+  ASSERT_TRUE(plan.feasible) << plan.infeasible_reason;
+
+  EXPECT_EQ(plan.ops[0].kind, KernelKind::kGemm);
+  EXPECT_EQ(plan.ops[0].gemm.m, 64);
+  EXPECT_EQ(plan.ops[0].gemm.n, 32);
+  EXPECT_EQ(plan.ops[0].gemm.k, 16);
+  EXPECT_EQ(plan.ops[0].gemm_reps, 2);
+
+  EXPECT_EQ(plan.ops[1].kind, KernelKind::kGemm);
+  EXPECT_EQ(plan.ops[1].gemm.m, 128);  // one row per output pixel
+  EXPECT_EQ(plan.ops[1].gemm.n, 16);
+  EXPECT_EQ(plan.ops[1].gemm.k, 27);
+  EXPECT_EQ(plan.ops[1].gemm_reps, 1);
+
+  EXPECT_EQ(plan.ops[2].kind, KernelKind::kGemm);
+  EXPECT_EQ(plan.ops[2].gemm.m, 100);  // cbrt(2e6 / 2)
+  EXPECT_EQ(plan.ops[2].gemm.n, 100);
+
+  EXPECT_EQ(plan.ops[3].kind, KernelKind::kStream);
+  EXPECT_EQ(plan.ops[3].stream_bytes, 8e5);
+
+  EXPECT_EQ(plan.ops[4].kind, KernelKind::kSpin);
+  EXPECT_EQ(plan.ops[4].spin_us, 250);
+
+  EXPECT_EQ(plan.ops[5].kind, KernelKind::kNone);
+  EXPECT_EQ(plan.ops_running_nothing, 1);
+  EXPECT_EQ(plan.ops_spinning, 1);
+  EXPECT_EQ(plan.ops[5].outputs, std::vector<int>({-1}));  // a 0-byte output has no buffer
+}
+
+TEST(StepPlan, ChainSplitAcrossDevicesCopiesEachCrossingOnce) {
+  const OpGraph g = testing::chain_graph();  // a -> b -> c, 1000-byte tensors
+  const StepPlan plan = make_step_plan(g, star_cluster(2), Placement({0, 1, 0}));
+  ASSERT_EQ(plan.copies.size(), 2u);
+  EXPECT_EQ(plan.copies[0].src_op, 0);
+  EXPECT_EQ(plan.copies[0].src_device, 0);
+  EXPECT_EQ(plan.copies[0].dst_device, 1);
+  EXPECT_EQ(plan.copies[0].bytes, 1000);
+  EXPECT_EQ(plan.copies[1].src_op, 1);
+  EXPECT_EQ(plan.copies[1].dst_device, 0);
+  EXPECT_EQ(plan.bytes_moved, 2000);
+  EXPECT_EQ(plan.ops[1].wait_copies, std::vector<int>({0}));
+  EXPECT_TRUE(plan.ops[1].wait_ops.empty());
+  EXPECT_EQ(plan.ops[2].wait_copies, std::vector<int>({1}));
+  // Buffers: three outputs and two received copies, each on its device.
+  ASSERT_EQ(plan.buffers.size(), 5u);
+  EXPECT_EQ(plan.buffers[plan.copies[0].dst_buffer].device, 1);
+  EXPECT_EQ(plan.buffers[plan.copies[1].dst_buffer].device, 0);
+  // Device 0 runs a, then c; device 1 receives a's output, then runs b.
+  ASSERT_EQ(plan.device_tasks[0].size(), 3u);  // a, copy of b's output, c
+  EXPECT_FALSE(plan.device_tasks[0][0].is_copy);
+  EXPECT_TRUE(plan.device_tasks[0][1].is_copy);
+  EXPECT_FALSE(plan.device_tasks[0][2].is_copy);
+  ASSERT_EQ(plan.device_tasks[1].size(), 2u);
+  EXPECT_TRUE(plan.device_tasks[1][0].is_copy);
+}
+
+TEST(StepPlan, OneCopyServesEveryConsumerOnADevice) {
+  // fork-join: src feeds x1..x4; x1, x2 on device 1 need src's output once there.
+  const OpGraph g = testing::fork_join_graph();
+  const StepPlan plan = make_step_plan(g, star_cluster(2), Placement({0, 1, 1, 0, 0, 0}));
+  ASSERT_EQ(plan.copies.size(), 3u);  // src -> dev1, x1 -> dev0, x2 -> dev0
+  EXPECT_EQ(plan.ops[1].wait_copies, plan.ops[2].wait_copies);
+  EXPECT_EQ(plan.ops[5].wait_copies.size(), 2u);
+  EXPECT_EQ(plan.ops[5].wait_ops, std::vector<int>({3, 4}));
+}
+
+TEST(StepPlan, IssueOrderPutsEveryWaitFirst) {
+  const OpGraph g = testing::layered_dag(120, 5);
+  const Cluster c = star_cluster(3);
+  const StepPlan plan = make_step_plan(g, c, round_robin_placement(g, c));
+  std::vector<int> op_at(g.num_ops(), -1), copy_at(plan.copies.size(), -1);
+  const auto order = plan.issue_order();
+  ASSERT_EQ(order.size(), g.num_ops() + plan.copies.size());
+  for (int i = 0; i < static_cast<int>(order.size()); ++i)
+    (order[i].second.is_copy ? copy_at : op_at)[order[i].second.index] = i;
+  for (const PlannedOp& p : plan.ops) {
+    for (int o : p.wait_ops) EXPECT_LT(op_at[o], op_at[p.op]);
+    for (int cp : p.wait_copies) EXPECT_LT(copy_at[cp], op_at[p.op]);
+  }
+  for (size_t cp = 0; cp < plan.copies.size(); ++cp)
+    EXPECT_LT(op_at[plan.copies[cp].src_op], copy_at[cp]);
+}
+
+TEST(StepPlan, OverMemoryIsInfeasibleBeforeAnythingRuns) {
+  OpGraph g("oom");
+  g.add_op(timed_op("a", 10, 1000, 600e6));
+  g.add_op(timed_op("b", 10, 1000, 600e6));
+  g.add_edge(0, 1);
+  const StepPlan together = make_step_plan(g, star_cluster(2), Placement({0, 0}));
+  EXPECT_FALSE(together.feasible);
+  EXPECT_NE(together.infeasible_reason.find("out of memory on dev0"), std::string::npos)
+      << together.infeasible_reason;
+  const StepPlan apart = make_step_plan(g, star_cluster(2), Placement({0, 1}));
+  EXPECT_TRUE(apart.feasible) << apart.infeasible_reason;
+  // 600 MB of parameters, a's 1000-byte output on dev0; b's output and the copy on dev1.
+  EXPECT_EQ(apart.planned_bytes[0], 600e6 + 1000);
+  EXPECT_EQ(apart.planned_bytes[1], 600e6 + 2000);
+}
+
+TEST(StepPlan, BadPlacementThrows) {
+  const OpGraph g = testing::chain_graph();
+  EXPECT_THROW(make_step_plan(g, star_cluster(2), Placement({0, 5, 0})), Error);
+  EXPECT_THROW(make_step_plan(g, star_cluster(2), Placement({0, 1})), Error);
+}
+
+}  // namespace
+}  // namespace aware
