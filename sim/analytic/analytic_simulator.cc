@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/cluster.h"
+#include "core/cost_table.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 #include "core/op_graph.h"
@@ -22,7 +23,9 @@ AnalyticSimulator::AnalyticSimulator(AnalyticMode mode, PlacetoConstants constan
     : mode_(mode), constants_(constants) {}
 
 std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options& options) {
-  check_known_options(options, {"mode", "placeto.delta1_us", "placeto.delta2_us", "placeto.bytes_per_us"},
+  check_known_options(options,
+                      {"mode", "placeto.delta1_us", "placeto.delta2_us", "placeto.bytes_per_us",
+                       "costs"},
                       "evaluator 'analytic'");
   const std::string mode = option_string(options, "mode", "contention");
   AnalyticMode m;
@@ -41,25 +44,52 @@ std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options
   if (c.device_overhead_us < 0 || c.bus_overhead_us < 0 || !(c.transfer_bytes_per_us > 0)) {
     throw ConfigError(owner + ": placeto overheads must be >= 0 and bytes_per_us > 0");
   }
-  return std::make_unique<AnalyticSimulator>(m, c);
+  auto simulator = std::make_unique<AnalyticSimulator>(m, c);
+  const std::string costs = option_string(options, "costs", "");
+  if (!costs.empty()) {
+    try {
+      simulator->set_cost_table(std::make_shared<const CostTable>(read_cost_table_file(costs)),
+                                costs);
+    } catch (const ParseError& e) {
+      throw ParseError(owner + ": option 'costs': " + e.what());
+    }
+  }
+  return simulator;
+}
+
+void AnalyticSimulator::set_cost_table(std::shared_ptr<const CostTable> table, std::string label) {
+  if (table != nullptr && table->empty()) table = nullptr;
+  cost_table_ = std::move(table);
+  cost_table_label_ = cost_table_ ? std::move(label) : std::string();
+  prepared_.reset();  // the op costs it holds came from the old table
 }
 
 std::string AnalyticSimulator::describe() const {
+  std::string text;
   if (mode_ == AnalyticMode::kContention) {
-    return "analytic (contention: one stream per device, one transfer per link direction, "
-           "memory tracked)";
+    text = "analytic (contention: one stream per device, one transfer per link direction, "
+           "memory tracked";
+  } else {
+    char buffer[200];
+    std::snprintf(buffer, sizeof buffer,
+                  "analytic (placeto: bus per source device at %.0f B/us, %.1f us after ops, "
+                  "%.1f us after transfers",
+                  constants_.transfer_bytes_per_us, constants_.device_overhead_us,
+                  constants_.bus_overhead_us);
+    text = buffer;
   }
-  char buffer[200];
-  std::snprintf(buffer, sizeof buffer,
-                "analytic (placeto: bus per source device at %.0f B/us, %.1f us after ops, "
-                "%.1f us after transfers)",
-                constants_.transfer_bytes_per_us, constants_.device_overhead_us,
-                constants_.bus_overhead_us);
-  return buffer;
+  if (cost_table_) {
+    text += "; op costs from " + cost_table_label_ + " (" +
+            std::to_string(cost_table_->us.size()) +
+            (cost_table_->us.size() == 1 ? " entry" : " entries") + ", roofline elsewhere)";
+  }
+  return text + ")";
 }
 
 std::unique_ptr<Evaluator> AnalyticSimulator::clone() const {
-  return std::make_unique<AnalyticSimulator>(mode_, constants_);
+  auto copy = std::make_unique<AnalyticSimulator>(mode_, constants_);
+  copy->set_cost_table(cost_table_, cost_table_label_);
+  return copy;
 }
 
 void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
@@ -78,7 +108,7 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   p->num_ops = n;
   p->num_devices = D;
   p->num_channels = 2 * cluster.num_links();
-  p->costs = OpCostMatrix(graph, cluster);
+  p->costs = OpCostMatrix(graph, cluster, cost_table_.get());
   p->topo_rank = topological_rank(graph);
   p->out_total_bytes.resize(n);
   p->param_bytes.resize(n);

@@ -14,6 +14,10 @@
 //    per-source-device bus at 7600 B/us, 5.7 us after each op, 25 us after each
 //    transfer, one global event order with its tie rules.
 //
+// Either mode takes an optional measured cost table (option costs=FILE, see
+// core/cost_table.h): ops it prices on a device's kind take that time there;
+// the others keep their compute_us or the roofline.
+//
 // Deterministic. After the first call on a (graph, cluster) pair, evaluate()
 // allocates nothing. An instance is not thread-safe; clone() one per thread.
 #pragma once
@@ -42,7 +46,8 @@ class AnalyticSimulator final : public Evaluator {
   explicit AnalyticSimulator(AnalyticMode mode = AnalyticMode::kContention,
                              PlacetoConstants constants = {});
   // Options: mode=contention|placeto; placeto.delta1_us, placeto.delta2_us,
-  // placeto.bytes_per_us. Throws ConfigError on unknown keys or values.
+  // placeto.bytes_per_us; costs=FILE (a cost table). Throws ConfigError on unknown
+  // keys or values, ParseError naming the option and the file for a bad table.
   static std::unique_ptr<AnalyticSimulator> from_options(const Options& options);
 
   std::string name() const override { return "analytic"; }
@@ -50,6 +55,12 @@ class AnalyticSimulator final : public Evaluator {
   std::unique_ptr<Evaluator> clone() const override;
 
   AnalyticMode mode() const { return mode_; }
+
+  // Prices ops from `table` from the next evaluation on (null or empty: no table).
+  // The table is shared, never modified, by this instance and its clones.
+  // `label` names it in describe() (the file it came from).
+  void set_cost_table(std::shared_ptr<const CostTable> table, std::string label);
+  const CostTable* cost_table() const { return cost_table_.get(); }
 
   // Per-(graph, cluster) state and scratch; defined in prepared.h (internal).
   struct Prepared;
@@ -67,6 +78,8 @@ class AnalyticSimulator final : public Evaluator {
 
   AnalyticMode mode_;
   PlacetoConstants constants_;
+  std::shared_ptr<const CostTable> cost_table_;  // null: roofline / compute_us only
+  std::string cost_table_label_;
   std::shared_ptr<Prepared> prepared_;  // per (graph, cluster) revision; scratch included
 };
 

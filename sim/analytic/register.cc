@@ -16,6 +16,8 @@ void register_analytic_evaluator() {
           {"placeto.delta1_us", T::kDouble, "5.7", "placeto mode: per-op device overhead (µs)"},
           {"placeto.delta2_us", T::kDouble, "25", "placeto mode: per-transfer bus overhead (µs)"},
           {"placeto.bytes_per_us", T::kDouble, "7600", "placeto mode: bus bandwidth"},
+          {"costs", T::kPath, "", "a cost table (aware-cost-table JSON): measured µs per op "
+                                  "and device kind; other ops keep the roofline"},
        },
        // The default (contention) mode: exact hand schedules, links first come first served.
        {{"deterministic", "1"}, {"models", "links"}, {"link_sharing", "fcfs"}, {"tolerance", "1e-9"}}},

@@ -54,6 +54,7 @@ struct DagSimulator::Impl {
   // The device order comes from the analytic contention simulator.
   AnalyticSimulator analytic{AnalyticMode::kContention};
   Trace order_trace;
+  std::shared_ptr<const CostTable> cost_table;  // null: no measured table
   // Per graph.
   std::uint64_t graph_revision = 0;
   bool graph_ready = false;
@@ -85,6 +86,13 @@ DagSimulator::DagSimulator(const std::vector<std::string>& cfg) : impl_(std::mak
 }
 
 DagSimulator::~DagSimulator() = default;
+
+void DagSimulator::set_cost_table(CostTable table) {
+  Impl& m = *impl_;
+  m.cost_table = table.empty() ? nullptr : std::make_shared<const CostTable>(std::move(table));
+  m.analytic.set_cost_table(m.cost_table, "the client's cost table");
+  m.graph_ready = false;  // the cost matrix was built from the old table
+}
 
 std::string DagSimulator::describe() const {
   std::string out = "simgrid 3.32 (flow-level network, one in-order stream per device; cfg ";
@@ -165,7 +173,7 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
   const int n = graph.num_ops();
   const int D = cluster.num_devices();
   if (!m.graph_ready || m.graph_revision != graph.revision()) {
-    m.costs = OpCostMatrix(graph, cluster);
+    m.costs = OpCostMatrix(graph, cluster, m.cost_table.get());
     m.topo_rank = topological_rank(graph);
     m.graph_revision = graph.revision();
     m.graph_ready = true;

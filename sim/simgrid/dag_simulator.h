@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "core/cost_model.h"
 #include "core/evaluator.h"
 #include "core/op_graph.h"
 #include "core/placement.h"
@@ -39,6 +40,11 @@ class DagSimulator {
   // model). Times are µs from the start of this simulation, rounded to 1e-3 µs.
   // Reports every op span, then every transfer, to `observer` when non-null.
   StepResult evaluate(const OpGraph& graph, const Placement& placement, StepObserver* observer);
+
+  // Prices ops from `table` (ops it lacks keep compute_us or the roofline), both
+  // for the SimGrid execs and for the analytic schedule that fixes each device's
+  // order. Applies from the next evaluate().
+  void set_cost_table(CostTable table);
 
   // The settings in use, for Evaluator::describe().
   std::string describe() const;

@@ -19,6 +19,8 @@ void register_simgrid_evaluator() {
           {"worker", T::kPath, "", "the aware-simgrid-worker binary to run"},
           {"cfg", T::kString, "", "SimGrid settings KEY:VALUE[;KEY:VALUE...]"},
           {"cfg.*", T::kString, "", "one SimGrid setting, cfg.KEY=VALUE"},
+          {"costs", T::kPath, "", "a cost table (aware-cost-table JSON): measured µs per op "
+                                  "and device kind; other ops keep the roofline"},
           {"debug.fail_first", T::kString, "", "testing: crash or hang the first request"},
        },
        {{"deterministic", "1"},

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cost_table.h"
 #include "core/errors.h"
 #include "core/formats.h"
 #include "core/op_graph.h"
@@ -77,6 +78,14 @@ SimGridEvaluator::SimGridEvaluator(SimGridOptions options) : options_(std::move(
       options_.debug_fail_first != "hang") {
     throw ConfigError(std::string(kOwner) + ": debug.fail_first must be crash or hang");
   }
+  if (options_.cost_table == nullptr && !options_.costs.empty()) {
+    try {
+      options_.cost_table = std::make_shared<const CostTable>(read_cost_table_file(options_.costs));
+    } catch (const ParseError& e) {
+      throw ParseError(std::string(kOwner) + ": option 'costs': " + e.what());
+    }
+  }
+  if (options_.cost_table != nullptr && options_.cost_table->empty()) options_.cost_table = nullptr;
   if (options_.worker_path.empty()) options_.worker_path = find_simgrid_worker();
   if (!is_executable(options_.worker_path)) {
     throw ConfigError(std::string(kOwner) + ": worker '" + options_.worker_path +
@@ -84,7 +93,7 @@ SimGridEvaluator::SimGridEvaluator(SimGridOptions options) : options_(std::move(
   }
   pool_ = std::make_shared<SimGridWorkerPool>(options_.worker_path, options_.workers,
                                               options_.timeout_s, options_.cfg,
-                                              options_.debug_fail_first);
+                                              options_.debug_fail_first, options_.cost_table);
 }
 
 SimGridEvaluator::~SimGridEvaluator() = default;
@@ -110,11 +119,14 @@ std::unique_ptr<SimGridEvaluator> SimGridEvaluator::from_options(const Options& 
       }
     } else if (key.rfind("cfg.", 0) == 0 && key.size() > 4) {
       o.cfg.push_back(key.substr(4) + ":" + value);
+    } else if (key == "costs") {
+      o.costs = value;
     } else if (key == "debug.fail_first") {
       o.debug_fail_first = value;
     } else {
       throw ConfigError(std::string(kOwner) + ": unknown option '" + key +
-                        "' (known: workers, timeout_s, worker, cfg, cfg.KEY, debug.fail_first)");
+                        "' (known: workers, timeout_s, worker, cfg, cfg.KEY, costs, "
+                        "debug.fail_first)");
     }
   }
   return std::make_unique<SimGridEvaluator>(std::move(o));
@@ -127,9 +139,15 @@ std::string SimGridEvaluator::describe() const {
   char buffer[96];
   std::snprintf(buffer, sizeof buffer, "; %d worker processes, timeout %g s)", options_.workers,
                 options_.timeout_s);
+  std::string costs;
+  if (options_.cost_table != nullptr) {
+    costs = "; op costs from " + (options_.costs.empty() ? "a given table" : options_.costs) +
+            " (" + std::to_string(options_.cost_table->us.size()) +
+            (options_.cost_table->us.size() == 1 ? " entry" : " entries") + ", roofline elsewhere)";
+  }
   return "simgrid 3.32 (flow-level network, fair link sharing; one in-order stream per device, "
          "order from the analytic contention schedule; cfg " +
-         join(cfg, ",") + buffer;
+         join(cfg, ",") + costs + buffer;
 }
 
 StepResult SimGridEvaluator::run_step(const OpGraph& graph, const Cluster& cluster,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "core/cost_model.h"
 #include "core/evaluator.h"
 
 namespace aware {
@@ -26,6 +27,12 @@ struct SimGridOptions {
   // network/crosstraffic:0, network/TCP-gamma:0), so they may override them.
   std::vector<std::string> cfg;
   std::string worker_path;  // empty: find_simgrid_worker()
+  // A measured cost table (core/cost_table.h) both the SimGrid execs and the
+  // analytic device order use; ops it lacks keep compute_us or the roofline.
+  // `costs` is its file, read by the constructor unless `cost_table` is given
+  // (then `costs` only names it in describe()).
+  std::string costs;
+  std::shared_ptr<const CostTable> cost_table;
   // Tests only: make the first request's worker "crash" (abort) or "hang".
   std::string debug_fail_first;
 };
@@ -33,10 +40,12 @@ struct SimGridOptions {
 class SimGridEvaluator final : public Evaluator {
  public:
   // Workers start lazily, on the first evaluation. Throws ConfigError on bad
-  // options or when the worker binary cannot be found.
+  // options or when the worker binary cannot be found, ParseError naming the
+  // option and the file for a bad cost table.
   explicit SimGridEvaluator(SimGridOptions options = {});
   // Options: workers=N, timeout_s=S, worker=PATH, cfg=KEY:VALUE[;KEY:VALUE...],
-  // cfg.KEY=VALUE (one per key), debug.fail_first=crash|hang. Throws ConfigError.
+  // cfg.KEY=VALUE (one per key), costs=FILE, debug.fail_first=crash|hang. Throws
+  // ConfigError (ParseError for a bad cost table).
   static std::unique_ptr<SimGridEvaluator> from_options(const Options& options);
   ~SimGridEvaluator() override;
 

@@ -46,6 +46,26 @@ std::string ByteReader::str() {
   return s;
 }
 
+void encode_cost_table(ByteWriter& out, const CostTable& table) {
+  out.u64(table.us.size());
+  for (const auto& [key, us] : table.us) {
+    out.str(key.first);
+    out.str(key.second);
+    out.f64(us);
+  }
+}
+
+CostTable decode_cost_table(ByteReader& in) {
+  CostTable table;
+  const std::uint64_t n = in.u64();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::string op = in.str();
+    std::string kind = in.str();
+    table.us[{std::move(op), std::move(kind)}] = in.f64();
+  }
+  return table;
+}
+
 void encode_result(ByteWriter& out, const StepResult& r, const Trace* trace) {
   out.f64(r.step_time_us);
   out.u64(r.device_busy_us.size());

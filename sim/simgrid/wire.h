@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cost_model.h"
 #include "core/placement.h"
 
 namespace aware::simgrid_wire {
@@ -20,6 +21,7 @@ namespace aware::simgrid_wire {
 constexpr char kLoadCluster = 'C';  // string platform file ("" to build), string cluster JSON
 constexpr char kLoadGraph = 'G';    // string graph JSON
 constexpr char kEvaluate = 'E';     // u8 want_trace, u8 debug action, i32 n, n x i32
+constexpr char kLoadCosts = 'T';    // encoded CostTable; sent once, right after kHello
 // Worker -> client.
 constexpr char kHello = 'H';   // string describe (settings in use) after start-up
 constexpr char kOk = 'K';      // empty
@@ -71,6 +73,11 @@ class ByteReader {
   const std::string& bytes_;
   std::size_t pos_ = 0;
 };
+
+// A cost table as u64 n, then n x (string op, string device kind, f64 µs): the
+// exact values the client read, so worker and client price ops identically.
+void encode_cost_table(ByteWriter& out, const CostTable& table);
+CostTable decode_cost_table(ByteReader& in);
 
 void encode_result(ByteWriter& out, const StepResult& result, const Trace* trace);
 // Fills `result`, and `trace` when non-null and the payload carries one.

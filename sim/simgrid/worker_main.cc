@@ -75,6 +75,9 @@ int serve(const std::vector<std::string>& cfg) {
         sim->load_cluster(cluster, platform_file);
         have_cluster = true;
         if (!wire::write_frame(out, wire::kOk, {})) return 0;
+      } else if (kind == wire::kLoadCosts) {
+        sim->set_cost_table(wire::decode_cost_table(r));
+        if (!wire::write_frame(out, wire::kOk, {})) return 0;
       } else if (kind == wire::kLoadGraph) {
         graph = graph_from_json(parse_json_text(r.str(), "graph"), "graph");
         have_graph = true;

@@ -197,11 +197,13 @@ struct SimGridWorkerPool::Worker {
 };
 
 SimGridWorkerPool::SimGridWorkerPool(std::string worker_path, int workers, double timeout_s,
-                                     std::vector<std::string> cfg, std::string debug_fail_first)
+                                     std::vector<std::string> cfg, std::string debug_fail_first,
+                                     std::shared_ptr<const CostTable> costs)
     : worker_path_(std::move(worker_path)),
       timeout_s_(timeout_s),
       cfg_(std::move(cfg)),
       debug_fail_first_(std::move(debug_fail_first)),
+      costs_(std::move(costs)),
       fork_thread_(std::make_unique<ForkThread>()) {
   for (int i = 0; i < workers; ++i) {
     slots_.push_back(std::make_unique<Worker>());
@@ -286,6 +288,23 @@ void SimGridWorkerPool::spawn(Worker& w) {
     throw_worker_error(payload);  // a bad cfg entry: ConfigError, not retried
   }
   if (kind != wire::kHello) throw WorkerFailure{"sent an unexpected greeting"};
+  if (costs_ == nullptr || costs_->empty()) return;
+  // The table goes to the worker as numbers, not as a path: the worker prices ops
+  // with exactly what this process read, even if the file changes later.
+  wire::ByteWriter table;
+  wire::encode_cost_table(table, *costs_);
+  if (!wire::write_frame(w.child.fd, wire::kLoadCosts, table.bytes()))
+    throw WorkerFailure{"closed its input"};
+  if (!wire::read_frame(w.child.fd, &kind, &payload, static_cast<long long>(timeout_s_ * 1000),
+                        &timed_out)) {
+    throw WorkerFailure{timed_out ? "did not take the cost table within the timeout"
+                                  : "died while taking the cost table"};
+  }
+  if (kind == wire::kError) {
+    kill(w);
+    throw_worker_error(payload);
+  }
+  if (kind != wire::kOk) throw WorkerFailure{"answered the cost table with an unexpected frame"};
 }
 
 StepResult SimGridWorkerPool::attempt(Worker& w, const OpGraph& graph, const Cluster& cluster,

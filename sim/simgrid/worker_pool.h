@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "core/cost_model.h"
 #include "core/op_graph.h"
 #include "core/placement.h"
 
@@ -19,8 +20,10 @@ class ForkThread;
 
 class SimGridWorkerPool {
  public:
+  // `costs` (may be null) is sent to every worker as it starts.
   SimGridWorkerPool(std::string worker_path, int workers, double timeout_s,
-                    std::vector<std::string> cfg, std::string debug_fail_first);
+                    std::vector<std::string> cfg, std::string debug_fail_first,
+                    std::shared_ptr<const CostTable> costs = nullptr);
   // Kills every worker (SIGKILL) and reaps it: no orphans, no zombies.
   ~SimGridWorkerPool();
 
@@ -42,6 +45,7 @@ class SimGridWorkerPool {
   double timeout_s_;
   std::vector<std::string> cfg_;
   std::string debug_fail_first_;
+  std::shared_ptr<const CostTable> costs_;
   bool debug_used_ = false;
   mutable std::mutex mutex_;
   std::condition_variable idle_cv_;
