@@ -76,7 +76,8 @@ CostTable cost_table_from_json(const json& doc, const std::string& source, CostT
   auto costs = doc.find("costs");
   if (costs == doc.end()) throw ParseError(source + ": field 'costs' is missing");
   if (!costs->is_object()) {
-    throw ParseError(source + ": field 'costs' must be an object mapping device kind to "
+    throw ParseError(source +
+                     ": field 'costs' must be an object mapping device kind to "
                      "{op name: µs}");
   }
   CostTable table;
@@ -161,7 +162,8 @@ CostTableCoverage cost_table_coverage(const CostTable& table, const OpGraph& gra
     // A "*" entry shadowed on every device by kind-specific entries is unused too.
     if (key.second == "*") {
       bool reached = false;
-      for (const std::string& kind : kinds) reached = reached || table.us.count({key.first, kind}) == 0;
+      for (const std::string& kind : kinds)
+        reached = reached || table.us.count({key.first, kind}) == 0;
       if (!reached) ++coverage.entries_unused;
     }
   }

@@ -52,11 +52,11 @@ std::string cost_table_fingerprint(const CostTable& table);
 // entries are normal; ops the table misses keep their measured compute_us or the
 // roofline.
 struct CostTableCoverage {
-  int pairs_from_table = 0;  // (op, device) pairs priced by the table
-  int pairs_total = 0;       // ops x devices
-  int ops_missed = 0;        // ops with at least one device the table does not price
+  int pairs_from_table = 0;     // (op, device) pairs priced by the table
+  int pairs_total = 0;          // ops x devices
+  int ops_missed = 0;           // ops with at least one device the table does not price
   std::string first_missed_op;  // the first such op in id order, or ""
-  int entries_unused = 0;    // entries whose op is not in the graph or whose kind no device has
+  int entries_unused = 0;       // entries whose op is not in the graph or whose kind no device has
 };
 CostTableCoverage cost_table_coverage(const CostTable& table, const OpGraph& graph,
                                       const Cluster& cluster);

@@ -27,16 +27,15 @@ bool worker_built() {
   }
 }
 
-#define REQUIRE_SIMGRID_WORKER()                                                   \
-  do {                                                                             \
-    if (!worker_built()) GTEST_SKIP() << "aware-simgrid-worker is not built";      \
+#define REQUIRE_SIMGRID_WORKER()                                              \
+  do {                                                                        \
+    if (!worker_built()) GTEST_SKIP() << "aware-simgrid-worker is not built"; \
   } while (0)
 
 std::unique_ptr<SimGridEvaluator> simgrid_with_table(const CostTable& table,
                                                      const std::string& file) {
-  return SimGridEvaluator::from_options({{"workers", "1"},
-                                         {"timeout_s", "30"},
-                                         {"costs", testing::write_test_table(table, file)}});
+  return SimGridEvaluator::from_options(
+      {{"workers", "1"}, {"timeout_s", "30"}, {"costs", testing::write_test_table(table, file)}});
 }
 
 // SimGrid times are clock differences rounded to 1e-3 us.
@@ -66,8 +65,8 @@ TEST(SimGridCostTable, DeviceOrderFollowsTheTable) {
   REQUIRE_SIMGRID_WORKER();
   auto sim = simgrid_with_table(testing::device_order_table(), "simgrid-order.costs.json");
   Trace t;
-  const StepResult r = sim->evaluate(testing::device_order_graph(), star_cluster(2),
-                                     Placement({0, 1, 0, 0}), &t);
+  const StepResult r =
+      sim->evaluate(testing::device_order_graph(), star_cluster(2), Placement({0, 1, 0, 0}), &t);
   EXPECT_NEAR(r.step_time_us, 170, kTolUs);
   ASSERT_EQ(t.ops.size(), 4u);
   EXPECT_NEAR(t.ops[3].start_us, 100, kTolUs);  // d first: the worker's order used the table
