@@ -26,6 +26,7 @@ void add_place_commands(CLI::App& app);  // place + compare (with the placers)
 void add_fuse_commands(CLI::App& app);   // graph fusion report (agents/fusion)
 void add_search_commands(CLI::App& app); // search + pretrain (agents/rl, LibTorch)
 void add_list_command(CLI::App& app);    // list evaluators | placers | agents | plugins
+void add_hw_commands(CLI::App& app);     // calibrate + validate (hw/, with the placers)
 
 // "LABEL: a, b, c (options: `aware list KIND`)", for --help texts built from a registry.
 std::string registered_names_help(const std::string& label, const std::vector<std::string>& names,
@@ -33,8 +34,10 @@ std::string registered_names_help(const std::string& label, const std::vector<st
 
 // The help text of every --graph option: what a graph spec may be.
 inline constexpr const char* kGraphSpecHelp =
-    "Graph: a JSON file, zoo:NAME (aware graph info --help), family:FAMILY:SEED "
-    "(cifar10, ptb, nmt) or random:N:SEED (a seeded layered DAG of N ops)";
+    "Graph: a JSON file, zoo:NAME (aware graph info --help), zoo:NAME:key=value,... "
+    "(a scaled model, keys batch, seq_len, hidden, layers, vocab, image_size; e.g. "
+    "zoo:inception_v3:batch=1,image_size=96), family:FAMILY:SEED (cifar10, ptb, nmt) or "
+    "random:N:SEED (a seeded layered DAG of N ops)";
 
 // The format of a results table: --json wins, then an explicit --format, then the
 // extension of -o (.md, .csv, .json), else "table". Throws ConfigError for an

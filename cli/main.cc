@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
 #ifdef AWARE_HAVE_BASELINES
   aware::cli::add_place_commands(app);
 #endif
+#ifdef AWARE_HAVE_HW
+  aware::cli::add_hw_commands(app);
+#endif
 #ifdef AWARE_HAVE_FUSION
   aware::cli::add_fuse_commands(app);
 #endif

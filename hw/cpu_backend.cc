@@ -5,6 +5,10 @@
 #include <pthread.h>
 #include <sched.h>
 
+#ifdef AWARE_HW_OPENMP
+#include <omp.h>
+#endif
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -239,6 +243,11 @@ class CpuBackend final : public Backend {
         fail("cannot pin device " + std::to_string(d) + " to core " + std::to_string(core_of(d)));
       }
     }
+#ifdef AWARE_HW_OPENMP
+    // An OpenMP OpenBLAS reads this thread's setting on every call (and ignores
+    // openblas_set_num_threads): one thread per device, no team behind it.
+    omp_set_num_threads(1);
+#endif
     ready_.fetch_add(1);
     while (!go_.load(std::memory_order_acquire)) cpu_relax();
 

@@ -125,6 +125,12 @@ StepResult HardwareEvaluator::run_step(const OpGraph& graph, const Cluster& clus
       last_.step_us.push_back(runs.back().step_us);
     }
   }
+  last_.op_median_us.assign(plan.ops.size(), 0);
+  std::vector<double> durations(runs.size());
+  for (size_t op = 0; op < plan.ops.size(); ++op) {
+    for (size_t r = 0; r < runs.size(); ++r) durations[r] = runs[r].op_end[op] - runs[r].op_start[op];
+    last_.op_median_us[op] = median_of(durations);
+  }
   last_.median_us = median_of(last_.step_us);
   last_.iqr_us = iqr_of(last_.step_us);
 

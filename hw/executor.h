@@ -62,6 +62,7 @@ struct Measurement {
   std::vector<double> step_us;  // each measured repeat, in run order
   double median_us = 0;
   double iqr_us = 0;            // interquartile range of step_us
+  std::vector<double> op_median_us;  // by op id: its median duration over the repeats
   std::string mapping;          // Backend::describe_mapping
 };
 

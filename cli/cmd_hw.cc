@@ -1,0 +1,398 @@
+// aware calibrate, aware validate: the hardware executors against the simulators.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "cli/cli_common.h"
+#include "core/cost_table.h"
+#include "core/errors.h"
+#include "core/formats.h"
+#include "core/placer.h"
+#include "datasets/load.h"
+#include "hw/calibrate.h"
+#include "hw/executor.h"
+#include "hw/validate.h"
+
+namespace aware::cli {
+namespace {
+
+HardwareEvaluator& as_hardware(Evaluator& evaluator, const std::string& backend) {
+  auto* hw = dynamic_cast<HardwareEvaluator*>(&evaluator);
+  if (!hw)
+    throw ConfigError("--backend " + backend +
+                      " is not a hardware executor (use cpu, or cuda where it is built)");
+  return *hw;
+}
+
+std::string default_host_cluster(const std::string& backend) {
+  return backend == "cuda" ? "preset:cuda-host" : "preset:cpu-host";
+}
+
+Cluster host_cluster(const std::string& spec, int devices) {
+  Cluster c = load_cluster(spec);
+  if (devices > 0) c = restrict_devices(c, devices);
+  return c;
+}
+
+void log_line(const std::string& what, const std::string& text) {
+  std::fprintf(stderr, "%s: %s\n", what.c_str(), text.c_str());
+}
+
+// ---------------------------------------------------------------- calibrate
+
+struct CalibrateArgs {
+  std::string backend = "cpu";
+  std::string cluster;
+  int devices = 0;
+  std::vector<std::string> options;
+  std::string out;
+  std::string report;
+  std::vector<std::string> profile_graphs;
+  std::string costs_out;
+  bool json = false;
+};
+
+void run_calibrate(const CalibrateArgs& a) {
+  if (!a.profile_graphs.empty() && a.costs_out.empty())
+    throw ConfigError("--profile-graph needs --costs-out FILE for the cost table");
+  if (a.profile_graphs.empty() && !a.costs_out.empty())
+    throw ConfigError("--costs-out needs at least one --profile-graph");
+  prepare_output_path(a.out, "-o");
+  prepare_output_path(a.report, "--report");
+  prepare_output_path(a.costs_out, "--costs-out");
+  std::vector<OpGraph> graphs;
+  for (const std::string& spec : a.profile_graphs) graphs.push_back(load_graph(spec));
+  const Cluster base = host_cluster(a.cluster.empty() ? default_host_cluster(a.backend) : a.cluster,
+                                    a.devices);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.backend, "", a.options);
+  HardwareEvaluator& hw = as_hardware(*evaluator, a.backend);
+
+  const auto log = [](const std::string& text) { log_line("calibrate", text); };
+  const Calibration cal = calibrate(hw, base, {}, log);
+  CostTable table;
+  for (const OpGraph& g : graphs) {
+    const CostTable part = profile_graph(hw, g, cal.cluster, log);
+    table.us.insert(part.us.begin(), part.us.end());
+  }
+
+  std::vector<std::pair<std::string, std::string>> files;
+  files.emplace_back(a.out, cluster_to_json(cal.cluster).dump(1) + "\n");
+  if (!a.report.empty()) files.emplace_back(a.report, calibration_report_json(cal));
+  if (!a.costs_out.empty()) {
+    CostTableInfo info;
+    for (const std::string& spec : a.profile_graphs) info.graph += (info.graph.empty() ? "" : ",") + spec;
+    info.backend = a.backend;
+    files.emplace_back(a.costs_out, cost_table_to_json(table, info).dump(1) + "\n");
+  }
+  write_files_atomic(files);
+
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::parse(calibration_report_json(cal));
+    out["cluster"] = a.out;
+    if (!a.costs_out.empty()) out["costs"] = a.costs_out;
+    out["mapping"] = hw.last_measurement().mapping;
+    std::cout << out.dump(1) << "\n";
+    return;
+  }
+  std::printf("backend        %s (%s)\n", a.backend.c_str(), hw.last_measurement().mapping.c_str());
+  for (const GemmRate& g : cal.gemm)
+    std::printf("GEMM %5d^3    %8.2f GFLOP/s\n", g.size, g.flops_per_s / 1e9);
+  std::printf("peak / eff     %.2f GFLOP/s, efficiency %.3f\n", cal.peak_flops / 1e9, cal.efficiency);
+  std::printf("memory         %.2f GB/s (read + write)\n", cal.memory_Bps / 1e9);
+  std::printf("per-op cost    %.3f us\n", cal.launch_overhead_us);
+  for (const CopyFit& f : cal.copies)
+    std::printf("copy %s -> %s  %.2f GB/s, latency %.2f us\n", base.device(f.src).name.c_str(),
+                base.device(f.dst).name.c_str(), f.bandwidth_Bps / 1e9, f.latency_us);
+  std::printf("cluster        %s\n", a.out.c_str());
+  if (!a.report.empty()) std::printf("report         %s\n", a.report.c_str());
+  if (!a.costs_out.empty())
+    std::printf("cost table     %s (%zu entries)\n", a.costs_out.c_str(), table.us.size());
+}
+
+// ---------------------------------------------------------------- validate
+
+struct ValidateArgs {
+  std::vector<std::string> graphs;
+  std::string cluster;
+  std::string backend = "cpu";
+  std::vector<std::string> options;
+  std::string methods = "m-etf,heft,m-topo,m-sct,metis,expert";
+  int random = 5;
+  std::uint64_t seed = 1;
+  std::string costs;
+  std::string uncalibrated;
+  std::string simulators = "analytic,simgrid";
+  std::string out;
+  std::string format;
+  bool json = false;
+};
+
+struct Row {
+  std::string graph;
+  std::string label;
+  double measured_us = 0;
+  double iqr_us = 0;
+  std::map<std::string, double> predicted_us;
+};
+
+struct Predictor {
+  std::string label;
+  std::unique_ptr<Evaluator> evaluator;
+  const Cluster* cluster;
+};
+
+nlohmann::json stats_json(const PredictionError& e) {
+  return {{"count", e.count},
+          {"median_abs_rel_error", e.median_abs_rel},
+          {"mean_abs_rel_error", e.mean_abs_rel},
+          {"max_abs_rel_error", e.max_abs_rel},
+          {"kendall_tau", e.kendall_tau}};
+}
+
+void run_validate(const ValidateArgs& a) {
+  const std::string format = table_format(a.format, a.json, a.out);
+  prepare_output_path(a.out, "-o");
+  if (a.random < 0 || a.random > 10000) throw ConfigError("--random must be 0..10000");
+  if (a.cluster.empty()) throw ConfigError("--cluster is required (a calibrated cluster file)");
+  std::vector<OpGraph> graphs;
+  for (const std::string& spec : a.graphs) graphs.push_back(load_graph(spec));
+  const Cluster cluster = load_cluster(a.cluster);
+  const Cluster uncalibrated = host_cluster(
+      a.uncalibrated.empty() ? default_host_cluster(a.backend) : a.uncalibrated, cluster.num_devices());
+  if (uncalibrated.num_devices() != cluster.num_devices())
+    throw ConfigError("--uncalibrated cluster has " + std::to_string(uncalibrated.num_devices()) +
+                      " devices, --cluster " + std::to_string(cluster.num_devices()));
+  std::unique_ptr<Evaluator> backend_evaluator = make_evaluator(a.backend, "", a.options);
+  HardwareEvaluator& hw = as_hardware(*backend_evaluator, a.backend);
+
+  // The predictors: each simulator on the calibrated cluster with the cost table,
+  // and the uncalibrated cost model (roofline on the preset, no table).
+  std::vector<Predictor> predictors;
+  const auto& registry = EvaluatorRegistry::instance();
+  for (const std::string& name : split_list(a.simulators)) {
+    if (!registry.has(name)) {
+      if (name == "simgrid") {
+        log_line("validate", "simgrid is not built here; its column is left out");
+        continue;
+      }
+      throw ConfigError("--simulators: unknown evaluator '" + name + "'");
+    }
+    Options options;
+    if (!a.costs.empty()) options["costs"] = a.costs;
+    predictors.push_back({name, registry.create(name, options), &cluster});
+  }
+  predictors.push_back({"uncalibrated", registry.create("analytic"), &uncalibrated});
+  std::unique_ptr<Evaluator> search_evaluator =
+      registry.create("analytic", a.costs.empty() ? Options{} : Options{{"costs", a.costs}});
+
+  // Placements: single, round-robin, every method, and seeded random ones.
+  struct Job {
+    int graph;
+    std::string label;
+    Placement placement;
+  };
+  std::vector<Job> jobs;
+  const std::vector<std::string> methods = split_list(a.methods);
+  for (int gi = 0; gi < static_cast<int>(graphs.size()); ++gi) {
+    const OpGraph& g = graphs[gi];
+    for (int d = 0; d < cluster.num_devices(); ++d)
+      jobs.push_back({gi, "single:" + cluster.device(d).name, single_device_placement(g, d)});
+    jobs.push_back({gi, "round-robin", round_robin_placement(g, cluster)});
+    for (const std::string& method : methods) {
+      auto placer = PlacerRegistry::instance().create(method);
+      PlaceContext context;
+      context.evaluator = search_evaluator.get();
+      context.seed = a.seed;
+      log_line("validate", g.name() + ": placing with " + method);
+      jobs.push_back({gi, method, placer->place(g, cluster, context)});
+    }
+    auto random = PlacerRegistry::instance().create("random");
+    for (int i = 0; i < a.random; ++i) {
+      PlaceContext context;
+      context.seed = a.seed * 1000 + static_cast<std::uint64_t>(i);
+      jobs.push_back({gi, "random:" + std::to_string(i), random->place(g, cluster, context)});
+    }
+  }
+
+  // Measure in a seeded random order, so that drift on the machine does not line
+  // up with one graph or one method.
+  std::vector<int> order(jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(a.seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<Row> rows(jobs.size());
+  std::vector<char> keep(jobs.size(), 0);
+  int done = 0;
+  for (int j : order) {
+    const Job& job = jobs[j];
+    const OpGraph& g = graphs[job.graph];
+    Row& row = rows[j];
+    row.graph = g.name();
+    row.label = job.label;
+    const StepResult measured = hw.evaluate(g, cluster, job.placement);
+    ++done;
+    if (!measured.feasible) {
+      log_line("validate", "[" + std::to_string(done) + "/" + std::to_string(jobs.size()) + "] " +
+                               g.name() + " " + job.label + ": infeasible, left out (" +
+                               measured.infeasible_reason + ")");
+      continue;
+    }
+    row.measured_us = measured.step_time_us;
+    row.iqr_us = hw.last_measurement().iqr_us;
+    for (Predictor& p : predictors) {
+      const StepResult r = p.evaluator->evaluate(g, *p.cluster, job.placement);
+      row.predicted_us[p.label] = r.feasible ? r.step_time_us : std::nan("");
+    }
+    keep[j] = 1;
+    log_line("validate", "[" + std::to_string(done) + "/" + std::to_string(jobs.size()) + "] " +
+                             g.name() + " " + job.label + ": measured " + format_ms(row.measured_us));
+  }
+
+  // Statistics per graph and over everything.
+  std::vector<std::string> labels;
+  for (const Predictor& p : predictors) labels.push_back(p.label);
+  std::map<std::string, std::map<std::string, PredictionError>> per_graph;  // graph -> sim -> error
+  std::map<std::string, PredictionError> pooled;
+  std::vector<double> spreads;
+  for (const std::string& label : labels) {
+    std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> series;
+    std::vector<double> all_m, all_p;
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (!keep[j]) continue;
+      series[rows[j].graph].first.push_back(rows[j].measured_us);
+      series[rows[j].graph].second.push_back(rows[j].predicted_us[label]);
+      all_m.push_back(rows[j].measured_us);
+      all_p.push_back(rows[j].predicted_us[label]);
+    }
+    for (const auto& [graph, s] : series) per_graph[graph][label] = prediction_error(s.first, s.second);
+    pooled[label] = prediction_error(all_m, all_p);
+  }
+  for (size_t j = 0; j < rows.size(); ++j)
+    if (keep[j] && rows[j].measured_us > 0) spreads.push_back(rows[j].iqr_us / rows[j].measured_us);
+  const double spread = median_of(spreads);
+
+  nlohmann::json doc;
+  doc["backend"] = a.backend;
+  doc["backend_settings"] = hw.describe();
+  doc["cluster"] = a.cluster;
+  doc["costs"] = a.costs;
+  doc["measurement_spread_median_iqr_over_median"] = spread;
+  nlohmann::json jrows = nlohmann::json::array();
+  for (size_t j = 0; j < rows.size(); ++j) {
+    if (!keep[j]) continue;
+    nlohmann::json r = {{"graph", rows[j].graph},
+                        {"placement", rows[j].label},
+                        {"measured_us", rows[j].measured_us},
+                        {"measured_iqr_us", rows[j].iqr_us}};
+    for (const auto& [label, us] : rows[j].predicted_us) r["predicted_us"][label] = us;
+    jrows.push_back(r);
+  }
+  doc["rows"] = jrows;
+  for (const std::string& label : labels) {
+    doc["summary"]["all"][label] = stats_json(pooled[label]);
+    for (const auto& [graph, sims] : per_graph) doc["summary"][graph][label] = stats_json(sims.at(label));
+  }
+
+  std::string text;
+  if (format == "json") {
+    text = doc.dump(1) + "\n";
+  } else if (format == "csv") {
+    text = "graph,placement,measured_us,measured_iqr_us";
+    for (const std::string& label : labels) text += "," + label + "_us";
+    text += "\n";
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (!keep[j]) continue;
+      char buffer[128];
+      std::snprintf(buffer, sizeof buffer, "%s,%s,%.3f,%.3f", rows[j].graph.c_str(),
+                    rows[j].label.c_str(), rows[j].measured_us, rows[j].iqr_us);
+      text += buffer;
+      for (const std::string& label : labels) {
+        std::snprintf(buffer, sizeof buffer, ",%.3f", rows[j].predicted_us[label]);
+        text += buffer;
+      }
+      text += "\n";
+    }
+  } else {
+    const bool md = format == "md";
+    char buffer[256];
+    text += md ? "| graph | placements | simulator | median abs error | mean | max | Kendall tau |\n"
+                 "|---|---:|---|---:|---:|---:|---:|\n"
+               : "graph                     n  simulator      median err   mean err    max err    tau\n";
+    auto add = [&](const std::string& graph, const std::string& label, const PredictionError& e) {
+      std::snprintf(buffer, sizeof buffer,
+                    md ? "| %s | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.3f |\n"
+                       : "%-22s %4d  %-13s %9.1f%% %9.1f%% %9.1f%% %6.3f\n",
+                    graph.c_str(), e.count, label.c_str(), 100 * e.median_abs_rel,
+                    100 * e.mean_abs_rel, 100 * e.max_abs_rel, e.kendall_tau);
+      text += buffer;
+    };
+    for (const auto& [graph, sims] : per_graph)
+      for (const std::string& label : labels) add(graph, label, sims.at(label));
+    for (const std::string& label : labels) add("all", label, pooled.at(label));
+    std::snprintf(buffer, sizeof buffer,
+                  "%smeasurement spread (median IQR / median over placements): %.2f%%\n",
+                  md ? "\n" : "", 100 * spread);
+    text += buffer;
+  }
+  if (!a.out.empty()) {
+    write_text_file_atomic(a.out, text);
+    if (format != "json") std::fputs(text.c_str(), stdout);
+    std::printf("%swritten         %s\n", format == "json" ? "" : "\n", a.out.c_str());
+  } else {
+    std::fputs(text.c_str(), stdout);
+  }
+}
+
+}  // namespace
+
+void add_hw_commands(CLI::App& app) {
+  {
+    auto args = std::make_shared<CalibrateArgs>();
+    CLI::App* c = app.add_subcommand(
+        "calibrate", "Measure a hardware backend and write a cluster file with the measured rates");
+    c->add_option("--backend", args->backend, "cpu or cuda")->capture_default_str();
+    c->add_option("--cluster", args->cluster,
+                  "The devices to measure: preset:NAME or a cluster file "
+                  "(default preset:cpu-host / preset:cuda-host)");
+    c->add_option("--devices", args->devices, "Use the first N devices of the cluster");
+    c->add_option("--option", args->options, "Backend option KEY=VALUE (repeatable; aware list evaluators)");
+    c->add_option("-o,--out", args->out, "Write the calibrated cluster file here")->required();
+    c->add_option("--report", args->report, "Write every measurement (JSON) here");
+    c->add_option("--profile-graph", args->profile_graphs,
+                  std::string("Also time every op of this graph on each device kind (repeatable). ") +
+                      kGraphSpecHelp);
+    c->add_option("--costs-out", args->costs_out, "Write the profiled cost table here");
+    c->add_flag("--json", args->json, "Print one JSON object");
+    c->callback([args] { run_calibrate(*args); });
+  }
+  {
+    auto args = std::make_shared<ValidateArgs>();
+    CLI::App* v = app.add_subcommand(
+        "validate", "Run placements on a hardware backend and compare with the simulators");
+    v->add_option("--graph", args->graphs, std::string("Graph (repeatable). ") + kGraphSpecHelp)
+        ->required();
+    v->add_option("--cluster", args->cluster, "The calibrated cluster file (aware calibrate -o)")
+        ->required();
+    v->add_option("--backend", args->backend, "cpu or cuda")->capture_default_str();
+    v->add_option("--option", args->options, "Backend option KEY=VALUE (repeatable)");
+    v->add_option("--methods", args->methods, "Placers whose placements are run (comma list)")
+        ->capture_default_str();
+    v->add_option("--random", args->random, "Seeded random placements per graph")->capture_default_str();
+    v->add_option("--seed", args->seed, "Seed of the random placements and the run order")
+        ->capture_default_str();
+    v->add_option("--costs", args->costs, "Cost table (aware calibrate --costs-out) for the simulators");
+    v->add_option("--uncalibrated", args->uncalibrated,
+                  "The cluster of the uncalibrated column (default preset:cpu-host / preset:cuda-host)");
+    v->add_option("--simulators", args->simulators, "Simulators to compare (comma list)")
+        ->capture_default_str();
+    v->add_option("-o,--out", args->out, "Write the table (.md, .csv, .json) here");
+    v->add_option("--format", args->format, "table, md, csv or json");
+    v->add_flag("--json", args->json, "Print JSON (rows and statistics)");
+    v->callback([args] { run_validate(*args); });
+  }
+}
+
+}  // namespace aware::cli

@@ -1,0 +1,211 @@
+#include "hw/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+
+namespace aware {
+
+namespace {
+
+void say(const CalibrationLog& log, const std::string& text) {
+  if (log) log(text);
+}
+
+Op sized_op(const std::string& name, double flops, double bytes, double out_bytes) {
+  Op op;
+  op.name = name;
+  op.type = flops > 0 ? "MatMul" : "Stream";
+  op.flops = flops;
+  op.bytes_accessed = bytes;
+  op.output_bytes = {out_bytes};
+  return op;
+}
+
+// `count` copies of `op` in a chain (no tensor between them), all on `device`.
+double median_op_time_us(HardwareEvaluator& backend, const Cluster& cluster, Op op, int count,
+                         int device) {
+  OpGraph g("calibration");
+  for (int i = 0; i < count; ++i) {
+    op.name = "op" + std::to_string(i);
+    g.add_op(op);
+    if (i > 0) g.add_edge(i - 1, i, 0, 0);
+  }
+  const StepResult r = backend.evaluate(g, cluster, Placement(std::vector<int>(count, device)));
+  if (!r.feasible) throw ConfigError("calibration: a probe step is infeasible: " + r.infeasible_reason);
+  return median_of(backend.last_measurement().op_median_us);
+}
+
+}  // namespace
+
+CopyFit fit_copy(const std::vector<std::pair<double, double>>& samples) {
+  CopyFit fit;
+  fit.samples = samples;
+  const double n = static_cast<double>(samples.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : samples) {
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double denominator = n * sxx - sx * sx;
+  if (samples.size() < 2 || !(denominator > 0))
+    throw ConfigError("calibration: a copy fit needs at least two distinct sizes");
+  double slope = (n * sxy - sx * sy) / denominator;  // µs per byte
+  double intercept = (sy - slope * sx) / n;
+  if (intercept < 0) {  // no negative latency: refit through the origin
+    intercept = 0;
+    slope = sxy / sxx;
+  }
+  if (!(slope > 0)) throw ConfigError("calibration: copies did not take longer with more bytes");
+  fit.bandwidth_Bps = 1e6 / slope;
+  fit.latency_us = intercept;
+  return fit;
+}
+
+Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
+                      const CalibrationOptions& options, const CalibrationLog& log) {
+  if (base.num_devices() < 1) throw ConfigError("calibration: the cluster has no devices");
+  if (options.gemm_sizes.empty() || options.copy_bytes.size() < 2 || options.chain < 1 ||
+      options.overhead_ops < 2 || !(options.stream_bytes > 0))
+    throw ConfigError("calibration: needs GEMM sizes, two copy sizes, a chain and stream bytes");
+  Calibration cal;
+  cal.backend = backend.name();
+
+  for (int size : options.gemm_sizes) {
+    const double s = size;
+    const double flops = 2 * s * s * s;
+    Op op = sized_op("gemm", flops, 12 * s * s, 0);
+    op.shape = {{"M", s}, {"N", s}, {"K", s}};
+    const double us = median_op_time_us(backend, base, op, options.chain, 0);
+    cal.gemm.push_back({size, flops / (us * 1e-6)});
+    say(log, "GEMM " + std::to_string(size) + "^3: " + std::to_string(cal.gemm.back().flops_per_s / 1e9) +
+                 " GFLOP/s");
+  }
+  std::vector<double> rates;
+  for (const GemmRate& g : cal.gemm) rates.push_back(g.flops_per_s);
+  cal.peak_flops = *std::max_element(rates.begin(), rates.end());
+  cal.efficiency = std::clamp(median_of(rates) / cal.peak_flops, 1e-3, 1.0);
+
+  {
+    const double us = median_op_time_us(backend, base, sized_op("stream", 0, options.stream_bytes, 0),
+                                        options.chain, 0);
+    cal.memory_Bps = options.stream_bytes / (us * 1e-6);
+    say(log, "memory: " + std::to_string(cal.memory_Bps / 1e9) + " GB/s");
+  }
+  {
+    OpGraph g("overhead");
+    for (int i = 0; i < options.overhead_ops; ++i) {
+      g.add_op(sized_op("tiny" + std::to_string(i), 0, 64, 0));
+      if (i > 0) g.add_edge(i - 1, i, 0, 0);
+    }
+    const StepResult r =
+        backend.evaluate(g, base, Placement(std::vector<int>(options.overhead_ops, 0)));
+    cal.launch_overhead_us = r.step_time_us / options.overhead_ops;
+    say(log, "per-op overhead: " + std::to_string(cal.launch_overhead_us) + " us");
+  }
+
+  for (int src = 0; src < base.num_devices(); ++src) {
+    for (int dst = 0; dst < base.num_devices(); ++dst) {
+      if (src == dst) continue;
+      std::vector<std::pair<double, double>> samples;
+      for (double bytes : options.copy_bytes) {
+        OpGraph g("copy");
+        g.add_op(sized_op("producer", 0, 64, bytes));
+        g.add_op(sized_op("consumer", 0, 64, 0));
+        g.add_edge(0, 1);
+        std::vector<int> devices(2, 0);
+        devices[0] = src;
+        devices[1] = dst;
+        Trace trace;
+        const StepResult r = backend.evaluate(g, base, Placement(devices), &trace);
+        if (!r.feasible || trace.transfers.size() != 1)
+          throw HardwareError("calibration: the copy probe " + base.device(src).name + " -> " +
+                              base.device(dst).name + " did not run one copy");
+        samples.emplace_back(bytes, trace.transfers[0].end_us - trace.transfers[0].start_us);
+      }
+      CopyFit fit = fit_copy(samples);
+      fit.src = src;
+      fit.dst = dst;
+      say(log, "copy " + base.device(src).name + " -> " + base.device(dst).name + ": " +
+                   std::to_string(fit.bandwidth_Bps / 1e9) + " GB/s, " +
+                   std::to_string(fit.latency_us) + " us");
+      cal.copies.push_back(std::move(fit));
+    }
+  }
+
+  // The calibrated cluster: measured device rates; a star whose two-hop routes
+  // take the median measured latency and bandwidth.
+  Cluster c(base.name() + "-calibrated");
+  for (Device d : base.devices()) {
+    d.peak_flops = cal.peak_flops;
+    d.efficiency = cal.efficiency;
+    d.memory_Bps = cal.memory_Bps;
+    d.launch_overhead_us = cal.launch_overhead_us;
+    c.add_device(d);
+  }
+  if (base.num_devices() > 1) {
+    std::vector<double> bandwidths, latencies;
+    for (const CopyFit& f : cal.copies) {
+      bandwidths.push_back(f.bandwidth_Bps);
+      latencies.push_back(f.latency_us);
+    }
+    const double bandwidth = median_of(bandwidths);
+    const double latency = median_of(latencies);
+    c.add_switch("fabric");
+    for (const Device& d : base.devices())
+      c.connect(d.name, "fabric", bandwidth, latency / 2, d.name + "-fabric");
+  }
+  c.finalize();
+  cal.cluster = std::move(c);
+  return cal;
+}
+
+CostTable profile_graph(HardwareEvaluator& backend, const OpGraph& graph, const Cluster& cluster,
+                        const CalibrationLog& log) {
+  CostTable table;
+  std::map<std::string, int> first_of_kind;
+  for (int d = 0; d < cluster.num_devices(); ++d) first_of_kind.emplace(cluster.device(d).kind, d);
+  for (const auto& [kind, device] : first_of_kind) {
+    say(log, "profiling " + std::to_string(graph.num_ops()) + " ops on " +
+                 cluster.device(device).name + " (kind " + kind + ")");
+    const StepResult r =
+        backend.evaluate(graph, cluster, Placement(std::vector<int>(graph.num_ops(), device)));
+    if (!r.feasible)
+      throw ConfigError("profiling " + graph.name() + " on " + cluster.device(device).name +
+                        ": the whole graph must fit on one device (" + r.infeasible_reason + ")");
+    const std::vector<double>& us = backend.last_measurement().op_median_us;
+    for (int op = 0; op < graph.num_ops(); ++op) table.us[{graph.op(op).name, kind}] = us[op];
+  }
+  return table;
+}
+
+std::string calibration_report_json(const Calibration& cal) {
+  nlohmann::json gemm = nlohmann::json::array();
+  for (const GemmRate& g : cal.gemm) gemm.push_back({{"size", g.size}, {"flops_per_s", g.flops_per_s}});
+  nlohmann::json copies = nlohmann::json::array();
+  for (const CopyFit& f : cal.copies) {
+    nlohmann::json samples = nlohmann::json::array();
+    for (const auto& [bytes, us] : f.samples) samples.push_back({{"bytes", bytes}, {"us", us}});
+    copies.push_back({{"src", cal.cluster.device(f.src).name},
+                      {"dst", cal.cluster.device(f.dst).name},
+                      {"bandwidth_Bps", f.bandwidth_Bps},
+                      {"latency_us", f.latency_us},
+                      {"samples", samples}});
+  }
+  const nlohmann::json doc = {{"backend", cal.backend},
+                              {"gemm", gemm},
+                              {"peak_flops", cal.peak_flops},
+                              {"efficiency", cal.efficiency},
+                              {"memory_Bps", cal.memory_Bps},
+                              {"launch_overhead_us", cal.launch_overhead_us},
+                              {"copies", copies}};
+  return doc.dump(1) + "\n";
+}
+
+}  // namespace aware

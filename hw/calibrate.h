@@ -1,0 +1,74 @@
+// Calibration: measures a backend with small synthetic steps run through its
+// own executor (so the figures include exactly the overheads a real step pays)
+// and writes a cluster whose rates are the measured ones; profiles a graph's ops
+// into a cost table (op -> µs per device kind) that the simulators honour.
+//
+// Backend-agnostic: everything goes through a HardwareEvaluator ("cpu", "cuda").
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/cost_model.h"
+#include "core/op_graph.h"
+#include "hw/executor.h"
+
+namespace aware {
+
+struct CalibrationOptions {
+  std::vector<int> gemm_sizes = {64, 128, 256, 512, 1024};  // square GEMMs, m = n = k
+  double stream_bytes = 64e6;                                // bytes read + written
+  std::vector<double> copy_bytes = {4e3, 64e3, 1e6, 8e6, 32e6};
+  int chain = 5;          // identical ops per measurement (their median is taken)
+  int overhead_ops = 200; // tiny ops in the launch-overhead chain
+};
+
+struct GemmRate {
+  int size = 0;
+  double flops_per_s = 0;
+};
+
+// Time = latency + bytes / bandwidth, least squares over a sweep of copies.
+struct CopyFit {
+  int src = -1, dst = -1;
+  double bandwidth_Bps = 0;
+  double latency_us = 0;
+  std::vector<std::pair<double, double>> samples;  // (bytes, µs)
+};
+
+struct Calibration {
+  std::string backend;
+  std::vector<GemmRate> gemm;      // device 0
+  double peak_flops = 0;           // best GEMM rate
+  double efficiency = 1;           // median GEMM rate / best
+  double memory_Bps = 0;           // streaming rate (bytes read + written per s)
+  double launch_overhead_us = 0;   // per op, from a chain of tiny ops
+  std::vector<CopyFit> copies;     // every ordered pair of devices
+  Cluster cluster;                 // the base cluster with the measured rates
+};
+
+using CalibrationLog = std::function<void(const std::string&)>;
+
+// Measures `backend` on the devices of `base` (which names how many devices and
+// their memory) and returns the calibrated cluster: devices keep their names,
+// kinds and memory and take the measured rates; links become a star whose
+// routes reproduce the median measured copy latency and bandwidth. Throws
+// HardwareError from the backend, ConfigError on bad options.
+Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
+                      const CalibrationOptions& options = {}, const CalibrationLog& log = {});
+
+// Fits time = latency + bytes / bandwidth to (bytes, µs) samples (least squares;
+// latency clamped at 0). Needs two distinct sizes; throws ConfigError otherwise.
+CopyFit fit_copy(const std::vector<std::pair<double, double>>& samples);
+
+// Runs `graph` with every op on the first device of each kind in `cluster` and
+// returns each op's median measured time as a cost table entry for that kind.
+CostTable profile_graph(HardwareEvaluator& backend, const OpGraph& graph, const Cluster& cluster,
+                        const CalibrationLog& log = {});
+
+// The calibration's figures as JSON (what `aware calibrate --report` writes).
+std::string calibration_report_json(const Calibration& calibration);
+
+}  // namespace aware

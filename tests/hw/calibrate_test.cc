@@ -1,0 +1,113 @@
+// Calibration on this machine's cores (plausible, positive rates; a fit that
+// recovers known numbers) and the validation statistics on synthetic series.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "builtins/builtins.h"
+#include "core/errors.h"
+#include "core/evaluator.h"
+#include "hw/calibrate.h"
+#include "hw/cpu_backend.h"
+#include "hw/validate.h"
+#include "test_graphs.h"
+
+namespace aware {
+namespace {
+
+HardwareEvaluator& cpu(std::unique_ptr<Evaluator>& holder) {
+  register_builtins();
+  holder = EvaluatorRegistry::instance().create("cpu", {{"repeats", "3"}});
+  return dynamic_cast<HardwareEvaluator&>(*holder);
+}
+
+TEST(Calibration, FitRecoversLatencyAndBandwidth) {
+  // 5 us + bytes / 2 GB/s, exactly.
+  std::vector<std::pair<double, double>> samples;
+  for (double bytes : {1e3, 1e5, 1e6, 1e7}) samples.emplace_back(bytes, 5 + bytes / 2e3);
+  const CopyFit fit = fit_copy(samples);
+  EXPECT_NEAR(fit.latency_us, 5, 1e-6);
+  EXPECT_NEAR(fit.bandwidth_Bps, 2e9, 1);
+  // A negative intercept is refitted through the origin.
+  const CopyFit origin = fit_copy({{1e6, 400}, {2e6, 1000}});
+  EXPECT_EQ(origin.latency_us, 0);
+  EXPECT_GT(origin.bandwidth_Bps, 0);
+  EXPECT_THROW(fit_copy({{1e6, 400}}), ConfigError);
+  EXPECT_THROW(fit_copy({{1e6, 400}, {1e6, 500}}), ConfigError);
+}
+
+TEST(Calibration, MeasuresPlausibleRatesOnTheCores) {
+  std::unique_ptr<Evaluator> holder;
+  HardwareEvaluator& hw = cpu(holder);
+  CalibrationOptions options;
+  options.gemm_sizes = {64, 128, 256};
+  options.stream_bytes = 8e6;
+  options.copy_bytes = {4e3, 256e3, 4e6};
+  options.chain = 3;
+  options.overhead_ops = 50;
+  const Cluster base = testing::star_cluster(2, 1e9, 1, 4e9);
+  const Calibration cal = calibrate(hw, base, options);
+  ASSERT_EQ(cal.gemm.size(), 3u);
+  // One core of anything this runs on: between 0.1 and 1000 GFLOP/s, 0.1 and 1000 GB/s.
+  for (const GemmRate& g : cal.gemm) {
+    EXPECT_GT(g.flops_per_s, 1e8) << g.size;
+    EXPECT_LT(g.flops_per_s, 1e12) << g.size;
+  }
+  EXPECT_GT(cal.memory_Bps, 1e8);
+  EXPECT_LT(cal.memory_Bps, 1e12);
+  EXPECT_GE(cal.launch_overhead_us, 0);
+  EXPECT_LT(cal.launch_overhead_us, 1000);
+  ASSERT_EQ(cal.copies.size(), 2u);  // both directions
+  for (const CopyFit& f : cal.copies) {
+    EXPECT_GT(f.bandwidth_Bps, 1e8);
+    EXPECT_GE(f.latency_us, 0);
+  }
+  // The calibrated cluster: same devices, measured rates, a route between them.
+  const Cluster& c = cal.cluster;
+  ASSERT_EQ(c.num_devices(), 2);
+  EXPECT_EQ(c.device(1).name, base.device(1).name);
+  EXPECT_EQ(c.device(0).memory_bytes, 4e9);
+  EXPECT_EQ(c.device(0).peak_flops, cal.peak_flops);
+  EXPECT_EQ(c.device(0).memory_Bps, cal.memory_Bps);
+  EXPECT_GT(c.route_bandwidth_Bps(0, 1), 0);
+}
+
+TEST(Calibration, ProfileGivesEveryOpAnEntryPerKind) {
+  std::unique_ptr<Evaluator> holder;
+  HardwareEvaluator& hw = cpu(holder);
+  OpGraph g = testing::fork_join_graph();
+  for (int i = 0; i < g.num_ops(); ++i) g.mutable_op(i).compute_us *= 20;  // 200..400 us spins
+  const CostTable table = profile_graph(hw, g, testing::star_cluster(2));
+  ASSERT_EQ(table.us.size(), static_cast<size_t>(g.num_ops()));
+  for (const Op& op : g.ops()) {
+    const double us = table.lookup(op.name, "test");
+    EXPECT_GE(us, op.compute_us) << op.name;
+    EXPECT_LT(us, op.compute_us * 1.5 + 200) << op.name;
+  }
+}
+
+TEST(Validation, KendallTauOnHandSeries) {
+  EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3, 4}, {10, 20, 30, 40}), 1);
+  EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3, 4}, {40, 30, 20, 10}), -1);
+  // One swapped pair of six: (5 - 1) / 6.
+  EXPECT_NEAR(kendall_tau({1, 2, 3, 4}, {1, 3, 2, 4}), 4.0 / 6.0, 1e-12);
+  // Ties (tau-b): x = 1 1 2, y = 1 2 3: pairs (1,2) tie in x, (1,3) and (2,3)
+  // concordant: 2 / sqrt(2 * 3).
+  EXPECT_NEAR(kendall_tau({1, 1, 2}, {1, 2, 3}), 2 / std::sqrt(6.0), 1e-12);
+  EXPECT_EQ(kendall_tau({1}, {2}), 0);
+  EXPECT_EQ(kendall_tau({1, 1, 1}, {1, 2, 3}), 0);
+}
+
+TEST(Validation, PredictionErrorOnSyntheticSeries) {
+  const PredictionError e = prediction_error({100, 200, 400, 0}, {110, 180, 400, 5});
+  EXPECT_EQ(e.count, 3);  // a measured 0 is left out
+  EXPECT_NEAR(e.mean_abs_rel, (0.1 + 0.1 + 0) / 3, 1e-12);
+  EXPECT_NEAR(e.median_abs_rel, 0.1, 1e-12);
+  EXPECT_NEAR(e.max_abs_rel, 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(e.kendall_tau, 1);
+  const PredictionError none = prediction_error({}, {});
+  EXPECT_EQ(none.count, 0);
+}
+
+}  // namespace
+}  // namespace aware
