@@ -1,8 +1,10 @@
 #include "datasets/load.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "core/formats.h"
@@ -11,12 +13,73 @@
 #include "datasets/zoo.h"
 
 namespace aware {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// "zoo:NAME" or "zoo:NAME:key=value,key=value" (`rest` is what follows "zoo:").
+OpGraph load_zoo_spec(const std::string& spec, const std::string& rest) {
+  const std::size_t colon = rest.find(':');
+  const std::string name = rest.substr(0, colon);
+  if (colon == std::string::npos) return build_zoo_model(name);
+  const std::string valid = " (valid keys: " + join(model_option_keys()) + ")";
+  auto fail = [&](const std::string& what) -> ConfigError {
+    return ConfigError("graph spec '" + spec + "': " + what);
+  };
+  const std::vector<std::string> used = zoo_model_option_keys(name);  // throws for an unknown model
+  const std::string items = rest.substr(colon + 1);
+  if (items.empty()) throw fail("expected key=value after 'zoo:" + name + ":'" + valid);
+  ModelOptions options;
+  std::vector<std::string> given;
+  std::size_t begin = 0;
+  while (begin <= items.size()) {
+    const std::size_t end = std::min(items.find(',', begin), items.size());
+    const std::string item = items.substr(begin, end - begin);
+    begin = end + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) throw fail("'" + item + "' is not key=value" + valid);
+    const std::string key = item.substr(0, eq);
+    const std::string text = item.substr(eq + 1);
+    int* field = model_option_field(options, key);
+    if (field == nullptr) throw fail("unknown key '" + key + "'" + valid);
+    if (std::find(given.begin(), given.end(), key) != given.end())
+      throw fail("key '" + key + "' is given twice");
+    given.push_back(key);
+    // Digits only: no sign, no spaces, no exponent; 0 would mean "the default" to
+    // the builder, which a spec that names the key surely does not want.
+    constexpr long kMaxValue = 1000000;
+    long value = 0;
+    bool ok = !text.empty();
+    for (char c : text) {
+      ok = ok && c >= '0' && c <= '9' && value <= kMaxValue;
+      if (ok) value = value * 10 + (c - '0');
+    }
+    if (!ok || value < 1 || value > kMaxValue) {
+      throw fail("key '" + key + "': value '" + text + "' is not a positive integer up to " +
+                 std::to_string(kMaxValue) + valid);
+    }
+    if (std::find(used.begin(), used.end(), key) == used.end()) {
+      throw fail("key '" + key + "': zoo model '" + name +
+                 "' does not use it (it uses: " + join(used) + ")");
+    }
+    *field = static_cast<int>(value);
+  }
+  OpGraph graph = build_zoo_model(name, options);
+  graph.set_source(spec);
+  return graph;
+}
+
+}  // namespace
 
 OpGraph load_graph(const std::string& spec) {
   const std::string zoo_prefix = "zoo:";
   const std::string family_prefix = "family:";
   if (spec.rfind(zoo_prefix, 0) == 0) {
-    return build_zoo_model(spec.substr(zoo_prefix.size()));
+    return load_zoo_spec(spec, spec.substr(zoo_prefix.size()));
   }
   if (spec.rfind(family_prefix, 0) == 0) {
     const std::string rest = spec.substr(family_prefix.size());

@@ -42,21 +42,44 @@ OpGraph build_gnmt(const ModelOptions& options) {
   return datasets_detail::build_seq2seq(config);
 }
 
-const std::map<std::string, Builder>& registry() {
-  static const std::map<std::string, Builder> builders = {
-      {"inception_v3", datasets_detail::build_inception_v3},
-      {"resnet50", [](const ModelOptions& o) { return datasets_detail::build_resnet(50, o); }},
-      {"resnet101", [](const ModelOptions& o) { return datasets_detail::build_resnet(101, o); }},
-      {"resnet152", [](const ModelOptions& o) { return datasets_detail::build_resnet(152, o); }},
-      {"nasnet", datasets_detail::build_nasnet},
-      {"nmt2", [](const ModelOptions& o) { return build_nmt(2, "nmt2", o); }},
-      {"nmt4", [](const ModelOptions& o) { return build_nmt(4, "nmt4", o); }},
-      {"nmt8", [](const ModelOptions& o) { return build_nmt(8, "nmt8", o); }},
-      {"gnmt", build_gnmt},
-      {"rnnlm", datasets_detail::build_rnnlm},
-      {"transformer", datasets_detail::build_transformer},
+// A builder and the ModelOptions fields it reads, so that a graph spec can refuse
+// a key the model would silently ignore (zoo:nmt2:image_size=96).
+struct ZooEntry {
+  Builder build;
+  std::vector<std::string> keys;
+};
+
+const std::map<std::string, ZooEntry>& registry() {
+  const std::vector<std::string> cnn = {"batch", "image_size"};
+  const std::vector<std::string> seq = {"batch", "seq_len", "hidden", "layers", "vocab"};
+  static const std::map<std::string, ZooEntry> builders = {
+      {"inception_v3", {datasets_detail::build_inception_v3, cnn}},
+      {"resnet50",
+       {[](const ModelOptions& o) { return datasets_detail::build_resnet(50, o); }, cnn}},
+      {"resnet101",
+       {[](const ModelOptions& o) { return datasets_detail::build_resnet(101, o); }, cnn}},
+      {"resnet152",
+       {[](const ModelOptions& o) { return datasets_detail::build_resnet(152, o); }, cnn}},
+      {"nasnet", {datasets_detail::build_nasnet, {"batch", "layers", "image_size"}}},
+      {"nmt2", {[](const ModelOptions& o) { return build_nmt(2, "nmt2", o); }, seq}},
+      {"nmt4", {[](const ModelOptions& o) { return build_nmt(4, "nmt4", o); }, seq}},
+      {"nmt8", {[](const ModelOptions& o) { return build_nmt(8, "nmt8", o); }, seq}},
+      {"gnmt", {build_gnmt, seq}},
+      {"rnnlm", {datasets_detail::build_rnnlm, seq}},
+      {"transformer", {datasets_detail::build_transformer, seq}},
   };
   return builders;
+}
+
+const ZooEntry& find_entry(const std::string& name) {
+  const auto& builders = registry();
+  auto it = builders.find(name);
+  if (it == builders.end()) {
+    std::string known;
+    for (const std::string& n : zoo_model_names()) known += (known.empty() ? "" : ", ") + n;
+    throw ConfigError("unknown zoo model '" + name + "'; known models: " + known);
+  }
+  return it->second;
 }
 
 }  // namespace
@@ -67,14 +90,28 @@ std::vector<std::string> zoo_model_names() {
           "nmt4",         "nmt8",     "gnmt",      "rnnlm",     "transformer"};
 }
 
+const std::vector<std::string>& model_option_keys() {
+  static const std::vector<std::string> keys = {"batch",  "seq_len", "hidden",
+                                                "layers", "vocab",   "image_size"};
+  return keys;
+}
+
+int* model_option_field(ModelOptions& options, const std::string& key) {
+  if (key == "batch") return &options.batch;
+  if (key == "seq_len") return &options.seq_len;
+  if (key == "hidden") return &options.hidden;
+  if (key == "layers") return &options.layers;
+  if (key == "vocab") return &options.vocab;
+  if (key == "image_size") return &options.image_size;
+  return nullptr;
+}
+
+std::vector<std::string> zoo_model_option_keys(const std::string& name) {
+  return find_entry(name).keys;
+}
+
 OpGraph build_zoo_model(const std::string& name, const ModelOptions& options) {
-  const auto& builders = registry();
-  auto it = builders.find(name);
-  if (it == builders.end()) {
-    std::string known;
-    for (const std::string& n : zoo_model_names()) known += (known.empty() ? "" : ", ") + n;
-    throw ConfigError("unknown zoo model '" + name + "'; known models: " + known);
-  }
+  const ZooEntry& entry = find_entry(name);
   const std::pair<const char*, int> fields[] = {
       {"batch", options.batch},   {"seq_len", options.seq_len}, {"hidden", options.hidden},
       {"layers", options.layers}, {"vocab", options.vocab},     {"image_size", options.image_size}};
@@ -92,7 +129,7 @@ OpGraph build_zoo_model(const std::string& name, const ModelOptions& options) {
                         " is too large");
     }
   }
-  OpGraph graph = it->second(options);
+  OpGraph graph = entry.build(options);
   graph.set_name(name);
   graph.set_source("zoo:" + name);
   return graph;

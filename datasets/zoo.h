@@ -21,6 +21,15 @@ struct ModelOptions {
   int image_size = 0;  // CNNs: input height = width
 };
 
+// The ModelOptions fields by name, in declaration order: "batch", "seq_len",
+// "hidden", "layers", "vocab", "image_size".
+const std::vector<std::string>& model_option_keys();
+// The field of `options` named `key`, or null for a name that is not a field.
+int* model_option_field(ModelOptions& options, const std::string& key);
+// The ModelOptions fields model `name` reads (the others it ignores), in
+// declaration order. Throws ConfigError for an unknown model, as build_zoo_model.
+std::vector<std::string> zoo_model_option_keys(const std::string& name);
+
 // "inception_v3", "resnet50", "resnet101", "resnet152", "nasnet", "nmt2", "nmt4",
 // "nmt8", "gnmt", "rnnlm", "transformer".
 std::vector<std::string> zoo_model_names();
