@@ -112,11 +112,18 @@ class Cluster {
 Cluster star_cluster(const std::string& name, const Device& device, int num_devices,
                      const std::string& hub, double link_Bps, double latency_us);
 
-// Names of the built-in presets ("k40x4", "dgx-a100", "multi-node:2x8" is a pattern).
+// Names of the presets ("k40x4", "dgx-a100", "multi-node:2x8" is a pattern): the
+// built-in ones, then the registered ones (register_cluster_preset) by name.
 std::vector<std::string> cluster_preset_names();
 // Builds a preset by name (without the "preset:" prefix). Throws ConfigError listing
-// the known presets for an unknown name.
+// the known presets for an unknown name, and what a registered preset's builder throws.
 Cluster make_cluster_preset(const std::string& name);
+// Adds a preset that an optional module builds when asked (the CUDA backend's
+// "cuda-host" describes the GPUs it finds). make_cluster_preset(name) calls `build`
+// each time, then sets the source to "preset:NAME" and finalizes the result. A
+// second registration of a name replaces the first; a built-in name cannot be
+// registered (ConfigError). Thread-safe.
+void register_cluster_preset(const std::string& name, std::function<Cluster()> build);
 // "preset:NAME" -> make_cluster_preset; a file whose name ends in a suffix with a
 // registered loader (".xml" when the SimGrid evaluator is built) -> that loader;
 // anything else -> read a JSON cluster file.

@@ -123,16 +123,47 @@ Cluster cpu_host() {
   return c;
 }
 
-}  // namespace
-
-std::vector<std::string> cluster_preset_names() {
+std::vector<std::string> builtin_preset_names() {
   return {"p2.8xlarge", "k40x2",    "k40x4",    "k40x8",   "dgx-v100",
           "dgx-a100",   "hgx-h100", "hgx-h200", "multi-node:NxG", "cpu-host"};
 }
 
+std::mutex g_preset_mutex;
+std::map<std::string, std::function<Cluster()>>& registered_presets() {
+  static std::map<std::string, std::function<Cluster()>> map;
+  return map;
+}
+
+}  // namespace
+
+std::vector<std::string> cluster_preset_names() {
+  std::vector<std::string> names = builtin_preset_names();
+  std::lock_guard<std::mutex> lock(g_preset_mutex);
+  for (const auto& [name, build] : registered_presets()) names.push_back(name);
+  return names;
+}
+
+void register_cluster_preset(const std::string& name, std::function<Cluster()> build) {
+  const std::vector<std::string> builtin = builtin_preset_names();
+  if (name.empty() || std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
+      name.rfind("multi-node:", 0) == 0)
+    throw ConfigError("cannot register cluster preset '" + name + "': the name is built in");
+  std::lock_guard<std::mutex> lock(g_preset_mutex);
+  registered_presets()[name] = std::move(build);
+}
+
 Cluster make_cluster_preset(const std::string& name) {
   Cluster c;
-  if (name == "p2.8xlarge") {
+  std::function<Cluster()> registered;
+  {
+    std::lock_guard<std::mutex> lock(g_preset_mutex);
+    const auto it = registered_presets().find(name);
+    if (it != registered_presets().end()) registered = it->second;
+  }
+  if (registered) {
+    // Built outside the lock: a builder may take a while (it may ask a driver).
+    c = registered();
+  } else if (name == "p2.8xlarge") {
     // Placeto's machine; 7.6 GB/s per direction matches its simulator's bus speed.
     c = star(name, "K80", 8, "pcie", 7.6 * kGB, 5);
   } else if (name == "k40x2" || name == "k40x4" || name == "k40x8") {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "test_graphs.h"
@@ -117,6 +119,37 @@ TEST(Cluster, RestrictDevicesKeepsTheFirstN) {
   EXPECT_EQ(c.device(3).name, "gpu3");
   EXPECT_FALSE(c.route(0, 3).empty());
   EXPECT_THROW(restrict_devices(c, 9), ConfigError);
+}
+
+// The hook optional modules use (the CUDA backend's "cuda-host"): listed, built
+// on each request (what the builder throws passes through), finalized with its
+// source; a built-in name stays built in.
+TEST(Cluster, RegisteredPresetIsListedBuiltAndFinalized) {
+  register_cluster_preset("test-registered", []() -> Cluster {
+    throw DeviceError("test-registered: no such hardware here");
+  });
+  const auto names = cluster_preset_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "test-registered"), names.end());
+  EXPECT_THROW(make_cluster_preset("test-registered"), DeviceError);
+
+  // A second registration replaces the first (and leaves a preset that builds, for
+  // the test that builds every listed one).
+  register_cluster_preset("test-registered", [] {
+    Cluster c("test-registered");
+    c.add_device(unit_device("a"));
+    c.add_device(unit_device("b"));
+    c.connect("a", "b", 1, 1, "ab");
+    return c;
+  });
+  const Cluster c = load_cluster("preset:test-registered");
+  EXPECT_TRUE(c.finalized());
+  EXPECT_EQ(c.source(), "preset:test-registered");
+  EXPECT_EQ(c.route(0, 1).size(), 1u);
+  EXPECT_EQ(load_cluster("test-registered").num_devices(), 2);  // bare names too
+
+  EXPECT_THROW(register_cluster_preset("k40x4", [] { return Cluster(); }), ConfigError);
+  EXPECT_THROW(register_cluster_preset("multi-node:1x1", [] { return Cluster(); }), ConfigError);
+  EXPECT_EQ(make_cluster_preset("k40x4").num_devices(), 4);
 }
 
 }  // namespace
