@@ -27,13 +27,18 @@ HardwareEvaluator& as_hardware(Evaluator& evaluator, const std::string& backend)
   return *hw;
 }
 
-std::string default_host_cluster(const std::string& backend) {
-  return backend == "cuda" ? "preset:cuda-host" : "preset:cpu-host";
+// The machine as a cluster: every core (cpu-host) or every GPU (cuda-host); for
+// cuda with a device count, that many logical devices spread over the GPUs
+// (cuda-host:N), so that a one-GPU machine still has several devices.
+std::string default_host_cluster(const std::string& backend, int devices) {
+  if (backend == "cuda")
+    return devices > 0 ? "preset:cuda-host:" + std::to_string(devices) : "preset:cuda-host";
+  return "preset:cpu-host";
 }
 
 Cluster host_cluster(const std::string& spec, int devices) {
   Cluster c = load_cluster(spec);
-  if (devices > 0) c = restrict_devices(c, devices);
+  if (devices > 0 && devices != c.num_devices()) c = restrict_devices(c, devices);
   return c;
 }
 
@@ -65,8 +70,8 @@ void run_calibrate(const CalibrateArgs& a) {
   prepare_output_path(a.costs_out, "--costs-out");
   std::vector<OpGraph> graphs;
   for (const std::string& spec : a.profile_graphs) graphs.push_back(load_graph(spec));
-  const Cluster base = host_cluster(a.cluster.empty() ? default_host_cluster(a.backend) : a.cluster,
-                                    a.devices);
+  const Cluster base = host_cluster(
+      a.cluster.empty() ? default_host_cluster(a.backend, a.devices) : a.cluster, a.devices);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.backend, "", a.options);
   HardwareEvaluator& hw = as_hardware(*evaluator, a.backend);
 
@@ -121,6 +126,7 @@ struct ValidateArgs {
   std::vector<std::string> options;
   std::string methods = "m-etf,heft,m-topo,m-sct,metis,expert";
   int random = 5;
+  int rounds = 3;
   std::uint64_t seed = 1;
   std::string costs;
   std::string uncalibrated;
@@ -156,12 +162,14 @@ void run_validate(const ValidateArgs& a) {
   const std::string format = table_format(a.format, a.json, a.out);
   prepare_output_path(a.out, "-o");
   if (a.random < 0 || a.random > 10000) throw ConfigError("--random must be 0..10000");
+  if (a.rounds < 1 || a.rounds > 1000) throw ConfigError("--rounds must be 1..1000");
   if (a.cluster.empty()) throw ConfigError("--cluster is required (a calibrated cluster file)");
   std::vector<OpGraph> graphs;
   for (const std::string& spec : a.graphs) graphs.push_back(load_graph(spec));
   const Cluster cluster = load_cluster(a.cluster);
   const Cluster uncalibrated = host_cluster(
-      a.uncalibrated.empty() ? default_host_cluster(a.backend) : a.uncalibrated, cluster.num_devices());
+      a.uncalibrated.empty() ? default_host_cluster(a.backend, cluster.num_devices()) : a.uncalibrated,
+      cluster.num_devices());
   if (uncalibrated.num_devices() != cluster.num_devices())
     throw ConfigError("--uncalibrated cluster has " + std::to_string(uncalibrated.num_devices()) +
                       " devices, --cluster " + std::to_string(cluster.num_devices()));
@@ -217,38 +225,52 @@ void run_validate(const ValidateArgs& a) {
     }
   }
 
-  // Measure in a seeded random order, so that drift on the machine does not line
-  // up with one graph or one method.
-  std::vector<int> order(jobs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(a.seed);
-  std::shuffle(order.begin(), order.end(), rng);
+  // Measure in rounds, each in its own seeded random order, so that drift on the
+  // machine does not line up with one graph or one method; a placement's time is
+  // the median of its steps over every round.
   std::vector<Row> rows(jobs.size());
-  std::vector<char> keep(jobs.size(), 0);
+  std::vector<char> keep(jobs.size(), 1);
+  std::vector<std::vector<double>> samples(jobs.size());
+  std::vector<std::vector<double>> iqrs(jobs.size());
+  std::mt19937_64 rng(a.seed);
+  const int total = static_cast<int>(jobs.size()) * a.rounds;
   int done = 0;
-  for (int j : order) {
+  for (int round = 0; round < a.rounds; ++round) {
+    std::vector<int> order(jobs.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int j : order) {
+      if (!keep[j]) continue;
+      const Job& job = jobs[j];
+      const OpGraph& g = graphs[job.graph];
+      const StepResult measured = hw.evaluate(g, cluster, job.placement);
+      ++done;
+      const std::string where = "[" + std::to_string(done) + "/" + std::to_string(total) + "] " +
+                                g.name() + " " + job.label;
+      if (!measured.feasible) {
+        log_line("validate", where + ": infeasible, left out (" + measured.infeasible_reason + ")");
+        keep[j] = 0;
+        continue;
+      }
+      const Measurement& m = hw.last_measurement();
+      samples[j].insert(samples[j].end(), m.step_us.begin(), m.step_us.end());
+      iqrs[j].push_back(m.iqr_us);
+      log_line("validate", where + ": measured " + format_ms(m.median_us));
+    }
+  }
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (!keep[j]) continue;
     const Job& job = jobs[j];
     const OpGraph& g = graphs[job.graph];
     Row& row = rows[j];
     row.graph = g.name();
     row.label = job.label;
-    const StepResult measured = hw.evaluate(g, cluster, job.placement);
-    ++done;
-    if (!measured.feasible) {
-      log_line("validate", "[" + std::to_string(done) + "/" + std::to_string(jobs.size()) + "] " +
-                               g.name() + " " + job.label + ": infeasible, left out (" +
-                               measured.infeasible_reason + ")");
-      continue;
-    }
-    row.measured_us = measured.step_time_us;
-    row.iqr_us = hw.last_measurement().iqr_us;
+    row.measured_us = median_of(samples[j]);
+    row.iqr_us = iqr_of(samples[j]);
     for (Predictor& p : predictors) {
       const StepResult r = p.evaluator->evaluate(g, *p.cluster, job.placement);
       row.predicted_us[p.label] = r.feasible ? r.step_time_us : std::nan("");
     }
-    keep[j] = 1;
-    log_line("validate", "[" + std::to_string(done) + "/" + std::to_string(jobs.size()) + "] " +
-                             g.name() + " " + job.label + ": measured " + format_ms(row.measured_us));
   }
 
   // Statistics per graph and over everything.
@@ -279,6 +301,7 @@ void run_validate(const ValidateArgs& a) {
   doc["backend_settings"] = hw.describe();
   doc["cluster"] = a.cluster;
   doc["costs"] = a.costs;
+  doc["rounds"] = a.rounds;
   doc["measurement_spread_median_iqr_over_median"] = spread;
   nlohmann::json jrows = nlohmann::json::array();
   for (size_t j = 0; j < rows.size(); ++j) {
@@ -381,6 +404,9 @@ void add_hw_commands(CLI::App& app) {
     v->add_option("--methods", args->methods, "Placers whose placements are run (comma list)")
         ->capture_default_str();
     v->add_option("--random", args->random, "Seeded random placements per graph")->capture_default_str();
+    v->add_option("--rounds", args->rounds,
+                  "Measure every placement this many times, each round in a new random order")
+        ->capture_default_str();
     v->add_option("--seed", args->seed, "Seed of the random placements and the run order")
         ->capture_default_str();
     v->add_option("--costs", args->costs, "Cost table (aware calibrate --costs-out) for the simulators");
