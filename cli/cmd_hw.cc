@@ -57,6 +57,7 @@ struct CalibrateArgs {
   std::string report;
   std::vector<std::string> profile_graphs;
   std::string costs_out;
+  int rounds = 3;
   bool json = false;
 };
 
@@ -77,11 +78,8 @@ void run_calibrate(const CalibrateArgs& a) {
 
   const auto log = [](const std::string& text) { log_line("calibrate", text); };
   const Calibration cal = calibrate(hw, base, {}, log);
-  CostTable table;
-  for (const OpGraph& g : graphs) {
-    const CostTable part = profile_graph(hw, g, cal.cluster, log);
-    table.us.insert(part.us.begin(), part.us.end());
-  }
+  const CostTable table =
+      graphs.empty() ? CostTable{} : profile_graphs(hw, graphs, cal.cluster, a.rounds, log);
 
   std::vector<std::pair<std::string, std::string>> files;
   files.emplace_back(a.out, cluster_to_json(cal.cluster).dump(1) + "\n");
@@ -108,6 +106,9 @@ void run_calibrate(const CalibrateArgs& a) {
   std::printf("peak / eff     %.2f GFLOP/s, efficiency %.3f\n", cal.peak_flops / 1e9, cal.efficiency);
   std::printf("memory         %.2f GB/s (read + write)\n", cal.memory_Bps / 1e9);
   std::printf("per-op cost    %.3f us\n", cal.launch_overhead_us);
+  if (cal.concurrent_gemm_slowdown > 0)
+    std::printf("two at once    GEMM x%.2f, streaming x%.2f (1 = independent devices)\n",
+                cal.concurrent_gemm_slowdown, cal.concurrent_stream_slowdown);
   for (const CopyFit& f : cal.copies)
     std::printf("copy %s -> %s  %.2f GB/s, latency %.2f us\n", base.device(f.src).name.c_str(),
                 base.device(f.dst).name.c_str(), f.bandwidth_Bps / 1e9, f.latency_us);
@@ -388,6 +389,10 @@ void add_hw_commands(CLI::App& app) {
                   std::string("Also time every op of this graph on each device kind (repeatable). ") +
                       kGraphSpecHelp);
     c->add_option("--costs-out", args->costs_out, "Write the profiled cost table here");
+    c->add_option("--rounds", args->rounds,
+                  "Profile every graph this many times, round after round (median of the rounds)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000));
     c->add_flag("--json", args->json, "Print one JSON object");
     c->callback([args] { run_calibrate(*args); });
   }

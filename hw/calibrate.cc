@@ -110,6 +110,34 @@ Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
     say(log, "per-op overhead: " + std::to_string(cal.launch_overhead_us) + " us");
   }
 
+  if (base.num_devices() > 1) {
+    // Two independent chains, on one device and then on two.
+    const auto pair_slowdown = [&](const Op& probe) {
+      OpGraph g("concurrency");
+      for (int c = 0; c < 2; ++c) {
+        for (int i = 0; i < options.chain; ++i) {
+          Op op = probe;
+          op.name = "chain" + std::to_string(c) + "/" + std::to_string(i);
+          const int id = g.add_op(op);
+          if (i > 0) g.add_edge(id - 1, id, 0, 0);
+        }
+      }
+      std::vector<int> split(2 * options.chain, 0);
+      std::fill(split.begin() + options.chain, split.end(), 1);
+      const double one =
+          backend.evaluate(g, base, Placement(std::vector<int>(2 * options.chain, 0))).step_time_us;
+      const double two = backend.evaluate(g, base, Placement(split)).step_time_us;
+      return two / (one / 2);
+    };
+    const int s = std::min(512, *std::max_element(options.gemm_sizes.begin(), options.gemm_sizes.end()));
+    Op gemm = sized_op("gemm", 2.0 * s * s * s, 12.0 * s * s, 0);
+    gemm.shape = {{"M", s}, {"N", s}, {"K", s}};
+    cal.concurrent_gemm_slowdown = pair_slowdown(gemm);
+    cal.concurrent_stream_slowdown = pair_slowdown(sized_op("stream", 0, options.stream_bytes, 0));
+    say(log, "two devices at once: GEMM x" + std::to_string(cal.concurrent_gemm_slowdown) +
+                 ", streaming x" + std::to_string(cal.concurrent_stream_slowdown));
+  }
+
   for (int src = 0; src < base.num_devices(); ++src) {
     for (int dst = 0; dst < base.num_devices(); ++dst) {
       if (src == dst) continue;
@@ -166,23 +194,43 @@ Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
   return cal;
 }
 
-CostTable profile_graph(HardwareEvaluator& backend, const OpGraph& graph, const Cluster& cluster,
-                        const CalibrationLog& log) {
-  CostTable table;
+CostTable profile_graphs(HardwareEvaluator& backend, const std::vector<OpGraph>& graphs,
+                         const Cluster& cluster, int rounds, const CalibrationLog& log) {
+  if (rounds < 1) throw ConfigError("profiling: rounds must be >= 1");
   std::map<std::string, int> first_of_kind;
   for (int d = 0; d < cluster.num_devices(); ++d) first_of_kind.emplace(cluster.device(d).kind, d);
-  for (const auto& [kind, device] : first_of_kind) {
-    say(log, "profiling " + std::to_string(graph.num_ops()) + " ops on " +
-                 cluster.device(device).name + " (kind " + kind + ")");
-    const StepResult r =
-        backend.evaluate(graph, cluster, Placement(std::vector<int>(graph.num_ops(), device)));
-    if (!r.feasible)
-      throw ConfigError("profiling " + graph.name() + " on " + cluster.device(device).name +
-                        ": the whole graph must fit on one device (" + r.infeasible_reason + ")");
-    const std::vector<double>& us = backend.last_measurement().op_median_us;
-    for (int op = 0; op < graph.num_ops(); ++op) table.us[{graph.op(op).name, kind}] = us[op];
+  // samples[graph][kind][op]: one per-op median per round.
+  std::vector<std::map<std::string, std::vector<std::vector<double>>>> samples(graphs.size());
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t gi = 0; gi < graphs.size(); ++gi) {
+      const OpGraph& graph = graphs[gi];
+      for (const auto& [kind, device] : first_of_kind) {
+        say(log, "profiling " + graph.name() + " (" + std::to_string(graph.num_ops()) + " ops) on " +
+                     cluster.device(device).name + ", round " + std::to_string(round + 1) + " of " +
+                     std::to_string(rounds));
+        const StepResult r =
+            backend.evaluate(graph, cluster, Placement(std::vector<int>(graph.num_ops(), device)));
+        if (!r.feasible)
+          throw ConfigError("profiling " + graph.name() + " on " + cluster.device(device).name +
+                            ": the whole graph must fit on one device (" + r.infeasible_reason + ")");
+        auto& per_op = samples[gi][kind];
+        per_op.resize(graph.num_ops());
+        const std::vector<double>& us = backend.last_measurement().op_median_us;
+        for (int op = 0; op < graph.num_ops(); ++op) per_op[op].push_back(us[op]);
+      }
+    }
   }
+  CostTable table;
+  for (size_t gi = 0; gi < graphs.size(); ++gi)
+    for (const auto& [kind, per_op] : samples[gi])
+      for (int op = 0; op < graphs[gi].num_ops(); ++op)
+        table.us[{graphs[gi].op(op).name, kind}] = median_of(per_op[op]);
   return table;
+}
+
+CostTable profile_graph(HardwareEvaluator& backend, const OpGraph& graph, const Cluster& cluster,
+                        const CalibrationLog& log) {
+  return profile_graphs(backend, {graph}, cluster, 1, log);
 }
 
 std::string calibration_report_json(const Calibration& cal) {
@@ -204,6 +252,8 @@ std::string calibration_report_json(const Calibration& cal) {
                               {"efficiency", cal.efficiency},
                               {"memory_Bps", cal.memory_Bps},
                               {"launch_overhead_us", cal.launch_overhead_us},
+                              {"concurrent_gemm_slowdown", cal.concurrent_gemm_slowdown},
+                              {"concurrent_stream_slowdown", cal.concurrent_stream_slowdown},
                               {"copies", copies}};
   return doc.dump(1) + "\n";
 }

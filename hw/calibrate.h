@@ -46,6 +46,12 @@ struct Calibration {
   double memory_Bps = 0;           // streaming rate (bytes read + written per s)
   double launch_overhead_us = 0;   // per op, from a chain of tiny ops
   std::vector<CopyFit> copies;     // every ordered pair of devices
+  // Two equal chains of GEMMs (of streaming ops) on devices 0 and 1 at once,
+  // against both chains on device 0: the time of the pair over half the time of
+  // one device. 1 = the two devices are independent; 2 = they share one device's
+  // throughput. The simulators assume 1; the measured value says how far off that is.
+  double concurrent_gemm_slowdown = 0;    // 0 when the cluster has one device
+  double concurrent_stream_slowdown = 0;
   Cluster cluster;                 // the base cluster with the measured rates
 };
 
@@ -63,8 +69,13 @@ Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
 // latency clamped at 0). Needs two distinct sizes; throws ConfigError otherwise.
 CopyFit fit_copy(const std::vector<std::pair<double, double>>& samples);
 
-// Runs `graph` with every op on the first device of each kind in `cluster` and
-// returns each op's median measured time as a cost table entry for that kind.
+// Runs each graph with every op on the first device of each kind in `cluster`,
+// `rounds` times (graph after graph, round after round, so that a passing
+// disturbance hits one round of every graph rather than every round of one), and
+// returns each op's median time over the rounds' per-op medians as a cost table
+// entry for that kind.
+CostTable profile_graphs(HardwareEvaluator& backend, const std::vector<OpGraph>& graphs,
+                         const Cluster& cluster, int rounds = 3, const CalibrationLog& log = {});
 CostTable profile_graph(HardwareEvaluator& backend, const OpGraph& graph, const Cluster& cluster,
                         const CalibrationLog& log = {});
 

@@ -57,6 +57,11 @@ TEST(Calibration, MeasuresPlausibleRatesOnTheCores) {
   EXPECT_LT(cal.memory_Bps, 1e12);
   EXPECT_GE(cal.launch_overhead_us, 0);
   EXPECT_LT(cal.launch_overhead_us, 1000);
+  // Two devices at once: between fully independent (1) and worse than sharing
+  // one core (2) on a busy machine.
+  EXPECT_GT(cal.concurrent_gemm_slowdown, 0.5);
+  EXPECT_LT(cal.concurrent_gemm_slowdown, 4);
+  EXPECT_GT(cal.concurrent_stream_slowdown, 0.5);
   ASSERT_EQ(cal.copies.size(), 2u);  // both directions
   for (const CopyFit& f : cal.copies) {
     EXPECT_GT(f.bandwidth_Bps, 1e8);
