@@ -111,9 +111,13 @@ int main(int argc, char** argv) {
   const QCommandLineOption dot_opt(
       "graphviz-max-ops", "Use Graphviz dot up to this many ops (default 400).", "n", "400");
   const QCommandLineOption size_opt("size", "Window size WxH.", "size", "1280x800");
-  for (const auto& o :
-       {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt, shot_opt, quit_opt,
-        bench_opt, methods_opt, devices_opt, zoom_opt, find_opt, dot_opt, size_opt})
+  const QCommandLineOption compare_with_opt(
+      "compare-with",
+      "Timeline: also evaluate the placement with this evaluator and show its timeline below.",
+      "name");
+  for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt,
+                        shot_opt, quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt,
+                        dot_opt, size_opt, compare_with_opt})
     parser.addOption(o);
   parser.process(app);
 
@@ -145,6 +149,13 @@ int main(int argc, char** argv) {
     if (headless) {
       window.waitForSearch(24 * 3600 * 1000);
       if (!window.searchError().isEmpty()) return 1;
+    }
+  }
+  if (parser.isSet(compare_with_opt)) {
+    if (!window.setComparisonEvaluator(parser.value(compare_with_opt)) && headless) return 1;
+    if (headless) {
+      window.waitForComparison(24 * 3600 * 1000);
+      if (!window.comparisonError().isEmpty()) return 1;
     }
   }
   if (view == "compare" && headless && window.workbench()->hasGraph()) {

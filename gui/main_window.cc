@@ -28,6 +28,7 @@
 #include "gui/compare_view.h"
 #include "gui/curve_view.h"
 #include "gui/graph_view.h"
+#include "gui/timeline_page.h"
 #include "gui/timeline_view.h"
 #include "gui/workbench.h"
 #include "gui/workers.h"
@@ -42,20 +43,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(workbench_, &Workbench::graphChanged, this, &MainWindow::onGraphChanged);
   connect(workbench_, &Workbench::clusterChanged, this, &MainWindow::refreshInfo);
   connect(workbench_, &Workbench::placementChanged, this, &MainWindow::onPlacementChanged);
-  // Selecting an op in one view selects it in the other.
+  // Selecting an op in one view selects it in the others (the timeline page
+  // keeps its two timelines in step itself).
   connect(graph_view_, &GraphView::opSelected, this, [this](int op) {
     if (syncing_selection_) return;
     syncing_selection_ = true;
-    timeline_view_->selectOp(op);
+    timeline_page_->selectOp(op);
     syncing_selection_ = false;
   });
-  connect(timeline_view_, &TimelineView::opSelected, this, [this](int op) {
+  connect(timeline_page_, &TimelinePage::opSelected, this, [this](int op) {
     if (syncing_selection_) return;
     syncing_selection_ = true;
     graph_view_->selectOp(op);
     syncing_selection_ = false;
   });
   resize(1280, 800);
+  timeline_page_->clearMain(QStringLiteral("not placed yet"));
   refreshInfo();
 }
 
@@ -65,6 +68,7 @@ MainWindow::~MainWindow() {
   if (compare_job_) compare_job_->cancel();
   search_job_.reset();
   compare_job_.reset();
+  comparison_job_.reset();  // waits for a measured step to end
 }
 
 void MainWindow::buildUi() {
@@ -195,7 +199,16 @@ void MainWindow::buildUi() {
                                4000);
   });
   connect(fit_button, &QPushButton::clicked, graph_view_, &GraphView::fitAll);
-  timeline_view_ = new TimelineView(tabs_);
+  timeline_page_ = new TimelinePage(tabs_);
+  timeline_view_ = timeline_page_->mainView();
+  {
+    QStringList evaluators;
+    for (const auto& name : EvaluatorRegistry::instance().names())
+      evaluators << QString::fromStdString(name);
+    timeline_page_->setEvaluatorNames(evaluators);
+  }
+  connect(timeline_page_, &TimelinePage::comparisonEvaluatorChanged, this,
+          &MainWindow::refreshComparison);
   curve_view_ = new CurveView(tabs_);
   compare_view_ = new CompareView(tabs_);
   // Tabs in viewNames() order; the graph view sits inside its page.
@@ -294,13 +307,19 @@ void MainWindow::onPlacementChanged() {
     std::vector<std::string> names;
     for (const auto& d : workbench_->cluster().devices()) names.push_back(d.name);
     graph_view_->setPlacement(&workbench_->placement(), names);
-    timeline_view_->setTrace(workbench_->graphPtr(), workbench_->cluster(), workbench_->trace(),
-                             workbench_->criticalPath());
+    const StepResult& result = workbench_->result();
+    timeline_page_->setMainTrace(
+        workbench_->graphPtr(), workbench_->cluster(), workbench_->trace(),
+        workbench_->criticalPath(),
+        QString::fromStdString(step_caption(
+            workbench_->method(),
+            result.evaluator.empty() ? workbench_->evaluatorName() : result.evaluator, result)));
   } else {
     graph_view_->setPlacement(nullptr);
-    timeline_view_->clearTrace();
+    timeline_page_->clearMain(QStringLiteral("not placed yet"));
   }
   refreshInfo();
+  refreshComparison();
 }
 
 QStringList MainWindow::viewNames() {
@@ -317,12 +336,14 @@ bool MainWindow::showView(const QString& name) {
 
 QWidget* MainWindow::viewWidget(const QString& name) const {
   if (name == "graph") return graph_view_;
-  if (name == "timeline") return timeline_view_;
+  if (name == "timeline") return timeline_page_;
   if (name == "curve") return curve_view_;
   if (name == "compare") return compare_view_;
   if (name == "window") return const_cast<MainWindow*>(this);
   return nullptr;
 }
+
+TimelineView* MainWindow::comparisonView() const { return timeline_page_->comparisonView(); }
 
 const GraphLayout& MainWindow::lastLayout() const { return graph_view_->layout(); }
 

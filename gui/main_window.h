@@ -25,8 +25,10 @@ class BackgroundJob;
 class CompareView;
 class CurveView;
 class GraphView;
+class TimelinePage;
 class TimelineView;
 class Workbench;
+struct EvaluationOutcome;
 struct SearchOutcome;
 
 class MainWindow : public QMainWindow {
@@ -64,8 +66,23 @@ class MainWindow : public QMainWindow {
   bool compareRunning() const;
   bool waitForCompare(int timeout_ms);
 
+  // The timeline tab's second timeline: the current placement evaluated by
+  // `evaluator` (an EvaluatorRegistry name; "" or "none" hides it) on a worker
+  // thread, again whenever the placement changes. False (and an error report)
+  // for a name that is not registered.
+  bool setComparisonEvaluator(const QString& evaluator);
+  QString comparisonEvaluator() const;
+  bool comparisonRunning() const;
+  // Processes events until no comparison runs or `timeout_ms` passes; true if none runs.
+  bool waitForComparison(int timeout_ms);
+  // What the comparison timeline shows now (null while none is shown), and the
+  // last comparison's error (empty after a success).
+  std::shared_ptr<const EvaluationOutcome> comparisonOutcome() const { return comparison_shown_; }
+  QString comparisonError() const { return comparison_error_; }
+
   // The views, in tab order: "graph", "timeline", "curve", "compare". The one list
-  // the tabs, showView, the PNG export, --view and the tests use.
+  // the tabs, showView, the PNG export, --view and the tests use. The "timeline"
+  // widget is the TimelinePage (both timelines and their captions).
   static QStringList viewNames();
   // One of viewNames(); false for another name.
   bool showView(const QString& name);
@@ -79,7 +96,10 @@ class MainWindow : public QMainWindow {
 
   Workbench* workbench() const { return workbench_; }
   GraphView* graphView() const { return graph_view_; }
+  // The placed step's timeline, and the comparison's (hidden while none is chosen).
   TimelineView* timelineView() const { return timeline_view_; }
+  TimelineView* comparisonView() const;
+  TimelinePage* timelinePage() const { return timeline_page_; }
   CurveView* curveView() const { return curve_view_; }
   CompareView* compareView() const { return compare_view_; }
   const GraphLayout& lastLayout() const;
@@ -93,6 +113,10 @@ class MainWindow : public QMainWindow {
   void onPlacementChanged();
   void onSearchFinished();
   void onCompareFinished();
+  // Starts (or queues behind the running one) the comparison evaluation of the
+  // current placement, or hides the comparison when none is chosen.
+  void refreshComparison();
+  void onComparisonFinished();
   void refreshInfo();
   void exportDialog(const QString& what);
 
@@ -117,7 +141,8 @@ class MainWindow : public QMainWindow {
   QLineEdit* search_edit_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   GraphView* graph_view_ = nullptr;
-  TimelineView* timeline_view_ = nullptr;
+  TimelinePage* timeline_page_ = nullptr;
+  TimelineView* timeline_view_ = nullptr;  // timeline_page_->mainView()
   CurveView* curve_view_ = nullptr;
   CompareView* compare_view_ = nullptr;
   QLineEdit* compare_methods_ = nullptr;
@@ -131,6 +156,14 @@ class MainWindow : public QMainWindow {
   QString search_method_;
   std::unique_ptr<BackgroundJob> compare_job_;
   std::shared_ptr<void> compare_outcome_;  // CompareTable when baselines are built
+  std::unique_ptr<BackgroundJob> comparison_job_;
+  std::shared_ptr<EvaluationOutcome> comparison_outcome_;      // being filled
+  std::shared_ptr<const EvaluationOutcome> comparison_shown_;  // on screen
+  QString comparison_running_evaluator_;
+  QString comparison_error_;
+  // The placement or the choice changed while an evaluation ran: its result is
+  // stale; run again when it ends.
+  bool comparison_stale_ = false;
   bool syncing_selection_ = false;
 };
 

@@ -26,6 +26,7 @@
 #include "gui/curve_view.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
+#include "gui/timeline_page.h"
 #include "gui/timeline_view.h"
 #include "gui/workbench.h"
 #include "gui/workers.h"
@@ -158,15 +159,17 @@ void MainWindow::onSearchFinished() {
     return;
   }
   // The graph may have been replaced meanwhile only if the job was not running,
-  // which openGraph() refuses; still, check the sizes before scoring.
+  // which openGraph() refuses; still, check the sizes before taking the result.
   const Placement placement = search_outcome_->placement;
-  if (placement.size() != workbench_->graph().num_ops()) {
+  if (placement.size() != workbench_->graph().num_ops() || !search_outcome_->scored) {
     search_error_ = QStringLiteral("placement does not match the open graph");
     reportError(search_error_);
     return;
   }
   try {
-    workbench_->setPlacement(placement, search_method_.toStdString());
+    // Scored on the worker: a measured evaluator takes seconds.
+    workbench_->setPlacement(placement, search_method_.toStdString(),
+                             std::move(search_outcome_->result), std::move(search_outcome_->trace));
   } catch (const std::exception& e) {
     search_error_ = QString::fromStdString(e.what());
     reportError(search_error_);
@@ -184,6 +187,100 @@ void MainWindow::onSearchFinished() {
           .arg(search_method_,
                cancelled ? QStringLiteral("cancelled; best so far placed") : QStringLiteral("done"))
           .arg(seconds, 0, 'f', 2),
+      15000);
+}
+
+bool MainWindow::setComparisonEvaluator(const QString& evaluator) {
+  const QString name = evaluator == QStringLiteral("none") ? QString() : evaluator;
+  if (!name.isEmpty() && !EvaluatorRegistry::instance().has(name.toStdString())) {
+    try {
+      EvaluatorRegistry::instance().info(name.toStdString());  // the registry's message
+    } catch (const std::exception& e) {
+      reportError(QStringLiteral("compare with: ") + QString::fromStdString(e.what()));
+    }
+    return false;
+  }
+  if (!timeline_page_->setComparisonEvaluator(name)) {
+    reportError(QStringLiteral("compare with: '%1' is not offered").arg(name));
+    return false;
+  }
+  return true;
+}
+
+QString MainWindow::comparisonEvaluator() const { return timeline_page_->comparisonEvaluator(); }
+
+bool MainWindow::comparisonRunning() const { return comparison_job_ && comparison_job_->running(); }
+
+bool MainWindow::waitForComparison(int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (comparisonRunning() && timer.elapsed() < timeout_ms)
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+  return !comparisonRunning();
+}
+
+void MainWindow::refreshComparison() {
+  const QString name = timeline_page_->comparisonEvaluator();
+  comparison_shown_.reset();
+  // A running evaluation cannot be stopped (a measured step runs to its end):
+  // mark its result stale and start again when it ends.
+  if (comparisonRunning()) comparison_stale_ = true;
+  if (name.isEmpty()) return;  // the page hides the second timeline itself
+  if (!workbench_->hasPlacement()) {
+    timeline_page_->setComparisonNote(QStringLiteral("%1: nothing placed yet").arg(name));
+    return;
+  }
+  timeline_page_->setComparisonNote(
+      QStringLiteral("%1: evaluating the placement above…").arg(name));
+  if (comparisonRunning()) return;
+
+  EvaluationRequest request;
+  request.graph = workbench_->graphPtr();
+  request.cluster = workbench_->clusterPtr();
+  request.placement = workbench_->placement();
+  request.evaluator = name.toStdString();
+  comparison_outcome_ = std::make_shared<EvaluationOutcome>();
+  comparison_running_evaluator_ = name;
+  comparison_stale_ = false;
+  comparison_job_ = make_evaluation_job(request, comparison_outcome_);
+  connect(comparison_job_.get(), &BackgroundJob::finished, this, &MainWindow::onComparisonFinished);
+  timeline_page_->setComparisonBusy(true);
+  statusBar()->showMessage(QStringLiteral("evaluating the placement with %1…").arg(name));
+  comparison_job_->start();
+}
+
+void MainWindow::onComparisonFinished() {
+  timeline_page_->setComparisonBusy(false);
+  const QString name = comparison_running_evaluator_;
+  const QString error = comparison_job_->error();
+  const double seconds = comparison_job_->elapsedSeconds();
+  if (comparison_stale_) {
+    // The placement or the choice changed meanwhile: this result is for another.
+    comparison_stale_ = false;
+    refreshComparison();
+    return;
+  }
+  if (!error.isEmpty()) {
+    const QString message = QStringLiteral("%1: %2").arg(name, error);
+    timeline_page_->setComparisonNote(message, /*error=*/true);
+    // The caption keeps the reason; a message box each time the placement
+    // changes would only repeat it (cuda on a machine without a GPU).
+    if (message != comparison_error_) reportError(QStringLiteral("compare with ") + message);
+    comparison_error_ = message;
+    return;
+  }
+  comparison_error_.clear();
+  const EvaluationOutcome& outcome = *comparison_outcome_;
+  const TraceCriticalPath path =
+      critical_path_from_trace(workbench_->graph(), workbench_->placement(), outcome.trace);
+  timeline_page_->setComparisonTrace(workbench_->graphPtr(), workbench_->cluster(), outcome.trace,
+                                     path,
+                                     QString::fromStdString(step_caption(
+                                         workbench_->method(), name.toStdString(), outcome.result)),
+                                     QString::fromStdString(outcome.description));
+  comparison_shown_ = comparison_outcome_;
+  statusBar()->showMessage(
+      QStringLiteral("%1 evaluated the placement in %2 s").arg(name).arg(seconds, 0, 'f', 2),
       15000);
 }
 

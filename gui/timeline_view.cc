@@ -82,6 +82,9 @@ TimelineView::TimelineView(QWidget* parent) : QGraphicsView(parent) {
   setViewportMargins(0, 0, 0, 0);
   setAlignment(Qt::AlignLeft | Qt::AlignTop);
   connect(scene(), &QGraphicsScene::selectionChanged, this, &TimelineView::onSelectionChanged);
+  connect(horizontalScrollBar(), &QScrollBar::valueChanged, this, [this] {
+    if (!programmatic_window_) Q_EMIT timeWindowChanged();
+  });
 }
 
 // The scene is a child QObject, deleted only in ~QObject, after this class's part
@@ -156,18 +159,72 @@ void TimelineView::setTrace(std::shared_ptr<const OpGraph> graph, const Cluster&
 
 TimelineView::Bar TimelineView::bar(int i) const { return bars_.at(i)->bar(); }
 
+double TimelineView::fitPixelsPerUs() const {
+  // The width left of the pinned header, less a margin on the right.
+  const double width = std::max(50.0, viewport()->width() - kHeaderWidth - 10);
+  return width / std::max(1.0, fitSpanUs());
+}
+
+double TimelineView::pixelsPerUs() const { return transform().m11() * kSceneUnitsPerUs; }
+
+double TimelineView::leftUs() const {
+  return mapToScene(QPoint(static_cast<int>(kHeaderWidth), 0)).x() / kSceneUnitsPerUs;
+}
+
+void TimelineView::updateSceneRect() {
+  const double sx = transform().m11();
+  // Left: the header's width in pixels before t = 0; right: 8 pixels after the
+  // span, so that at the fit scale the rect is 2 pixels narrower than the
+  // viewport (rounding must not conjure a scroll bar). Recomputed on every zoom:
+  // a rect fixed at the fit scale would hide the step's end when zoomed in.
+  setSceneRect(QRectF(-kHeaderWidth / sx, -kRulerHeight,
+                      std::max(1.0, fitSpanUs()) * kSceneUnitsPerUs + (kHeaderWidth + 8) / sx,
+                      lanes_.names.size() * kLaneHeight + kRulerHeight + 4));
+}
+
 void TimelineView::fitAll() {
   if (bars_.empty()) return;
   // Fit the time axis to the width left of the pinned header; lanes at pixel height.
-  const double width = std::max(50.0, viewport()->width() - kHeaderWidth - 10);
-  const double sx = width / std::max(1.0, end_us_ * kSceneUnitsPerUs);
-  setTransform(QTransform::fromScale(sx, 1));
+  programmatic_window_ = true;
+  setTransform(QTransform::fromScale(fitPixelsPerUs() / kSceneUnitsPerUs, 1));
   setViewportMargins(0, 0, 0, 0);
-  // Room for the header and the ruler: shift the scene right and down.
-  setSceneRect(QRectF(-kHeaderWidth / sx, -kRulerHeight, std::max(1.0, end_us_) + 10 / sx,
-                      lanes_.names.size() * kLaneHeight + kRulerHeight + 4));
+  updateSceneRect();
   horizontalScrollBar()->setValue(horizontalScrollBar()->minimum());
   verticalScrollBar()->setValue(verticalScrollBar()->minimum());
+  programmatic_window_ = false;
+  Q_EMIT fitted();
+}
+
+void TimelineView::setTimeWindow(double pixels_per_us, double left_us) {
+  if (!(pixels_per_us > 0) || bars_.empty()) return;
+  programmatic_window_ = true;
+  const int vertical = verticalScrollBar()->value();
+  setTransform(QTransform::fromScale(pixels_per_us / kSceneUnitsPerUs, 1));
+  updateSceneRect();
+  verticalScrollBar()->setValue(vertical);
+  // The scroll value is in device pixels; correct the (rounded) first guess once.
+  QScrollBar* h = horizontalScrollBar();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const double error_px = (left_us - leftUs()) * pixels_per_us;
+    if (std::abs(error_px) < 0.5) break;
+    h->setValue(h->value() + static_cast<int>(std::lround(error_px)));
+  }
+  programmatic_window_ = false;
+  viewport()->update();
+}
+
+void TimelineView::zoomTimeBy(double factor) {
+  const int x = static_cast<int>((kHeaderWidth + viewport()->width()) / 2);
+  zoomAbout(factor, x);
+}
+
+void TimelineView::zoomAbout(double factor, int x) {
+  const double ppu = pixelsPerUs() * factor;
+  if (bars_.empty() || !(ppu > 1e-6 * kSceneUnitsPerUs) || ppu > 1e4 * kSceneUnitsPerUs) return;
+  // Keep the time under pixel x where it is.
+  const double at_us = mapToScene(QPoint(x, 0)).x() / kSceneUnitsPerUs;
+  setTimeWindow(ppu, at_us - (x - kHeaderWidth) / ppu);
+  Q_EMIT timeWindowChanged();
 }
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
@@ -199,8 +256,7 @@ void TimelineView::onSelectionChanged() {
 
 void TimelineView::wheelEvent(QWheelEvent* event) {
   const double factor = std::pow(1.25, event->angleDelta().y() / 120.0);
-  const double sx = transform().m11() * factor;
-  if (sx > 1e-6 && sx < 1e4) scale(factor, 1);
+  zoomAbout(factor, static_cast<int>(event->position().x()));
   event->accept();
 }
 

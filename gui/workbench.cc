@@ -74,6 +74,13 @@ void Workbench::setPlacement(const Placement& placement, const std::string& meth
   auto evaluator = EvaluatorRegistry::instance().create(evaluator_name_);
   Trace trace;
   StepResult result = evaluator->evaluate(*graph_, *cluster_, placement, &trace);
+  setPlacement(placement, method, std::move(result), std::move(trace));
+}
+
+void Workbench::setPlacement(const Placement& placement, const std::string& method,
+                             StepResult result, Trace trace) {
+  if (!graph_) throw ConfigError("no graph is open");
+  check_placement(*graph_, *cluster_, placement, method);
   placement_ = placement;
   result_ = std::move(result);
   trace_ = std::move(trace);
@@ -123,7 +130,10 @@ std::string Workbench::summary() const {
 
 std::string Workbench::explanation() const {
   if (!graph_ || !has_placement_) return "";
-  return method_ + " (" + evaluator_name_ +
+  // The evaluator that scored this placement (it may differ from the one chosen
+  // since, when a search was scored on its worker).
+  const std::string& scored_by = result_.evaluator.empty() ? evaluator_name_ : result_.evaluator;
+  return method_ + " (" + scored_by +
          "): " + explain_step(*graph_, *cluster_, result_, bound_, &critical_path_, &trace_);
 }
 

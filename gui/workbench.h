@@ -38,6 +38,11 @@ class Workbench : public QObject {
   // Checks and scores `placement` (with a trace) on this thread. Throws on a
   // placement that does not fit the graph or cluster.
   void setPlacement(const Placement& placement, const std::string& method);
+  // Takes `placement` with the `result` and `trace` that evaluatorName() gave it
+  // elsewhere (a worker thread: a measured step takes seconds). Checks the
+  // placement; throws, changing nothing, when it does not fit.
+  void setPlacement(const Placement& placement, const std::string& method, StepResult result,
+                    Trace trace);
   void clearPlacement();
 
   bool hasGraph() const { return graph_ != nullptr; }

@@ -88,7 +88,23 @@ std::unique_ptr<BackgroundJob> make_search_job(const SearchRequest& request,
     context.budget_seconds = request.budget_seconds;
     context.progress = &progress;
     context.options = request.options;
-    outcome->placement = placer->place(*request.graph, *request.cluster, context);
+    Placement placement = placer->place(*request.graph, *request.cluster, context);
+    outcome->placement = placement;
+    check_placement(*request.graph, *request.cluster, placement, request.method);
+    outcome->result =
+        evaluator->evaluate(*request.graph, *request.cluster, placement, &outcome->trace);
+    outcome->scored = true;
+  });
+}
+
+std::unique_ptr<BackgroundJob> make_evaluation_job(const EvaluationRequest& request,
+                                                   std::shared_ptr<EvaluationOutcome> outcome) {
+  return std::make_unique<BackgroundJob>([request, outcome](ProgressObserver&) {
+    check_placement(*request.graph, *request.cluster, request.placement, request.evaluator);
+    auto evaluator = EvaluatorRegistry::instance().create(request.evaluator, request.options);
+    outcome->result =
+        evaluator->evaluate(*request.graph, *request.cluster, request.placement, &outcome->trace);
+    outcome->description = evaluator->describe();
   });
 }
 

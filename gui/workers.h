@@ -75,12 +75,41 @@ struct SearchRequest {
 
 struct SearchOutcome {
   Placement placement;  // empty when the placer threw
+  // The placement scored (with a trace) by the search's evaluator on the worker,
+  // so that a measured evaluator does not hold up the window; unset when the
+  // placer or the scoring threw.
+  bool scored = false;
+  StepResult result;
+  Trace trace;
 };
 
 // A job that runs PlacerRegistry::create(method)->place(...) with its own
-// evaluator instance; the result lands in *outcome (read it after finished()).
+// evaluator instance, then evaluates the placement once more with a trace; the
+// result lands in *outcome (read it after finished()).
 std::unique_ptr<BackgroundJob> make_search_job(const SearchRequest& request,
                                                std::shared_ptr<SearchOutcome> outcome);
+
+// One placement to evaluate (with a trace) on a worker thread.
+struct EvaluationRequest {
+  std::shared_ptr<const OpGraph> graph;
+  std::shared_ptr<const Cluster> cluster;
+  Placement placement;
+  std::string evaluator;  // EvaluatorRegistry name
+  Options options;
+};
+
+struct EvaluationOutcome {
+  StepResult result;
+  Trace trace;
+  std::string description;  // Evaluator::describe() after the step (a backend's mapping)
+};
+
+// A job that creates the evaluator and runs evaluate(graph, cluster, placement,
+// &trace) once. Creating it or running it may throw (a HardwareError when a
+// device is missing or fails): the job's error() then holds the one-line reason.
+// The evaluation does not poll cancel(); a measured step runs to its end.
+std::unique_ptr<BackgroundJob> make_evaluation_job(const EvaluationRequest& request,
+                                                   std::shared_ptr<EvaluationOutcome> outcome);
 
 #ifdef AWARE_GUI_HAVE_BASELINES
 // A job that runs run_compare(request) (its progress field is set by the job).
