@@ -87,6 +87,14 @@ long long option_int(const Options& options, const std::string& key, long long f
   return value;
 }
 
+bool option_bool(const Options& options, const std::string& key, bool fallback,
+                 const std::string& owner) {
+  const std::string text = option_string(options, key, fallback ? "1" : "0");
+  if (text == "1" || text == "true" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "off") return false;
+  throw ConfigError(owner + ": option '" + key + "' must be 0 or 1 (true/false, on/off), got '" + text + "'");
+}
+
 void check_known_options(const Options& options, const std::vector<std::string>& known,
                          const std::string& owner) {
   for (const auto& [key, value] : options) {

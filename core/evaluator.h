@@ -73,6 +73,9 @@ double option_double(const Options& options, const std::string& key, double fall
                      const std::string& owner);
 long long option_int(const Options& options, const std::string& key, long long fallback,
                      const std::string& owner);
+// "1", "true", "on" / "0", "false", "off"; anything else throws ConfigError naming `owner`.
+bool option_bool(const Options& options, const std::string& key, bool fallback,
+                 const std::string& owner);
 // Throws ConfigError if `options` holds a key not in `known`.
 void check_known_options(const Options& options, const std::vector<std::string>& known,
                          const std::string& owner);

@@ -108,14 +108,6 @@ void check_gpus(const std::vector<int>& gpus, int count, const std::string& owne
                         ", numbered from 0)");
 }
 
-bool option_bool(const Options& options, const std::string& key, bool fallback,
-                 const std::string& owner) {
-  const std::string text = option_string(options, key, fallback ? "1" : "0");
-  if (text == "1" || text == "true" || text == "on") return true;
-  if (text == "0" || text == "false" || text == "off") return false;
-  throw ConfigError(owner + ": option " + key + " must be 0 or 1, got '" + text + "'");
-}
-
 // "0,1" -> {0, 1}; syntax only (the range needs the driver).
 std::vector<int> parse_gpu_list(const std::string& text, const std::string& owner) {
   std::vector<int> gpus;

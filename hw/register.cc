@@ -29,14 +29,6 @@ std::vector<OptionSpec> executor_option_specs() {
   };
 }
 
-bool option_bool(const Options& options, const std::string& key, bool fallback,
-                 const std::string& owner) {
-  const std::string text = option_string(options, key, fallback ? "1" : "0");
-  if (text == "1" || text == "true" || text == "on") return true;
-  if (text == "0" || text == "false" || text == "off") return false;
-  throw ConfigError(owner + ": option " + key + " must be 0 or 1, got '" + text + "'");
-}
-
 }  // namespace
 
 void register_hw_evaluators() {

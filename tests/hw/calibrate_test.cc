@@ -10,7 +10,7 @@
 #include "hw/calibrate.h"
 #include "hw/cpu_backend.h"
 #include "hw/validate.h"
-#include "test_graphs.h"
+#include "tests/hw/hw_checks.h"
 
 namespace aware {
 namespace {
@@ -87,8 +87,11 @@ TEST(Calibration, ProfileGivesEveryOpAnEntryPerKind) {
   for (const Op& op : g.ops()) {
     const double us = table.lookup(op.name, "test");
     EXPECT_GE(us, op.compute_us) << op.name;
-    EXPECT_LT(us, op.compute_us * 1.5 + 200) << op.name;
   }
+  // Not much longer either, where nothing else holds the cores.
+  if (!testing::cores_are_free()) return;
+  const CostTable again = profile_graph(hw, g, testing::star_cluster(2));
+  for (const Op& op : g.ops()) EXPECT_LT(again.lookup(op.name, "test"), op.compute_us * 1.5 + 200) << op.name;
 }
 
 TEST(Validation, KendallTauOnHandSeries) {

@@ -5,101 +5,30 @@
 // margins: these are measurements on a shared machine.
 #include <gtest/gtest.h>
 
-#include <pthread.h>
-#include <time.h>
-
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <map>
-#include <thread>
 
 #include "builtins/builtins.h"
 #include "core/errors.h"
 #include "core/evaluator.h"
 #include "hw/cpu_backend.h"
 #include "hw/executor.h"
-#include "test_graphs.h"
+#include "tests/hw/hw_checks.h"
 
 namespace aware {
 namespace {
 
+using testing::cores_are_free;
+using testing::expect_dependencies_respected;
+using testing::fastest;
+using testing::measurement_of;
+using testing::scaled;
 using testing::star_cluster;
 using testing::timed_op;
-
-// The hand graphs with every op 100x longer (10 us -> 1 ms), so that measured
-// times dwarf thread hand-offs.
-OpGraph scaled(OpGraph g, double factor = 100) {
-  for (int i = 0; i < g.num_ops(); ++i) g.mutable_op(i).compute_us *= factor;
-  return g;
-}
-
-// Whether this machine can time two devices right now, judged without the
-// executor: two plain threads pinned to the first two allowed cores each spin
-// for 20 ms of wall time; if either got less than 80% of it as CPU time, some
-// other process holds a core and measured schedules would show its time slices.
-bool cores_are_free() {
-  const std::vector<int> cpus = allowed_cpus();
-  std::atomic<int> starved{0};
-  auto spin = [&](int core) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(core, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-    timespec cpu0{}, cpu1{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
-    while (std::chrono::steady_clock::now() < end) {
-    }
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
-    const double cpu_ms = (cpu1.tv_sec - cpu0.tv_sec) * 1e3 + (cpu1.tv_nsec - cpu0.tv_nsec) / 1e6;
-    if (cpu_ms < 16) ++starved;
-  };
-  std::thread a(spin, cpus.at(0));
-  std::thread b(spin, cpus.at(cpus.size() > 1 ? 1 : 0));
-  a.join();
-  b.join();
-  return starved == 0;
-}
-
-// The fastest measured repeat of the evaluator's last step.
-double fastest(Evaluator& evaluator) {
-  const auto& steps = dynamic_cast<HardwareEvaluator&>(evaluator).last_measurement().step_us;
-  return *std::min_element(steps.begin(), steps.end());
-}
 
 std::unique_ptr<Evaluator> cpu_evaluator(Options options = {}) {
   register_builtins();
   options.emplace("verify", "1");
   return EvaluatorRegistry::instance().create("cpu", options);
-}
-
-// No op starts before its same-device inputs end or its copies land; no copy
-// starts before its producer ends; ops on one device do not overlap.
-void expect_dependencies_respected(const OpGraph& g, const Placement& p, const Trace& t) {
-  ASSERT_EQ(static_cast<int>(t.ops.size()), g.num_ops());
-  std::map<std::pair<int, int>, double> landed;  // (src op, dst device) -> copy end
-  for (const TransferSpan& s : t.transfers) {
-    EXPECT_GE(s.start_us, t.ops[s.src_op].end_us) << "copy of " << g.op(s.src_op).name;
-    EXPECT_GE(s.end_us, s.start_us);
-    landed[{s.src_op, s.dst_device}] = s.end_us;
-  }
-  for (int e = 0; e < g.num_edges(); ++e) {
-    const Edge& edge = g.edge(e);
-    const OpSpan& dst = t.ops[edge.dst];
-    if (p[edge.src] == p[edge.dst]) {
-      EXPECT_GE(dst.start_us, t.ops[edge.src].end_us) << g.op(edge.dst).name;
-    } else {
-      const auto it = landed.find({edge.src, p[edge.dst]});
-      ASSERT_NE(it, landed.end()) << "no copy of " << g.op(edge.src).name;
-      EXPECT_GE(dst.start_us, it->second) << g.op(edge.dst).name;
-    }
-  }
-  for (int a = 0; a < g.num_ops(); ++a)
-    for (int b = a + 1; b < g.num_ops(); ++b)
-      if (p[a] == p[b])
-        EXPECT_TRUE(t.ops[a].end_us <= t.ops[b].start_us || t.ops[b].end_us <= t.ops[a].start_us)
-            << g.op(a).name << " and " << g.op(b).name << " overlap";
 }
 
 TEST(CpuExecutor, ChainDiamondForkJoinRespectDependenciesAndTakeTheirSpinTimes) {
@@ -135,13 +64,7 @@ TEST(CpuExecutor, ChainDiamondForkJoinRespectDependenciesAndTakeTheirSpinTimes) 
 TEST(CpuExecutor, CopiesCarryTheProducersBytes) {
   // verify=1 makes every run check each received buffer byte by byte; a graph
   // whose tensors are large enough to take a visible time.
-  OpGraph g("big-tensors");
-  const int a = g.add_op(timed_op("a", 200, 8e6));
-  const int b = g.add_op(timed_op("b", 200, 4e6));
-  const int c = g.add_op(timed_op("c", 200, 1000));
-  g.add_edge(a, b);
-  g.add_edge(a, c);
-  g.add_edge(b, c);
+  const OpGraph g = testing::big_tensor_graph();
   auto cpu = cpu_evaluator({{"repeats", "2"}});
   Trace trace;
   const StepResult r = cpu->evaluate(g, star_cluster(3), Placement({0, 1, 2}), &trace);
@@ -156,7 +79,7 @@ TEST(CpuExecutor, WarmupAndRepeatsAreHonoured) {
   const OpGraph g = scaled(testing::chain_graph(), 10);
   auto cpu = cpu_evaluator({{"repeats", "4"}, {"warmup", "2"}});
   const StepResult r = cpu->evaluate(g, star_cluster(2), Placement({0, 0, 0}));
-  const auto& m = dynamic_cast<HardwareEvaluator&>(*cpu).last_measurement();
+  const auto& m = measurement_of(*cpu);
   ASSERT_EQ(m.step_us.size(), 4u);
   EXPECT_EQ(r.step_time_us, median_of(m.step_us));
   for (double s : m.step_us) EXPECT_GE(s, 600);
@@ -198,27 +121,8 @@ TEST(CpuExecutor, BackendFreesEverythingItAllocated) {
 }
 
 TEST(CpuExecutor, RealKernelsRunAndOverMemoryIsRefusedFirst) {
-  OpGraph g("kernels");
-  Op mm;
-  mm.name = "mm";
-  mm.type = "MatMul";
-  mm.flops = 2.0 * 256 * 256 * 256;
-  mm.bytes_accessed = 3 * 4 * 256 * 256;
-  mm.output_bytes = {4 * 256 * 256};
-  mm.shape = {{"M", 256}, {"N", 256}, {"K", 256}};
-  const int a = g.add_op(mm);
-  Op relu;
-  relu.name = "relu";
-  relu.type = "Relu";
-  relu.flops = 256 * 256;
-  relu.bytes_accessed = 2 * 4 * 256 * 256;
-  relu.output_bytes = {4 * 256 * 256};
-  const int b = g.add_op(relu);
-  Op noop;
-  noop.name = "noop";
-  const int z = g.add_op(noop);
-  g.add_edge(a, b);
-  g.add_edge(b, z);
+  const OpGraph g = testing::kernel_graph(256);
+  const int a = 0;
   auto cpu = cpu_evaluator({{"repeats", "3"}});
   Trace trace;
   const StepResult r = cpu->evaluate(g, star_cluster(2), Placement({0, 1, 1}), &trace);
@@ -233,7 +137,7 @@ TEST(CpuExecutor, RealKernelsRunAndOverMemoryIsRefusedFirst) {
   const StepResult refused = cpu->evaluate(g, tiny, Placement({0, 0, 0}));
   EXPECT_FALSE(refused.feasible);
   EXPECT_NE(refused.infeasible_reason.find("out of memory"), std::string::npos);
-  EXPECT_TRUE(dynamic_cast<HardwareEvaluator&>(*cpu).last_measurement().step_us.empty());
+  EXPECT_TRUE(measurement_of(*cpu).step_us.empty());
 }
 
 // Where every op is a spin of a few ms, the contention simulator's schedule is

@@ -18,11 +18,15 @@
 #include "core/evaluator.h"
 #include "hw/cuda_backend.h"
 #include "hw/executor.h"
-#include "test_graphs.h"
+#include "tests/hw/hw_checks.h"
 
 namespace aware {
 namespace {
 
+using testing::big_tensor_graph;
+using testing::expect_dependencies_respected;
+using testing::measurement_of;
+using testing::scaled;
 using testing::timed_op;
 
 #define SKIP_WITHOUT_GPU() \
@@ -36,84 +40,6 @@ std::unique_ptr<Evaluator> cuda_evaluator(Options options = {}) {
   options.emplace("verify", "1");
   options.emplace("gpus", "0");
   return EvaluatorRegistry::instance().create("cuda", options);
-}
-
-const Measurement& measurement_of(Evaluator& evaluator) {
-  return dynamic_cast<HardwareEvaluator&>(evaluator).last_measurement();
-}
-
-// The hand graphs with every op 100x longer (10 us -> 1 ms), so that measured
-// times dwarf launches and event records.
-OpGraph scaled(OpGraph g, double factor = 100) {
-  for (int i = 0; i < g.num_ops(); ++i) g.mutable_op(i).compute_us *= factor;
-  return g;
-}
-
-// No op starts before its same-device inputs end or its copies land; no copy
-// starts before its producer ends; ops on one device do not overlap.
-void expect_dependencies_respected(const OpGraph& g, const Placement& p, const Trace& t) {
-  ASSERT_EQ(static_cast<int>(t.ops.size()), g.num_ops());
-  std::map<std::pair<int, int>, double> landed;  // (src op, dst device) -> copy end
-  for (const TransferSpan& s : t.transfers) {
-    EXPECT_GE(s.start_us, t.ops[s.src_op].end_us) << "copy of " << g.op(s.src_op).name;
-    EXPECT_GE(s.end_us, s.start_us);
-    landed[{s.src_op, s.dst_device}] = s.end_us;
-  }
-  for (const Edge& edge : g.edges()) {
-    const OpSpan& dst = t.ops[edge.dst];
-    if (p[edge.src] == p[edge.dst]) {
-      EXPECT_GE(dst.start_us, t.ops[edge.src].end_us) << g.op(edge.dst).name;
-    } else {
-      const auto it = landed.find({edge.src, p[edge.dst]});
-      ASSERT_NE(it, landed.end()) << "no copy of " << g.op(edge.src).name;
-      EXPECT_GE(dst.start_us, it->second) << g.op(edge.dst).name;
-    }
-  }
-  for (int a = 0; a < g.num_ops(); ++a) {
-    for (int b = a + 1; b < g.num_ops(); ++b) {
-      if (p[a] != p[b]) continue;
-      EXPECT_TRUE(t.ops[a].end_us <= t.ops[b].start_us || t.ops[b].end_us <= t.ops[a].start_us)
-          << g.op(a).name << " and " << g.op(b).name << " overlap";
-    }
-  }
-}
-
-// a(8 MB) -> b(4 MB), a -> c, b -> c on three devices: three copies.
-OpGraph big_tensor_graph() {
-  OpGraph g("big-tensors");
-  const int a = g.add_op(timed_op("a", 200, 8e6));
-  const int b = g.add_op(timed_op("b", 200, 4e6));
-  const int c = g.add_op(timed_op("c", 200, 1000));
-  g.add_edge(a, b);
-  g.add_edge(a, c);
-  g.add_edge(b, c);
-  return g;
-}
-
-// A 512^3 GEMM, a streaming op over 2 MB and an op that runs nothing.
-OpGraph kernel_graph() {
-  OpGraph g("kernels");
-  Op mm;
-  mm.name = "mm";
-  mm.type = "MatMul";
-  mm.flops = 2.0 * 512 * 512 * 512;
-  mm.bytes_accessed = 3 * 4 * 512 * 512;
-  mm.output_bytes = {4 * 512 * 512};
-  mm.shape = {{"M", 512}, {"N", 512}, {"K", 512}};
-  const int a = g.add_op(mm);
-  Op relu;
-  relu.name = "relu";
-  relu.type = "Relu";
-  relu.flops = 512 * 512;
-  relu.bytes_accessed = 2 * 4 * 512 * 512;
-  relu.output_bytes = {4 * 512 * 512};
-  const int b = g.add_op(relu);
-  Op noop;
-  noop.name = "noop";
-  const int z = g.add_op(noop);
-  g.add_edge(a, b);
-  g.add_edge(b, z);
-  return g;
 }
 
 TEST(CudaExecutor, WithoutAGpuCreatingItThrowsOneLine) {
@@ -264,7 +190,7 @@ TEST(CudaExecutor, WarmupAndRepeatsAreHonoured) {
 
 TEST(CudaExecutor, RealKernelsRunAndOverMemoryIsRefusedFirst) {
   SKIP_WITHOUT_GPU();
-  const OpGraph g = kernel_graph();
+  const OpGraph g = testing::kernel_graph(512);
   auto cuda = cuda_evaluator({{"repeats", "3"}});
   Trace trace;
   const StepResult r = cuda->evaluate(g, on_gpu0(2), Placement({0, 1, 1}), &trace);
@@ -283,7 +209,7 @@ TEST(CudaExecutor, RealKernelsRunAndOverMemoryIsRefusedFirst) {
 
 TEST(CudaExecutor, NothingIsLeftOnTheGpu) {
   SKIP_WITHOUT_GPU();
-  const OpGraph g = kernel_graph();
+  const OpGraph g = testing::kernel_graph(512);
   const Cluster c = on_gpu0(2);
   const Placement p({0, 1, 1});
   auto cuda = cuda_evaluator({{"repeats", "2"}});
