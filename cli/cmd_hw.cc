@@ -132,6 +132,8 @@ struct ValidateArgs {
   std::string costs;
   std::string uncalibrated;
   std::string simulators = "analytic,simgrid";
+  std::vector<std::string> sim_options;
+  std::string measured;
   std::string out;
   std::string format;
   bool json = false;
@@ -191,7 +193,21 @@ void run_validate(const ValidateArgs& a) {
     }
     Options options;
     if (!a.costs.empty()) options["costs"] = a.costs;
+    for (const std::string& item : a.sim_options) {
+      const size_t colon = item.find(':');
+      const size_t equals = item.find('=');
+      if (colon == std::string::npos || equals == std::string::npos || equals < colon)
+        throw ConfigError("--sim-option must be SIMULATOR:KEY=VALUE, got '" + item + "'");
+      if (item.substr(0, colon) == name)
+        options[item.substr(colon + 1, equals - colon - 1)] = item.substr(equals + 1);
+    }
     predictors.push_back({name, registry.create(name, options), &cluster});
+  }
+  for (const std::string& item : a.sim_options) {
+    const std::string sim = item.substr(0, item.find(':'));
+    bool used = false;
+    for (const Predictor& p : predictors) used = used || p.label == sim;
+    if (!used) throw ConfigError("--sim-option '" + item + "': '" + sim + "' is not among --simulators");
   }
   predictors.push_back({"uncalibrated", registry.create("analytic"), &uncalibrated});
   std::unique_ptr<Evaluator> search_evaluator =
@@ -233,10 +249,34 @@ void run_validate(const ValidateArgs& a) {
   std::vector<char> keep(jobs.size(), 1);
   std::vector<std::vector<double>> samples(jobs.size());
   std::vector<std::vector<double>> iqrs(jobs.size());
+  std::vector<double> replayed_iqr(jobs.size(), -1);
   std::mt19937_64 rng(a.seed);
-  const int total = static_cast<int>(jobs.size()) * a.rounds;
+  const int total = static_cast<int>(jobs.size()) * (a.measured.empty() ? a.rounds : 0);
   int done = 0;
-  for (int round = 0; round < a.rounds; ++round) {
+  // --measured: the measurements of an earlier run (same graphs, seed and methods),
+  // to predict them again with other simulator settings without running anything.
+  std::map<std::pair<std::string, std::string>, std::pair<double, double>> earlier;
+  if (!a.measured.empty()) {
+    const nlohmann::json doc = parse_json_text(read_text_file(a.measured), a.measured);
+    if (!doc.contains("rows") || !doc["rows"].is_array())
+      throw ParseError(a.measured + ": not an aware validate JSON (no 'rows')");
+    for (const auto& r : doc["rows"])
+      earlier[{r.at("graph").get<std::string>(), r.at("placement").get<std::string>()}] = {
+          r.at("measured_us").get<double>(), r.at("measured_iqr_us").get<double>()};
+  }
+  const int rounds = a.measured.empty() ? a.rounds : 0;
+  for (size_t j = 0; j < jobs.size() && !a.measured.empty(); ++j) {
+    const auto it = earlier.find({graphs[jobs[j].graph].name(), jobs[j].label});
+    if (it == earlier.end()) {
+      keep[j] = 0;
+      log_line("validate", graphs[jobs[j].graph].name() + " " + jobs[j].label + ": not in " +
+                               a.measured + ", left out");
+      continue;
+    }
+    samples[j] = {it->second.first};
+    replayed_iqr[j] = it->second.second;
+  }
+  for (int round = 0; round < rounds; ++round) {
     std::vector<int> order(jobs.size());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
@@ -267,7 +307,7 @@ void run_validate(const ValidateArgs& a) {
     row.graph = g.name();
     row.label = job.label;
     row.measured_us = median_of(samples[j]);
-    row.iqr_us = iqr_of(samples[j]);
+    row.iqr_us = replayed_iqr[j] >= 0 ? replayed_iqr[j] : iqr_of(samples[j]);
     for (Predictor& p : predictors) {
       const StepResult r = p.evaluator->evaluate(g, *p.cluster, job.placement);
       row.predicted_us[p.label] = r.feasible ? r.step_time_us : std::nan("");
@@ -303,6 +343,8 @@ void run_validate(const ValidateArgs& a) {
   doc["cluster"] = a.cluster;
   doc["costs"] = a.costs;
   doc["rounds"] = a.rounds;
+  doc["sim_options"] = a.sim_options;
+  if (!a.measured.empty()) doc["measured_from"] = a.measured;
   doc["measurement_spread_median_iqr_over_median"] = spread;
   nlohmann::json jrows = nlohmann::json::array();
   for (size_t j = 0; j < rows.size(); ++j) {
@@ -419,6 +461,12 @@ void add_hw_commands(CLI::App& app) {
                   "The cluster of the uncalibrated column (default preset:cpu-host / preset:cuda-host)");
     v->add_option("--simulators", args->simulators, "Simulators to compare (comma list)")
         ->capture_default_str();
+    v->add_option("--sim-option", args->sim_options,
+                  "SIMULATOR:KEY=VALUE for one simulator (repeatable), e.g. "
+                  "analytic:slowdown.memory=1.19 (calibrate reports the factors)");
+    v->add_option("--measured", args->measured,
+                  "Take the measurements from this earlier validate JSON instead of running "
+                  "(predict again with other simulator settings)");
     v->add_option("-o,--out", args->out, "Write the table (.md, .csv, .json) here");
     v->add_option("--format", args->format, "table, md, csv or json");
     v->add_flag("--json", args->json, "Print JSON (rows and statistics)");

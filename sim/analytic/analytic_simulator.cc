@@ -25,7 +25,7 @@ AnalyticSimulator::AnalyticSimulator(AnalyticMode mode, PlacetoConstants constan
 std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options& options) {
   check_known_options(options,
                       {"mode", "placeto.delta1_us", "placeto.delta2_us", "placeto.bytes_per_us",
-                       "costs"},
+                       "costs", "slowdown.compute", "slowdown.memory"},
                       "evaluator 'analytic'");
   const std::string mode = option_string(options, "mode", "contention");
   AnalyticMode m;
@@ -44,7 +44,15 @@ std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options
   if (c.device_overhead_us < 0 || c.bus_overhead_us < 0 || !(c.transfer_bytes_per_us > 0)) {
     throw ConfigError(owner + ": placeto overheads must be >= 0 and bytes_per_us > 0");
   }
+  Interference interference;
+  interference.compute = option_double(options, "slowdown.compute", 1, owner);
+  interference.memory = option_double(options, "slowdown.memory", 1, owner);
+  for (double f : {interference.compute, interference.memory})
+    if (!(f > 0) || !std::isfinite(f)) throw ConfigError(owner + ": slowdown factors must be positive");
+  if (m == AnalyticMode::kPlaceto && !interference.none())
+    throw ConfigError(owner + ": slowdown.* applies to contention mode only");
   auto simulator = std::make_unique<AnalyticSimulator>(m, c);
+  simulator->set_interference(interference);
   const std::string costs = option_string(options, "costs", "");
   if (!costs.empty()) {
     try {
@@ -83,12 +91,20 @@ std::string AnalyticSimulator::describe() const {
             std::to_string(cost_table_->us.size()) +
             (cost_table_->us.size() == 1 ? " entry" : " entries") + ", roofline elsewhere)";
   }
+  if (!interference_.none()) {
+    char buffer[160];
+    std::snprintf(buffer, sizeof buffer,
+                  "; devices slow each other: x%.3g compute-bound, x%.3g memory-bound",
+                  interference_.compute, interference_.memory);
+    text += buffer;
+  }
   return text + ")";
 }
 
 std::unique_ptr<Evaluator> AnalyticSimulator::clone() const {
   auto copy = std::make_unique<AnalyticSimulator>(mode_, constants_);
   copy->set_cost_table(cost_table_, cost_table_label_);
+  copy->set_interference(interference_);
   return copy;
 }
 
@@ -109,6 +125,15 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   p->num_devices = D;
   p->num_channels = 2 * cluster.num_links();
   p->costs = OpCostMatrix(graph, cluster, cost_table_.get());
+  p->memory_bound.assign(static_cast<size_t>(n) * D, 0);
+  for (int op = 0; op < n; ++op) {
+    const Op& o = graph.op(op);
+    for (int d = 0; d < D; ++d) {
+      const Device& dev = cluster.device(d);
+      p->memory_bound[static_cast<size_t>(op) * D + d] =
+          o.bytes_accessed * dev.peak_flops * dev.efficiency > o.flops * dev.memory_Bps;
+    }
+  }
   p->topo_rank = topological_rank(graph);
   p->out_total_bytes.resize(n);
   p->param_bytes.resize(n);
@@ -250,8 +275,13 @@ class ContentionRun {
   using Prepared = AnalyticSimulator::Prepared;
 
   ContentionRun(Prepared& p, const OpGraph& graph, const Cluster& cluster,
-                const Placement& placement)
-      : p_(p), graph_(graph), cluster_(cluster), placement_(placement), D_(p.num_devices) {}
+                const Placement& placement, const Interference& interference)
+      : p_(p),
+        graph_(graph),
+        cluster_(cluster),
+        placement_(placement),
+        interference_(interference),
+        D_(p.num_devices) {}
 
   StepResult run() {
     reset_scratch();
@@ -338,7 +368,15 @@ class ContentionRun {
     for (int d = 0; d < D_; ++d) {
       if (p_.device_busy[d] || p_.fifo_head[d] == static_cast<int>(p_.fifo[d].size())) continue;
       const ReadyEntry e{now_, 0, p_.fifo[d][p_.fifo_head[d]++]};
-      const double cost = p_.costs.time_us(e.op, d);
+      double cost = p_.costs.time_us(e.op, d);
+      if (!interference_.none() && D_ > 1) {
+        int others_busy = 0;
+        for (int o = 0; o < D_; ++o) others_busy += o != d && p_.device_busy[o];
+        const double slowdown = p_.memory_bound[static_cast<size_t>(e.op) * D_ + d]
+                                    ? interference_.memory
+                                    : interference_.compute;
+        cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
+      }
       p_.device_busy[d] = 1;
       p_.start_us[e.op] = now_;
       p_.end_us[e.op] = now_ + cost;
@@ -468,6 +506,7 @@ class ContentionRun {
   const OpGraph& graph_;
   const Cluster& cluster_;
   const Placement& placement_;
+  const Interference& interference_;
   const int D_;
   StepResult result_;
   double now_ = 0;
@@ -478,7 +517,7 @@ class ContentionRun {
 
 StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster& cluster,
                                              const Placement& placement, StepObserver* observer) {
-  ContentionRun step(*prepared_, graph, cluster, placement);
+  ContentionRun step(*prepared_, graph, cluster, placement, interference_);
   StepResult result = step.run();
   if (observer != nullptr) step.report(*observer);
   return result;

@@ -41,12 +41,25 @@ struct PlacetoConstants {
   double init_offset_us = 0.0;
 };
 
+// Devices that slow each other down (cores sharing memory bandwidth, logical
+// devices on one GPU), contention mode only: an op that starts while k of the
+// other D - 1 devices are busy takes 1 + (slowdown - 1) * k / (D - 1) times its
+// cost, with the memory-bound factor for ops whose roofline is memory-bound on
+// their device and the compute-bound factor for the others. 1 = independent
+// devices (the default). `aware calibrate` measures both factors.
+struct Interference {
+  double compute = 1;
+  double memory = 1;
+  bool none() const { return compute == 1 && memory == 1; }
+};
+
 class AnalyticSimulator final : public Evaluator {
  public:
   explicit AnalyticSimulator(AnalyticMode mode = AnalyticMode::kContention,
                              PlacetoConstants constants = {});
   // Options: mode=contention|placeto; placeto.delta1_us, placeto.delta2_us,
-  // placeto.bytes_per_us; costs=FILE (a cost table). Throws ConfigError on unknown
+  // placeto.bytes_per_us; costs=FILE (a cost table); slowdown.compute,
+  // slowdown.memory (Interference, contention mode). Throws ConfigError on unknown
   // keys or values, ParseError naming the option and the file for a bad table.
   static std::unique_ptr<AnalyticSimulator> from_options(const Options& options);
 
@@ -61,6 +74,8 @@ class AnalyticSimulator final : public Evaluator {
   // `label` names it in describe() (the file it came from).
   void set_cost_table(std::shared_ptr<const CostTable> table, std::string label);
   const CostTable* cost_table() const { return cost_table_.get(); }
+  void set_interference(Interference interference) { interference_ = interference; }
+  const Interference& interference() const { return interference_; }
 
   // Per-(graph, cluster) state and scratch; defined in prepared.h (internal).
   struct Prepared;
@@ -80,6 +95,7 @@ class AnalyticSimulator final : public Evaluator {
   PlacetoConstants constants_;
   std::shared_ptr<const CostTable> cost_table_;  // null: roofline / compute_us only
   std::string cost_table_label_;
+  Interference interference_;
   std::shared_ptr<Prepared> prepared_;  // per (graph, cluster) revision; scratch included
 };
 

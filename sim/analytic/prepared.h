@@ -24,6 +24,7 @@ struct AnalyticSimulator::Prepared {
   int num_devices = 0;
   int num_channels = 0;
   OpCostMatrix costs;
+  std::vector<char> memory_bound;  // op * D + device: the roofline's memory term dominates
   std::vector<int> topo_rank;
   std::vector<double> out_total_bytes;
   std::vector<double> param_bytes;

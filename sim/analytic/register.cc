@@ -16,6 +16,11 @@ void register_analytic_evaluator() {
           {"placeto.delta1_us", T::kDouble, "5.7", "placeto mode: per-op device overhead (µs)"},
           {"placeto.delta2_us", T::kDouble, "25", "placeto mode: per-transfer bus overhead (µs)"},
           {"placeto.bytes_per_us", T::kDouble, "7600", "placeto mode: bus bandwidth"},
+          {"slowdown.compute", T::kDouble, "1",
+           "contention mode: how much a compute-bound op slows while every other device is "
+           "busy (1 = independent devices; aware calibrate measures it)"},
+          {"slowdown.memory", T::kDouble, "1",
+           "contention mode: the same for memory-bound ops (devices sharing memory bandwidth)"},
           {"costs", T::kPath, "", "a cost table (aware-cost-table JSON): measured µs per op "
                                   "and device kind; other ops keep the roofline"},
        },

@@ -283,3 +283,52 @@ INSTANTIATE_TEST_SUITE_P(Modes, AnalyticProperties,
 
 }  // namespace
 }  // namespace aware
+
+namespace aware {
+namespace {
+
+// Two independent chains a(10) -> b(10) on dev0 and c(10) -> d(10) on dev1, with
+// compute-bound ops twice as slow while the other device is busy. At t = 0 dev0
+// starts a alone (10 us); dev1 then starts c with dev0 busy (20 us). b starts at
+// 10 beside c (20 us, ends 30); d starts at 20 beside b (20 us, ends 40).
+TEST(AnalyticInterference, HandComputedTwoChains) {
+  OpGraph g("two-chains");
+  const int a = g.add_op(testing::timed_op("a", 10));
+  const int b = g.add_op(testing::timed_op("b", 10));
+  const int c = g.add_op(testing::timed_op("c", 10));
+  const int d = g.add_op(testing::timed_op("d", 10));
+  g.add_edge(a, b);
+  g.add_edge(c, d);
+  const Cluster cluster = testing::star_cluster(2);
+  auto slowed = AnalyticSimulator::from_options({{"slowdown.compute", "2"}});
+  Trace trace;
+  EXPECT_DOUBLE_EQ(slowed->evaluate(g, cluster, Placement({0, 0, 1, 1}), &trace).step_time_us, 40);
+  EXPECT_DOUBLE_EQ(trace.ops[c].end_us, 20);
+  EXPECT_DOUBLE_EQ(trace.ops[b].end_us, 30);
+  // Timed ops have no bytes: the memory factor does not touch them; one device
+  // never slows itself; the default is independent devices.
+  auto memory = AnalyticSimulator::from_options({{"slowdown.memory", "3"}});
+  EXPECT_DOUBLE_EQ(memory->evaluate(g, cluster, Placement({0, 0, 1, 1})).step_time_us, 20);
+  EXPECT_DOUBLE_EQ(slowed->evaluate(g, cluster, Placement({0, 0, 0, 0})).step_time_us, 40);
+  auto plain = AnalyticSimulator::from_options({});
+  EXPECT_DOUBLE_EQ(plain->evaluate(g, cluster, Placement({0, 0, 1, 1})).step_time_us, 20);
+  // A memory-bound op (bytes dominate its roofline) takes the memory factor.
+  OpGraph m("memory");
+  for (const char* name : {"x", "y"}) {
+    Op op;
+    op.name = name;
+    op.bytes_accessed = 1e6;  // 10 us at 1e11 B/s; 1 flop is nothing at 1e12 FLOP/s
+    op.flops = 1;
+    op.output_bytes = {0};
+    m.add_op(op);
+  }
+  const double alone = plain->evaluate(m, cluster, Placement({0, 1})).step_time_us;
+  EXPECT_DOUBLE_EQ(memory->evaluate(m, cluster, Placement({0, 1})).step_time_us, 3 * alone);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"slowdown.memory", "0"}}), ConfigError);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"mode", "placeto"}, {"slowdown.memory", "2"}}),
+               ConfigError);
+  EXPECT_NE(slowed->describe().find("slow each other"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aware
