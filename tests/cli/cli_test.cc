@@ -405,3 +405,97 @@ TEST(Cli, EverySubcommandHasHelp) {
 }
 
 }  // namespace
+
+namespace {
+
+// ---------------------------------------------------------------- hardware (hw/)
+
+const char* kTimedGraph = R"({"format":"aware-graph","version":1,"name":"timed","ops":[
+  {"name":"a","compute_us":800,"output_bytes":[65536]},
+  {"name":"b","compute_us":1200,"output_bytes":[65536]},
+  {"name":"c","compute_us":900,"output_bytes":[65536]},
+  {"name":"d","compute_us":300,"output_bytes":[4096]}],
+  "edges":[{"src":"a","dst":"b"},{"src":"a","dst":"c"},{"src":"b","dst":"d"},{"src":"c","dst":"d"}]})";
+
+TEST(Cli, CalibrateThenValidateThenPredictAgainWithoutRunning) {
+  const std::string graph = tmp("timed.json"), cluster = tmp("calibrated.json"),
+                    costs = tmp("costs.json"), report = tmp("calibration.json"),
+                    validated = tmp("validate.json"), again = tmp("validate-again.json");
+  write(graph, kTimedGraph);
+  for (const auto& f : {cluster, costs, report, validated, again}) std::filesystem::remove(f);
+  const Outcome cal = aware("calibrate --backend cpu --devices 2 --option repeats=2 --option warmup=0 -o " +
+                            cluster + " --report " + report + " --profile-graph " + graph +
+                            " --costs-out " + costs + " --rounds 1");
+  ASSERT_EQ(cal.exit_code, 0) << cal.output;
+  EXPECT_TRUE(contains(cal.output, "GFLOP/s")) << cal.output;
+  const auto table = nlohmann::json::parse(std::ifstream(costs));
+  EXPECT_EQ(table["costs"]["cpu"].size(), 4u);  // every op of the graph, for kind cpu
+  EXPECT_GE(table["costs"]["cpu"]["b"].get<double>(), 1200);
+  const auto cal_report = nlohmann::json::parse(std::ifstream(report));
+  EXPECT_GT(cal_report["peak_flops"].get<double>(), 0);
+  EXPECT_EQ(cal_report["copies"].size(), 2u);
+
+  // Single on each device, round-robin, m-ETF and two random placements: 6 rows.
+  const std::string common = "--graph " + graph + " --cluster " + cluster + " --costs " + costs +
+                             " --methods m-etf --random 2 --simulators analytic";
+  const Outcome val = aware("validate " + common + " --rounds 1 --option repeats=2 -o " + validated);
+  ASSERT_EQ(val.exit_code, 0) << val.output;
+  const auto doc = nlohmann::json::parse(std::ifstream(validated));
+  ASSERT_EQ(doc["rows"].size(), 6u);
+  for (const auto& row : doc["rows"]) {
+    // A spin-only graph: measured no shorter than its critical path (a, b, d).
+    EXPECT_GE(row["measured_us"].get<double>(), 800 + 1200 + 300) << row.dump();
+    EXPECT_GT(row["predicted_us"]["analytic"].get<double>(), 0);
+  }
+  EXPECT_EQ(doc["summary"]["all"]["analytic"]["count"].get<int>(), 6);
+
+  // Predicting the same measurements again runs nothing and keeps them.
+  const Outcome replay =
+      aware("validate " + common + " --measured " + validated +
+            " --sim-option analytic:slowdown.compute=2 -o " + again);
+  ASSERT_EQ(replay.exit_code, 0) << replay.output;
+  EXPECT_FALSE(contains(replay.output, "measured ")) << replay.output;  // no progress lines
+  const auto redo = nlohmann::json::parse(std::ifstream(again));
+  ASSERT_EQ(redo["rows"].size(), 6u);
+  for (size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(redo["rows"][i]["measured_us"], doc["rows"][i]["measured_us"]);
+}
+
+TEST(Cli, HardwareCommandsRefuseBadInputInOneLine) {
+  const std::string graph = tmp("timed.json");
+  write(graph, kTimedGraph);
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {"validate --graph " + graph + " --cluster preset:cpu-host --backend analytic",
+       "not a hardware executor"},
+      {"validate --graph " + graph + " --cluster preset:cpu-host --sim-option nonsense",
+       "SIMULATOR:KEY=VALUE"},
+      {"validate --graph " + graph + " --cluster preset:cpu-host --sim-option simgridx:a=1",
+       "not among --simulators"},
+      {"validate --graph " + graph + " --cluster preset:cpu-host --measured " + tmp("no-such.json"),
+       "no-such.json"},
+      {"calibrate --backend cpu -o " + tmp("c.json") + " --profile-graph " + graph,
+       "--costs-out"},
+      {"simulate --graph " + graph + " --cluster preset:cpu-host --evaluator cpu --option cores=9999",
+       "cores"},
+  };
+  for (const Case& c : cases) {
+    const Outcome o = aware(c.args);
+    EXPECT_NE(o.exit_code, 0) << c.args;
+    EXPECT_TRUE(contains(o.output, c.message)) << c.args << "\n" << o.output;
+  }
+  // Without a GPU the cuda evaluator is one line and a non-zero exit.
+  const Outcome cuda = aware("simulate --graph " + graph + " --cluster preset:k40x2 --evaluator cuda");
+  if (cuda.exit_code != 0 && contains(cuda.output, "cuda")) {
+    EXPECT_TRUE(contains(cuda.output, "no CUDA device") || contains(cuda.output, "unknown"))
+        << cuda.output;
+    int error_lines = 0;
+    std::istringstream lines(cuda.output);
+    for (std::string line; std::getline(lines, line);) error_lines += line.rfind("error:", 0) == 0;
+    EXPECT_EQ(error_lines, 1) << cuda.output;
+  }
+}
+
+}  // namespace
