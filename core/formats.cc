@@ -9,6 +9,7 @@
 #include <tuple>
 #include <sstream>
 #include <unistd.h>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -90,9 +91,78 @@ void prepare_output_path(const std::string& path, const std::string& flag) {
   std::remove(probe.c_str());
 }
 
+namespace {
+
+// Where the parser is, for the message about a repeated key: one frame per open
+// object or array.
+struct JsonFrame {
+  bool array = false;
+  std::set<std::string> keys;  // an object's keys so far
+  std::string key;             // an object's current key
+  long index = -1;             // an array's current element
+};
+
+// A name cut short so that an error stays one line.
+std::string shown_key(const std::string& key) {
+  return key.size() > 40 ? key.substr(0, 37) + "..." : key;
+}
+
+// "costs.V100", "ops[3]": where the innermost frame sits.
+std::string json_location(const std::vector<JsonFrame>& frames) {
+  std::string where;
+  for (size_t i = 0; i + 1 < frames.size(); ++i) {
+    if (frames[i].array) {
+      where.append("[").append(std::to_string(frames[i].index)).append("]");
+    } else {
+      if (!where.empty()) where.push_back('.');
+      where.append(shown_key(frames[i].key));
+    }
+  }
+  return where;
+}
+
+}  // namespace
+
 json parse_json_text(const std::string& text, const std::string& source) {
+  // JSON lets an object repeat a key and the parser keeps the last value; in our
+  // formats that would drop a cost or a field silently, so a repeat is refused.
+  std::vector<JsonFrame> frames;
+  const json::parser_callback_t refuse_repeated_keys = [&](int, json::parse_event_t event,
+                                                           json& parsed) {
+    using E = json::parse_event_t;
+    if ((event == E::object_start || event == E::array_start || event == E::value) &&
+        !frames.empty() && frames.back().array) {
+      ++frames.back().index;
+    }
+    switch (event) {
+      case E::object_start:
+        frames.push_back(JsonFrame{});
+        break;
+      case E::array_start:
+        frames.emplace_back().array = true;
+        break;
+      case E::object_end:
+      case E::array_end:
+        if (!frames.empty()) frames.pop_back();
+        break;
+      case E::key: {
+        JsonFrame& frame = frames.back();
+        frame.key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second) {
+          const std::string where = json_location(frames);
+          throw ParseError(source + ": field '" + shown_key(frame.key) + "' appears twice " +
+                           (where.empty() ? "at the top level" : "in " + where) +
+                           " (a repeated key would silently replace the first value)");
+        }
+        break;
+      }
+      case E::value:
+        break;
+    }
+    return true;
+  };
   try {
-    return json::parse(text);
+    return json::parse(text, refuse_repeated_keys);
   } catch (const json::parse_error& e) {
     throw ParseError(source + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
   } catch (const json::exception& e) {

@@ -53,7 +53,9 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
 // can be written there. Throws ConfigError naming `flag` and `path`. Does nothing
 // for an empty path.
 void prepare_output_path(const std::string& path, const std::string& flag);
-// Parses JSON text, throwing ParseError with the path and the position.
+// Parses JSON text, throwing ParseError with the path and the position. An object
+// that repeats a key is refused too (ParseError naming the key and where it is),
+// since keeping only the last value would drop the first silently.
 nlohmann::json parse_json_text(const std::string& text, const std::string& source);
 
 }  // namespace aware

@@ -115,6 +115,19 @@ TEST(CostTableFile, BadFilesNameTheFileTheKindAndTheOp) {
   expect_read_error(tmp_path("no-such-costs.json"), {"no-such-costs.json", "cannot open"});
 }
 
+// Found while seeding the cost-table fuzz corpus (tests/fuzz/corpus/costs): JSON
+// lets an object repeat a key, and the last value won, so one of two measured
+// costs vanished without a word.
+TEST(CostTableFile, ARepeatedOpOrKindIsRefusedNotMerged) {
+  const std::string path = tmp_path("repeated-costs.json");
+  write(path, R"({"format":"aware-cost-table","version":1,"costs":{"gpu":{"conv1":5,"conv1":7}}})");
+  expect_read_error(path, {path, "'conv1'", "twice", "costs.gpu"});
+  write(path, R"({"format":"aware-cost-table","version":1,"costs":{"gpu":{"a":1},"gpu":{"b":2}}})");
+  expect_read_error(path, {path, "'gpu'", "twice", "in costs"});
+  write(path, R"({"format":"aware-cost-table","version":1,"version":1,"costs":{}})");
+  expect_read_error(path, {path, "'version'", "twice", "top level"});
+}
+
 TEST(CostTableFingerprint, SameEntriesSameTextAnyChangeDiffers) {
   // FNV-1a of nothing is its offset basis.
   EXPECT_EQ(cost_table_fingerprint(CostTable{}), "cbf29ce484222325");

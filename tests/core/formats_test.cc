@@ -146,6 +146,16 @@ TEST(Formats, StrictReadersRefuseWhatTheFormatDoesNotHave) {
     {"name":"a","peak_flops":1e12,"memory_bytes":1e9,"memory_Bps":1e11}],
     "links":[{"name":"l","a":"a","b":"a","bandwidth_Bps":1e9,"latency":3}]})");
   expect_parse_error([&] { read_cluster_file(path); }, {path, "link 'l'", "'latency'"});
+
+  // A repeated key would keep only its last value: refused in every format, with
+  // where it is (an array element by its index).
+  write(path, R"({"format":"aware-graph","version":1,"ops":[{"name":"a","output_bytes":[1]},
+    {"name":"b","flops":1e9,"flops":2e9}],"edges":[]})");
+  expect_parse_error([&] { read_graph_file(path); }, {path, "'flops'", "twice", "ops[1]"});
+  write(path, R"({"format":"aware-cluster","version":1,"devices":[
+    {"name":"a","peak_flops":1e12,"memory_bytes":1e9,"memory_bytes":2e9,"memory_Bps":1e11}]})");
+  expect_parse_error([&] { read_cluster_file(path); },
+                     {path, "'memory_bytes'", "twice", "devices[0]"});
 }
 
 TEST(Formats, BadPlacementsAreRejected) {
