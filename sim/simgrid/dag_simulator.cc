@@ -388,6 +388,14 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
   return result;
 }
 
+namespace {
+std::string shown_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+}  // namespace
+
 Cluster convert_loaded_platform(const std::string& path) {
   static char arg0[] = "aware-simgrid-worker";
   static char arg1[] = "--log=root.thres:critical";
@@ -433,14 +441,42 @@ Cluster convert_loaded_platform(const std::string& path) {
     dev.launch_overhead_us = property(host, "launch_overhead_us", false, 0);
     cluster.add_device(std::move(dev));
   }
+  // SimGrid answers a host pair without a <route> (or with one that lists no link)
+  // with an empty route, which it then simulates as an infinitely fast one; a
+  // forgotten route would make that pair free. Both directions are asked, since
+  // a route may be declared one way only (symmetrical="NO").
+  auto route_links = [&](const sg4::Host* from, const sg4::Host* to, double* latency_s) {
+    std::vector<sg4::Link*> links;
+    from->route_to(to, links, latency_s);
+    if (links.empty()) {
+      throw ParseError(path + ": no route from host '" + from->get_name() + "' to host '" +
+                       to->get_name() +
+                       "' (or one without links): every pair of devices needs a <route> "
+                       "through at least one link");
+    }
+    // Named here by the file's own link ids, not later by the derived route link.
+    for (const sg4::Link* link : links) {
+      const double bandwidth = link->get_bandwidth(), latency = link->get_latency();
+      if (!std::isfinite(bandwidth) || bandwidth <= 0) {
+        throw ParseError(path + ": link '" + link->get_name() +
+                         "': bandwidth must be finite and positive, got " +
+                         shown_number(bandwidth) + " B/s");
+      }
+      if (!std::isfinite(latency) || latency < 0) {
+        throw ParseError(path + ": link '" + link->get_name() +
+                         "': latency must be finite and non-negative, got " +
+                         shown_number(latency) + " s");
+      }
+    }
+    return links;
+  };
   for (size_t i = 0; i < hosts.size(); ++i) {
     for (size_t j = i + 1; j < hosts.size(); ++j) {
-      std::vector<sg4::Link*> links;
-      double latency_s = 0;
-      hosts[i]->route_to(hosts[j], links, &latency_s);
+      double latency_s = 0, back_latency_s = 0;
+      const std::vector<sg4::Link*> links = route_links(hosts[i], hosts[j], &latency_s);
+      (void)route_links(hosts[j], hosts[i], &back_latency_s);
       double bandwidth = std::numeric_limits<double>::infinity();
       for (const sg4::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
-      if (!std::isfinite(bandwidth)) bandwidth = 1e15;  // no link: a loopback-like route
       cluster.connect(hosts[i]->get_name(), hosts[j]->get_name(), bandwidth, latency_s * 1e6,
                       "route:" + hosts[i]->get_name() + "-" + hosts[j]->get_name());
     }

@@ -60,7 +60,10 @@ class DagSimulator {
 // (required), `memory_Bps` (default 1e18) and `launch_overhead_us` (default 0),
 // `kind` from property `kind` (default "simgrid-host"); each host pair gets a
 // direct link with the route's bottleneck bandwidth and summed latency. The
-// cluster's source() is `path`. Throws ParseError / DeviceError naming the file.
+// cluster's source() is `path`. Throws ParseError / DeviceError naming the file;
+// ParseError also for a host pair without a route (either way) through at least
+// one link, and for a link on a route whose bandwidth is not positive or whose
+// latency is negative.
 Cluster convert_loaded_platform(const std::string& path);
 
 }  // namespace aware

@@ -3,11 +3,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -202,22 +206,64 @@ std::unique_ptr<Evaluator> SimGridEvaluator::clone() const {
 
 std::vector<int> SimGridEvaluator::worker_pids() const { return pool_->pids(); }
 
-Cluster cluster_from_simgrid_xml(const std::string& path) {
+namespace {
+
+// The line of a dying worker's stderr that says why: SimGrid's last CRITICAL log
+// line (what xbt_die and a failed xbt_assert print before their backtrace and
+// abort), else the last line that is not part of a backtrace.
+std::string simgrid_reason(const std::string& err) {
+  std::vector<std::string> lines;
+  std::size_t begin = 0;
+  while (begin <= err.size()) {
+    const std::size_t end = std::min(err.find('\n', begin), err.size());
+    if (end > begin) lines.push_back(err.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  constexpr const char* kCritical = "/CRITICAL] ";
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    const std::size_t at = it->find(kCritical);
+    if (at != std::string::npos) return it->substr(at + std::strlen(kCritical));
+  }
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    const bool backtrace = it->find("  -> ") == 0 || it->find("Backtrace") == 0;
+    if (!backtrace) return *it;
+  }
+  return {};
+}
+
+}  // namespace
+
+Cluster cluster_from_simgrid_xml(const std::string& path, double timeout_s) {
   std::error_code ec;
   const std::string absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
   if (ec || !std::filesystem::is_regular_file(absolute)) {
     throw ParseError(path + ": no such platform file");
   }
   std::string out, err;
-  const int status =
-      run_child({find_simgrid_worker(), "--parse-platform", absolute}, 60, &out, &err);
+  bool timed_out = false;
+  const int status = run_child({find_simgrid_worker(), "--parse-platform", absolute}, timeout_s,
+                               &out, &err, &timed_out);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     return cluster_from_json(parse_json_text(out, absolute), absolute);
   }
-  std::string message = err.empty() ? absolute + ": SimGrid could not load the platform" : err;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 4) throw DeviceError(message);
-  if (err.find(absolute) == std::string::npos) message = absolute + ": " + message;
-  throw ParseError(message);
+  // Errors the worker catches come back as one line naming the file (exit 3:
+  // parse, 4: device). SimGrid may also end the process itself (a failed
+  // xbt_assert aborts, say on a link declared twice): that stays in the worker and
+  // is reported here with SimGrid's reason, as is a load that never ends.
+  if (timed_out) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", timeout_s);
+    throw ParseError(absolute + ": SimGrid did not finish loading the platform within " + limit +
+                     " s (the worker was killed)");
+  }
+  const std::string reason = simgrid_reason(err);
+  if (WIFEXITED(status) && (WEXITSTATUS(status) == 3 || WEXITSTATUS(status) == 4) &&
+      err.find('\n') == std::string::npos && err.find(absolute) != std::string::npos) {
+    if (WEXITSTATUS(status) == 4) throw DeviceError(err);
+    throw ParseError(err);
+  }
+  throw ParseError(absolute + ": SimGrid could not load the platform (worker " +
+                   describe_status(status) + ")" + (reason.empty() ? "" : ": " + reason));
 }
 
 }  // namespace aware

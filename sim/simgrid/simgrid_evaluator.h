@@ -85,8 +85,11 @@ std::string find_simgrid_worker();
 // `memory_bytes`, required; optional `memory_Bps`, `launch_overhead_us`, `kind`),
 // each host pair a direct link with its route's bottleneck bandwidth and total
 // latency. The result's source() is the file's absolute path; the simgrid
-// evaluator then simulates on the XML platform itself. Throws ParseError for a
-// file SimGrid cannot load, DeviceError for a host without memory.
-Cluster cluster_from_simgrid_xml(const std::string& path);
+// evaluator then simulates on the XML platform itself. Every pair of hosts needs
+// a route both ways through at least one link. Throws ParseError for a file
+// SimGrid cannot load (including one that makes SimGrid end the worker, or one
+// still loading after `timeout_s`, when the worker is killed), DeviceError for a
+// host without memory; either names the file in one line. Leaves no process.
+Cluster cluster_from_simgrid_xml(const std::string& path, double timeout_s = 60);
 
 }  // namespace aware

@@ -150,17 +150,6 @@ std::string read_memfd_tail(int fd, std::size_t max_chars = 3000) {
   return text;
 }
 
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* name = ::sigabbrev_np(sig);
-    return "killed by signal " + std::to_string(sig) +
-           (name ? std::string(" (SIG") + name + ")" : "");
-  }
-  return "status " + std::to_string(status);
-}
-
 [[noreturn]] void throw_worker_error(const std::string& payload) {
   wire::ByteReader r(payload);
   const auto cls = static_cast<wire::ErrorClass>(r.u8());
@@ -186,6 +175,17 @@ bool is_platform_file(const std::string& source) {
 }
 
 }  // namespace
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = ::sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) +
+           (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "status " + std::to_string(status);
+}
 
 struct SimGridWorkerPool::Worker {
   Child child;
@@ -403,7 +403,7 @@ StepResult SimGridWorkerPool::evaluate(const OpGraph& graph, const Cluster& clus
 }
 
 int run_child(const std::vector<std::string>& argv, double timeout_s, std::string* out,
-              std::string* err) {
+              std::string* err, bool* timed_out_flag) {
   Child child = start_child(argv, false);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
@@ -425,14 +425,30 @@ int run_child(const std::vector<std::string>& argv, double timeout_s, std::strin
     if (n <= 0) break;
     out->append(buffer, static_cast<std::size_t>(n));
   }
-  if (timed_out) ::kill(child.pid, SIGKILL);
+  // End of file on stdout need not mean the end of the child (it may close
+  // stdout and go on running): its exit is awaited within the same deadline.
   int status = 0;
-  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  bool reaped = false;
+  while (!timed_out && !reaped) {
+    const pid_t r = ::waitpid(child.pid, &status, WNOHANG);
+    if (r == child.pid) {
+      reaped = true;
+    } else if (r < 0 && errno != EINTR) {
+      break;
+    } else if (std::chrono::steady_clock::now() >= deadline) {
+      timed_out = true;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  if (timed_out) ::kill(child.pid, SIGKILL);
+  while (!reaped && ::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
   *err = read_memfd_tail(child.err_fd);
   ::close(child.fd);
   ::close(child.err_fd);
   if (timed_out) *err += (err->empty() ? "" : "\n") + std::string("(killed: timed out)");
+  if (timed_out_flag != nullptr) *timed_out_flag = timed_out;
   return status;
 }
 

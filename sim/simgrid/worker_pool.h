@@ -57,9 +57,12 @@ class SimGridWorkerPool {
 };
 
 // Runs `argv` (argv[0] = path) with stdout on a pipe and stderr captured; kills
-// it after `timeout_s`. Returns the exit status (as from waitpid), fills `out`
-// and `err`. Throws Error when it cannot start.
+// it after `timeout_s` (and sets `*timed_out` when given). Returns the exit status
+// (as from waitpid), fills `out` and `err`; the child is always reaped. Throws
+// Error when it cannot start.
 int run_child(const std::vector<std::string>& argv, double timeout_s, std::string* out,
-              std::string* err);
+              std::string* err, bool* timed_out = nullptr);
+// "exited with status 3", "killed by signal 6 (SIGABRT)": a waitpid status in words.
+std::string describe_status(int status);
 
 }  // namespace aware

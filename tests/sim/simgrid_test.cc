@@ -1,7 +1,6 @@
 // Tests of the simgrid evaluator: conformance with the analytic contention
 // simulator where no two transfers share a link, hand-worked contention cases,
 // determinism, bad input, and worker failure handling. Label: simgrid.
-#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,49 +26,13 @@
 #include "sim/analytic/analytic_simulator.h"
 #include "sim/simgrid/bench_inputs.h"
 #include "sim/simgrid/simgrid_evaluator.h"
+#include "tests/sim/simgrid_test_support.h"
 #include "tests/test_graphs.h"
 
 namespace aware {
 namespace {
 
-// Live children of this process (zombies included), from /proc.
-std::vector<int> child_pids() {
-  std::vector<int> out;
-  DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) return out;
-  const int self = ::getpid();
-  while (dirent* entry = ::readdir(dir)) {
-    const int pid = std::atoi(entry->d_name);
-    if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    // "pid (comm) state ppid ...": comm may hold spaces; parse after the last ')'.
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == self) {
-      out.push_back(pid);
-    }
-  }
-  ::closedir(dir);
-  return out;
-}
-
-bool have_worker() {
-  try {
-    find_simgrid_worker();
-    return true;
-  } catch (const ConfigError&) {
-    return false;
-  }
-}
-
-#define REQUIRE_WORKER()                                                     \
-  do {                                                                       \
-    if (!have_worker()) GTEST_SKIP() << "aware-simgrid-worker is not built"; \
-  } while (0)
+using testing::child_pids;
 
 Device make_device(const std::string& name, double peak_flops = 1e12) {
   Device d;
