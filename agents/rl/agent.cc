@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agents/rl/agent.h"
+#include "agents/rl/archive_check.h"
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
 #include "core/formats.h"
@@ -73,6 +74,8 @@ std::string ivalue_string(torch::serialize::InputArchive& archive, const std::st
 void load_archive(torch::serialize::InputArchive& archive, const std::string& path,
                   const std::string& what) {
   if (!fs::exists(path)) throw ParseError(what + " " + path + " does not exist");
+  // LibTorch does not check the entries' CRC-32s: a damaged weight would load.
+  check_torch_archive(path, what);
   try {
     archive.load_from(path);
   } catch (const std::exception& e) {
@@ -83,10 +86,42 @@ void load_archive(torch::serialize::InputArchive& archive, const std::string& pa
 }
 
 json parse_header(const std::string& text, const std::string& path) {
+  json header;
   try {
-    return json::parse(text);
+    header = json::parse(text);
   } catch (const std::exception& e) {
     throw ParseError(path + ": header is not JSON: " + e.what());
+  }
+  if (!header.is_object()) throw ParseError(path + ": header is not a JSON object");
+  return header;
+}
+
+void check_header_fields(const json& header, const std::string& path,
+                         std::initializer_list<std::pair<const char*, HeaderField>> fields) {
+  for (const auto& [key, type] : fields) {
+    const auto it = header.find(key);
+    if (it == header.end()) continue;
+    bool ok = false;
+    const char* expected = "";
+    switch (type) {
+      case HeaderField::kString:
+        ok = it->is_string();
+        expected = "a string";
+        break;
+      case HeaderField::kInteger:
+        ok = it->is_number_integer();
+        expected = "an integer";
+        break;
+      case HeaderField::kObject:
+        ok = it->is_object();
+        expected = "an object";
+        break;
+    }
+    if (ok) continue;
+    std::string shown = it->dump();
+    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+    throw ParseError(path + ": field '" + key + "' of its header must be " + expected + ", got " +
+                     shown);
   }
 }
 
@@ -134,10 +169,22 @@ void check_compatible(const json& header, const Agent& agent, const std::string&
 
 }  // namespace
 
+// The fields of a policy header this build reads, with their types.
+void check_policy_header(const json& header, const std::string& path) {
+  using F = HeaderField;
+  check_header_fields(header, path,
+                      {{"format", F::kString},
+                       {"version", F::kInteger},
+                       {"agent", F::kString},
+                       {"devices", F::kInteger},
+                       {"config", F::kObject}});
+}
+
 json read_policy_header(const std::string& path) {
   torch::serialize::InputArchive archive;
   load_archive(archive, path, "policy");
   const json header = parse_header(ivalue_string(archive, "header", path), path);
+  check_policy_header(header, path);
   if (header.value("format", "") != "aware-rl-policy")
     throw ParseError(path + " is not an aware policy file (format '" + header.value("format", "") + "')");
   if (header.value("version", 0) != kPolicyFormatVersion)
@@ -168,6 +215,7 @@ void load_policy(Agent& agent, const std::string& path) {
   torch::serialize::InputArchive archive;
   load_archive(archive, path, "policy");
   const json header = parse_header(ivalue_string(archive, "header", path), path);
+  check_policy_header(header, path);
   if (header.value("format", "") != "aware-rl-policy")
     throw ParseError(path + " is not an aware policy file");
   check_compatible(header, agent, path);

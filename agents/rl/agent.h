@@ -134,7 +134,15 @@ std::string ivalue_string(torch::serialize::InputArchive& archive, const std::st
 // Loads `path` into `archive`; `what` ("policy", "checkpoint") is for messages.
 void load_archive(torch::serialize::InputArchive& archive, const std::string& path,
                   const std::string& what);
+// The JSON text of a header or checkpoint state; ParseError naming `path` unless
+// it is a JSON object.
 nlohmann::json parse_header(const std::string& text, const std::string& path);
+// Checks the JSON types of those `fields` the header holds (absent ones are the
+// reader's business). ParseError naming `path` and the field, so that a header of
+// the wrong shape never surfaces as a JSON library exception.
+enum class HeaderField { kString, kInteger, kObject };
+void check_header_fields(const nlohmann::json& header, const std::string& path,
+                         std::initializer_list<std::pair<const char*, HeaderField>> fields);
 // Writes through `path`.tmp and a rename: nothing half-written on failure.
 void save_archive_atomic(torch::serialize::OutputArchive& archive, const std::string& path);
 

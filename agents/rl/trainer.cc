@@ -249,6 +249,20 @@ void Trainer::update(std::vector<Episode>& episodes) {
 json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path) {
   load_archive(archive, path, "checkpoint");
   const json state = parse_header(ivalue_string(archive, "state", path), path);
+  using F = HeaderField;
+  check_header_fields(state, path,
+                      {{"format", F::kString},
+                       {"version", F::kInteger},
+                       {"agent", F::kString},
+                       {"devices", F::kInteger},
+                       {"graph", F::kString},
+                       {"graph_ops", F::kInteger},
+                       {"config", F::kObject}});
+  const json config = state.value("config", json::object());
+  for (const auto& [key, value] : config.items()) {
+    if (!value.is_string())
+      throw ParseError(path + ": checkpoint setting '" + key + "' must be a string");
+  }
   if (state.value("format", "") != "aware-rl-checkpoint" || state.value("version", 0) != kCheckpointVersion)
     throw ParseError(path + " is not an aware checkpoint of version " + std::to_string(kCheckpointVersion));
   if (state.value("agent", "") != name_)
@@ -337,9 +351,12 @@ TrainResult Trainer::run() {
   const bool resuming = !opt_.resume_dir.empty() && fs::exists(checkpoint_path());
   torch::serialize::InputArchive checkpoint;
   json state;
+  std::string settings_from;  // the file the network settings came from, if any
   if (resuming) {
     state = read_checkpoint_state(checkpoint, checkpoint_path());
-    for (const auto& [k, v] : state.at("config").items()) config_[k] = v.get<std::string>();
+    const json settings = state.value("config", json::object());
+    for (const auto& [k, v] : settings.items()) config_[k] = v.get<std::string>();
+    settings_from = "checkpoint " + checkpoint_path();
   } else if (!opt_.init_policy.empty()) {
     const json header = read_policy_header(opt_.init_policy);
     if (header.value("agent", "") != name_)
@@ -350,10 +367,20 @@ TrainResult Trainer::run() {
                         std::to_string(header.value("devices", -1)) + " devices; this cluster has " +
                         std::to_string(cluster_.num_devices()));
     config_ = merge_policy_config(header, config_, opt_.init_policy);
+    settings_from = "policy " + opt_.init_policy;
   }
 
   torch::manual_seed(opt_.seed);
-  agent_ = AgentRegistry::instance().create(name_, config_, cluster_.num_devices());
+  try {
+    agent_ = AgentRegistry::instance().create(name_, config_, cluster_.num_devices());
+  } catch (const std::exception& e) {
+    // Settings read from a file are the file's fault: name it (a damaged or
+    // foreign file may hold a size no network can be built with).
+    if (settings_from.empty()) throw;
+    const std::string what = e.what();
+    throw ConfigError(settings_from + ": cannot build the network it describes: " +
+                      what.substr(0, what.find('\n')));
+  }
   agent_->prepare(graph_, cluster_);
   if (!resuming && !opt_.init_policy.empty()) load_policy(*agent_, opt_.init_policy);
   defaults_ = agent_->defaults();
