@@ -291,16 +291,20 @@ json graph_to_json(const OpGraph& graph) {
                      {"src_output", e.src_output},
                      {"bytes", e.bytes}});
   }
-  return json{{"format", "aware-graph"}, {"version", kGraphFormatVersion}, {"name", graph.name()},
-              {"ops", std::move(ops)},     {"edges", std::move(edges)}};
+  json doc{{"format", "aware-graph"}, {"version", kGraphFormatVersion}, {"name", graph.name()}};
+  if (graph.batch() > 0) doc["batch"] = graph.batch();
+  doc["ops"] = std::move(ops);
+  doc["edges"] = std::move(edges);
+  return doc;
 }
 
 OpGraph graph_from_json(const json& doc, const std::string& source) {
   check_header(doc, "aware-graph", kGraphFormatVersion, source);
   const Where top{source, ""};
-  check_fields(doc, {"format", "version", "name", "ops", "edges"}, top);
+  check_fields(doc, {"format", "version", "name", "batch", "ops", "edges"}, top);
   OpGraph graph(get_string(doc, "name", top, false, source));
   graph.set_source(source);
+  if (doc.contains("batch")) graph.set_batch(get_number(doc, "batch", top, true));
   const json& ops = require(doc, "ops", top);
   if (!ops.is_array()) fail(top, "ops", "must be an array");
   if (ops.empty()) fail(top, "ops", "is empty: a training step needs at least one op");

@@ -60,6 +60,15 @@ double Op::total_output_bytes() const {
 
 void OpGraph::touch() { revision_ = g_next_revision.fetch_add(1, std::memory_order_relaxed); }
 
+void OpGraph::set_batch(double samples) {
+  if (!std::isfinite(samples) || samples < 0) {
+    throw GraphError(where(*this) + ": field 'batch' must be a finite number >= 0, got " +
+                     std::to_string(samples));
+  }
+  batch_ = samples;
+  touch();
+}
+
 int OpGraph::add_op(Op op) {
   if (op.name.empty()) {
     throw GraphError(where(*this) + ": op #" + std::to_string(ops_.size()) +

@@ -59,6 +59,10 @@ class OpGraph {
   // Where the graph came from ("zoo:nmt4", a file path); used in error messages.
   const std::string& source() const { return source_; }
   void set_source(std::string source) { source_ = std::move(source); }
+  // Samples in one training step (the global batch), or 0 when unknown. The
+  // strategy rewrites (data parallel, pipeline) need it to split the batch.
+  double batch() const { return batch_; }
+  void set_batch(double samples);
 
   // Adds an op and returns its id. Throws GraphError on a duplicate or empty name.
   int add_op(Op op);
@@ -95,6 +99,7 @@ class OpGraph {
 
   std::string name_;
   std::string source_;
+  double batch_ = 0;
   std::vector<Op> ops_;
   std::vector<Edge> edges_;
   std::vector<std::vector<int>> in_edges_;

@@ -79,6 +79,8 @@ class GraphBuilder {
   void set_block(std::string block, int layer = -1);
   // Name prefix ("mixed_5b/branch_1") for the forward ops added from now on.
   void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
+  // The samples one step processes (recorded as the graph's batch).
+  void set_batch(double samples) { graph_.set_batch(samples); }
   const std::string& prefix() const { return prefix_; }
 
   // A non-trainable input (images, token ids, labels, an all-zero initial state).

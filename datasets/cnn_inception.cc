@@ -96,6 +96,7 @@ OpGraph build_inception_v3(const ModelOptions& options) {
                       " is below the architecture's minimum of 75");
   }
   GraphBuilder b("inception_v3", Optimizer::kRmsProp);
+  b.set_batch(batch);
   b.set_block("input");
   const Tensor images = b.input("images", {batch, 3, size, size});
   const Tensor labels = b.input("labels", {batch});

@@ -52,6 +52,7 @@ OpGraph build_nasnet(const ModelOptions& options) {
                       " is below the minimum of 32");
   }
   GraphBuilder b("nasnet", Optimizer::kRmsProp);
+  b.set_batch(batch);
   b.set_block("input");
   const Tensor images = b.input("images", {batch, 3, size, size});
   const Tensor labels = b.input("labels", {batch});

@@ -42,6 +42,7 @@ OpGraph build_resnet(int depth, const ModelOptions& options) {
   const double batch = option_or(options.batch, 32);
   const double size = option_or(options.image_size, 224);
   GraphBuilder b("resnet" + std::to_string(depth), Optimizer::kMomentum);
+  b.set_batch(batch);
   b.set_block("input");
   const Tensor images = b.input("images", {batch, 3, size, size});
   const Tensor labels = b.input("labels", {batch});

@@ -48,6 +48,8 @@ OpGraph build_cifar10_member(std::uint64_t seed) {
   const double batch = choice.pick(std::vector<double>{32, 64, 128});
 
   GraphBuilder b("cifar10-" + std::to_string(seed), Optimizer::kMomentum);
+  b.set_batch(batch);
+
   b.set_block("input");
   const Tensor images = b.input("images", {batch, 3, 32, 32});
   const Tensor labels = b.input("labels", {batch});

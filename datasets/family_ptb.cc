@@ -73,6 +73,8 @@ OpGraph build_ptb_member(std::uint64_t seed) {
   for (int i = 1; i < kNodes; ++i) loose[nodes[i].input] = false;
 
   GraphBuilder b("ptb-" + std::to_string(seed), Optimizer::kSgd);
+  b.set_batch(batch);
+
   b.set_block("input");
   const Tensor ids = b.input("token_ids", {kSteps * batch});
   const Tensor next_ids = b.input("next_token_ids", {kSteps * batch});

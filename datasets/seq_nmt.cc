@@ -56,6 +56,7 @@ OpGraph build_seq2seq(const Seq2SeqConfig& config) {
   const double batch = config.batch, hidden = config.hidden, vocab = config.vocab;
   const int steps = config.seq_len, layers = config.layers;
   GraphBuilder b(config.name, config.optimizer);
+  b.set_batch(batch);
 
   b.set_block("input");
   const Tensor src_ids = b.input("source_ids", {steps * batch});

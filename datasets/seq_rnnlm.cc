@@ -16,6 +16,7 @@ OpGraph build_rnnlm(const ModelOptions& options) {
   const int layers = option_or(options.layers, 2);
   const double vocab = option_or(options.vocab, 10000);
   GraphBuilder b("rnnlm", Optimizer::kSgd);
+  b.set_batch(batch);
 
   b.set_block("input");
   const Tensor ids = b.input("token_ids", {steps * batch});

@@ -58,6 +58,7 @@ OpGraph build_transformer(const ModelOptions& options) {
     throw ConfigError("transformer: hidden size must be a multiple of 8 heads");
   }
   GraphBuilder b("transformer", Optimizer::kAdam);
+  b.set_batch(d.batch);
 
   b.set_block("input");
   const Tensor src_ids = b.input("source_ids", {d.tokens()});

@@ -1,0 +1,205 @@
+// dp, hybrid and bagging: R copies of the step, each on its share of the global
+// batch, with the parameter gradients exchanged between them (or not, for bagging).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "core/graph_algorithms.h"
+#include "core/placer.h"
+#include "strategies/rewrite.h"
+
+namespace aware::strategies_detail {
+
+namespace {
+
+int parse_count(const std::string& text, const std::string& spec, const std::string& what) {
+  std::size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || value < 1) {
+    throw ConfigError("strategy '" + spec + "': " + what + " '" + text +
+                      "' is not a whole number >= 1");
+  }
+  return value;
+}
+
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = {"ring", "tree", "ps", "reduce"};
+  return names;
+}
+
+std::string canonical(const StrategySpec& spec, const std::string& argument,
+                      const CollectiveOptions& c, bool with_collective) {
+  std::string out = spec.kind + ":" + argument;
+  if (with_collective) {
+    char bucket[32];
+    std::snprintf(bucket, sizeof bucket, "%g", c.bucket_bytes / 1e6);
+    out += ",collective=" + c.algorithm + ",bucket_mb=" + bucket +
+           ",overlap=" + (c.overlap ? "on" : "off");
+  }
+  return out;
+}
+
+}  // namespace
+
+StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
+                                   const StrategySpec& given, const StrategyContext& context) {
+  StrategySpec spec = given;
+  const int devices = cluster.num_devices();
+  int replicas = devices;
+  int group = 1;  // devices per replica
+  std::string placer_name;
+  if (spec.kind == "dp") {
+    const auto& names = collective_names();
+    if (std::find(names.begin(), names.end(), spec.argument) != names.end()) {
+      if (spec.options.count("collective")) {
+        throw ConfigError("strategy '" + spec.text + "': the collective is given twice");
+      }
+      spec.options["collective"] = spec.argument;
+    } else if (!spec.argument.empty()) {
+      replicas = parse_count(spec.argument, spec.text, "the replica count");
+    }
+  } else if (spec.kind == "bagging") {
+    if (!spec.argument.empty()) replicas = parse_count(spec.argument, spec.text, "the replica count");
+    spec.options["collective"] = "none";
+  } else if (spec.kind == "hybrid") {
+    const std::size_t x = spec.argument.find_first_of("xX*");
+    if (x == std::string::npos || x == 0 || x + 1 >= spec.argument.size()) {
+      throw ConfigError("strategy '" + spec.text +
+                        "': hybrid takes REPLICASxMETHOD, e.g. hybrid:2xm-etf");
+    }
+    replicas = parse_count(spec.argument.substr(0, x), spec.text, "the replica count");
+    placer_name = spec.argument.substr(x + 1);
+    if (!PlacerRegistry::instance().has(placer_name)) {
+      PlacerRegistry::instance().info(placer_name);  // throws, listing the known methods
+    }
+  } else {
+    throw InternalError("apply_data_parallel given '" + spec.kind + "'");
+  }
+  if (replicas > devices) {
+    throw ConfigError("strategy '" + spec.text + "': " + std::to_string(replicas) +
+                      " replicas need as many devices, cluster '" + cluster.name() + "' has " +
+                      std::to_string(devices));
+  }
+  if (spec.kind == "hybrid") group = devices / replicas;
+  const CollectiveOptions collective = collective_options(spec);
+
+  const BatchRoles roles = classify_batch_roles(graph);
+  require_batch_metadata(graph, roles, spec.text, spec.kind != "bagging");
+  StrategyResult result;
+  const double batch = graph.batch();
+  const std::vector<double> shares = split_batch(batch, replicas, spec.text, "replicas", &result.notes);
+
+  // Where each op of a replica goes inside its group of `group` devices.
+  std::vector<int> slot(graph.num_ops(), 0);
+  if (spec.kind == "hybrid") {
+    OpGraph piece(graph.name());
+    piece.set_source(graph.source());
+    append_copy(piece, graph, roles, shares[0] / batch, "");
+    piece.set_batch(shares[0]);
+    const Cluster sub = restrict_devices(cluster, group);
+    auto placer = PlacerRegistry::instance().create(placer_name);
+    if (placer->needs_evaluator() && context.evaluator == nullptr) {
+      throw ConfigError("strategy '" + spec.text + "': method '" + placer_name +
+                        "' searches by simulation and needs an evaluator");
+    }
+    PlaceContext pc;
+    pc.evaluator = context.evaluator;
+    pc.seed = context.seed;
+    pc.budget_evals = context.budget_evals;
+    pc.budget_seconds = context.budget_seconds;
+    pc.progress = context.progress;
+    pc.options = context.placer_options;
+    const Placement placed = placer->place(piece, sub, pc);
+    check_placement(piece, sub, placed, "strategy '" + spec.text + "'");
+    slot = placed.device_of_op;
+    result.notes.push_back("each replica's " + std::to_string(group) + " devices placed by '" +
+                           placer_name + "' on a copy with " + std::to_string(int(shares[0])) +
+                           " samples; every replica uses the same placement");
+    if (devices % replicas != 0) {
+      result.notes.push_back(std::to_string(devices % replicas) + " of " +
+                             std::to_string(devices) + " devices left idle (" +
+                             std::to_string(replicas) + " groups of " + std::to_string(group) + ")");
+    }
+  }
+
+  OpGraph out(graph.name() + "@" + spec.kind);
+  out.set_source(graph.source());
+  std::vector<int> device_of;
+  std::vector<std::vector<int>> ids(replicas);
+  for (int r = 0; r < replicas; ++r) {
+    ids[r] = append_copy(out, graph, roles, shares[r] / batch, "r" + std::to_string(r) + "/", {},
+                         roles.gradient_edge);
+    for (int id = 0; id < graph.num_ops(); ++id) device_of.push_back(r * group + slot[id]);
+  }
+  const std::vector<int> rank = topological_rank(graph);
+  std::map<int, std::vector<Gradient>> by_slot;  // gradients grouped by their update's slot
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    if (!roles.gradient_edge[e]) continue;
+    const Edge& edge = graph.edge(e);
+    Gradient g;
+    for (int r = 0; r < replicas; ++r) {
+      g.producer.push_back(ids[r][edge.src]);
+      g.output.push_back(edge.src_output);
+      g.consumer.push_back(ids[r][edge.dst]);
+    }
+    g.bytes = edge.bytes;
+    g.ready_order = rank[edge.src];
+    by_slot[slot[edge.dst]].push_back(std::move(g));
+  }
+  for (const auto& [s, grads] : by_slot) {
+    std::vector<int> rank_device;
+    for (int r = 0; r < replicas; ++r) rank_device.push_back(r * group + s);
+    insert_gradient_exchange(out, device_of, grads, rank_device, collective,
+                             group > 1 ? "allreduce/d" + std::to_string(s) : "allreduce");
+  }
+
+  if (spec.kind == "bagging" && option_bool(spec.options, "average", false, "strategy '" + spec.text + "'") &&
+      replicas > 1) {
+    // The one model average at the end of training: every replica's parameters
+    // (after its last update) to replica 0, summed there.
+    double params = 0;
+    for (int id = 0; id < graph.num_ops(); ++id) {
+      if (roles.role[id] == Role::kVariable) params += graph.op(id).param_bytes;
+    }
+    const int reduce = add_strategy_op(out, "average/reduce", "ModelAverage", Phase::kUpdate,
+                                       (replicas - 1) * params / 4, (replicas + 1) * params, {params});
+    device_of.push_back(0);
+    for (int r = 0; r < replicas; ++r) {
+      const int collect = add_strategy_op(out, "average/collect/r" + std::to_string(r),
+                                          "ParamCollect", Phase::kUpdate, 0, 2 * params, {params});
+      device_of.push_back(r * group);
+      for (int id = 0; id < graph.num_ops(); ++id) {
+        if (roles.role[id] == Role::kUpdate) out.add_edge(ids[r][id], collect, 0, 0);
+      }
+      out.add_edge(collect, reduce, 0, params);
+    }
+  }
+
+  out.set_batch(batch);
+  out.validate();
+  result.graph = std::move(out);
+  result.placement = Placement(std::move(device_of));
+  result.replicas = replicas;
+  result.devices_used = replicas * group;
+  result.global_batch = batch;
+  if (spec.kind == "dp") {
+    result.spec = canonical(spec, std::to_string(replicas), collective, true);
+  } else if (spec.kind == "hybrid") {
+    result.spec = canonical(spec, std::to_string(replicas) + "x" + placer_name, collective, true);
+  } else {
+    result.spec = "bagging:" + std::to_string(replicas) +
+                  (spec.options.count("average") ? ",average=" + spec.options.at("average") : "");
+  }
+  result.graph.set_name(graph.name() + "@" + result.spec);
+  return result;
+}
+
+}  // namespace aware::strategies_detail

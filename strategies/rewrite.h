@@ -1,0 +1,106 @@
+// Machinery the strategy rewrites share (internal to strategies/): which ops and
+// tensors scale with the batch, splitting a batch, copying a graph scaled and
+// renamed into a bigger one, and inserting a gradient exchange as ordinary ops.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/op_graph.h"
+#include "strategies/strategy.h"
+
+namespace aware {
+class Cluster;
+}
+
+namespace aware::strategies_detail {
+
+// What an op is to a batch split.
+enum class Role {
+  kVariable,   // a parameter (no inputs, param_bytes > 0 or a Variable type): never scaled
+  kUpdate,     // an optimizer update: never scaled
+  kParamSide,  // a backward op that sums gradients of a variable (forward_of is a variable)
+  kModel,      // everything else, inputs included: work scales with the batch
+};
+
+struct BatchRoles {
+  std::vector<Role> role;                         // per op
+  std::vector<std::vector<char>> output_scales;   // per op, per output: 1 = batch-sized
+  std::vector<char> edge_scales;                  // per edge: the tensor is batch-sized
+  std::vector<char> gradient_edge;                // per edge: a parameter gradient into an update
+};
+
+// Classifies every op and tensor of `graph` (rule in docs/strategies.md).
+BatchRoles classify_batch_roles(const OpGraph& graph);
+
+// Throws GraphError naming the graph and `spec` unless the graph records its batch
+// (> 0) and, when `needs_updates`, has update-phase ops fed by gradients.
+void require_batch_metadata(const OpGraph& graph, const BatchRoles& roles, const std::string& spec,
+                            bool needs_updates);
+
+// Splits `batch` samples into `parts` whole shares as even as possible (the first
+// batch % parts shares get one more). Throws ConfigError naming `spec` when batch <
+// parts or batch is not a whole number; adds a note to `notes` when uneven.
+std::vector<double> split_batch(double batch, int parts, const std::string& spec,
+                                const std::string& what, std::vector<std::string>* notes);
+
+// `op` with its batch-proportional work scaled by `fraction`: flops, temp_bytes,
+// compute_us, the batch-sized outputs and the batch-sized part of bytes_accessed
+// (what is not weights read or parameter gradients written). Shape metadata is
+// dropped when fraction != 1 (it described the whole batch).
+Op scaled_op(const OpGraph& graph, const BatchRoles& roles, int id, double fraction);
+
+// Appends to `out` a copy of the ops of `in` with keep[op] (all when empty), named
+// prefix + name, scaled by `fraction`, and the edges among them except those with
+// skip_edge[e] (none when empty); colocation groups get the prefix too. Returns the
+// new id of each op of `in` (-1 for ops not kept).
+std::vector<int> append_copy(OpGraph& out, const OpGraph& in, const BatchRoles& roles,
+                             double fraction, const std::string& prefix,
+                             const std::vector<char>& keep = {},
+                             const std::vector<char>& skip_edge = {});
+
+// An op the rewrite inserts (block kStrategyBlock).
+int add_strategy_op(OpGraph& out, const std::string& name, const std::string& type, Phase phase,
+                    double flops, double bytes_accessed, std::vector<double> output_bytes);
+
+// One parameter gradient, present in every rank: rank r's copy is output
+// `output[r]` of op `producer[r]`, consumed by update op `consumer[r]`.
+struct Gradient {
+  std::vector<int> producer;
+  std::vector<int> output;
+  std::vector<int> consumer;
+  double bytes = 0;
+  int ready_order = 0;  // gradients become ready in this order (a topological rank)
+};
+
+struct CollectiveOptions {
+  std::string algorithm = "ring";  // ring | tree | ps | reduce
+  double bucket_bytes = 25e6;
+  bool overlap = true;             // false: one bucket, exchanged after the whole backward
+};
+
+// Inserts the exchange of `gradients` among ranks (rank r on device rank_device[r])
+// as ops and edges named under `prefix`, extending `device_of` with the device of
+// each new op. Gradients are bucketed in ready order; each bucket is one collective
+// whose last op per rank feeds that rank's update ops. With one rank, the
+// gradients feed their updates directly.
+void insert_gradient_exchange(OpGraph& out, std::vector<int>& device_of,
+                              const std::vector<Gradient>& gradients,
+                              const std::vector<int>& rank_device,
+                              const CollectiveOptions& options, const std::string& prefix);
+
+// Reads the collective options a dp-like spec takes (collective, bucket_mb, overlap).
+CollectiveOptions collective_options(const StrategySpec& spec);
+
+// The rewrites, one per kind (strategy.cc dispatches).
+StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
+                                   const StrategySpec& spec, const StrategyContext& context);
+StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
+                              const StrategySpec& spec, const StrategyContext& context);
+StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
+                               const StrategySpec& spec, const StrategyContext& context);
+
+// "graph 'NAME' (SOURCE)" for messages.
+std::string graph_where(const OpGraph& graph);
+
+}  // namespace aware::strategies_detail

@@ -1,0 +1,167 @@
+#include "strategies/strategy.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "strategies/rewrite.h"
+
+namespace aware {
+
+namespace {
+
+struct KindInfo {
+  std::string description;
+  std::vector<std::string> options;
+};
+
+const std::map<std::string, KindInfo>& kinds() {
+  static const std::map<std::string, KindInfo> table = {
+      {"single", {"single[:D]: the step as it is, on device D (default 0)", {}}},
+      {"dp",
+       {"dp[:N|:COLLECTIVE][,collective=ring|tree|ps|reduce][,bucket_mb=25][,overlap=on]: N "
+        "replicas (default: every device), the global batch split N ways, gradients exchanged "
+        "by the collective",
+        {"collective", "bucket_mb", "overlap"}}},
+      {"hybrid",
+       {"hybrid:RxMETHOD[,collective=...]: R data-parallel groups, each group's devices placed "
+        "by METHOD",
+        {"collective", "bucket_mb", "overlap"}}},
+      {"pipeline",
+       {"pipeline[:S][,micro=M]: S stages cut by a balanced partition, M micro-batches in "
+        "GPipe order",
+        {"micro"}}},
+      {"bagging",
+       {"bagging[:N][,average=on]: N independent replicas on their own samples, no exchange "
+        "per step (average=on adds the final model average)",
+        {"average"}}},
+      {"mapreduce",
+       {"mapreduce[:N][,cache=on][,job_s=25][,disk_MBps=100][,seek_ms=10][,replication=3]: one "
+        "synchronous iteration as a Hadoop job (cache=on: Spark/HaLoop style)",
+        {"cache", "job_s", "disk_MBps", "seek_ms", "replication"}}},
+  };
+  return table;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> strategy_kinds() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, info] : kinds()) out.emplace_back(name, info.description);
+  return out;
+}
+
+StrategySpec parse_strategy_spec(const std::string& text) {
+  StrategySpec spec;
+  spec.text = trim(text);
+  if (spec.text.empty()) throw ConfigError("empty strategy spec");
+  std::vector<std::string> pieces;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = spec.text.find(',', start);
+    pieces.push_back(trim(spec.text.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const std::string& head = pieces[0];
+  const std::size_t colon = head.find(':');
+  spec.kind = trim(head.substr(0, colon));
+  if (colon != std::string::npos) spec.argument = trim(head.substr(colon + 1));
+  const auto it = kinds().find(spec.kind);
+  if (it == kinds().end()) {
+    std::string known;
+    for (const auto& [name, info] : kinds()) known += (known.empty() ? "" : ", ") + name;
+    throw ConfigError("strategy '" + spec.text + "': unknown kind '" + spec.kind +
+                      "' (known: " + known + "; docs/strategies.md)");
+  }
+  if (colon != std::string::npos && spec.argument.empty()) {
+    throw ConfigError("strategy '" + spec.text + "': nothing after ':'");
+  }
+  for (std::size_t i = 1; i < pieces.size(); ++i) {
+    const std::size_t eq = pieces[i].find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pieces[i].size()) {
+      throw ConfigError("strategy '" + spec.text + "': '" + pieces[i] +
+                        "' is not key=value");
+    }
+    const std::string key = trim(pieces[i].substr(0, eq));
+    const auto& allowed = it->second.options;
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string valid;
+      for (const auto& k : allowed) valid += (valid.empty() ? "" : ", ") + k;
+      throw ConfigError("strategy '" + spec.text + "': '" + spec.kind + "' takes no option '" +
+                        key + "' (valid: " + (valid.empty() ? "none" : valid) + ")");
+    }
+    if (spec.options.count(key)) {
+      throw ConfigError("strategy '" + spec.text + "': option '" + key + "' is given twice");
+    }
+    spec.options[key] = trim(pieces[i].substr(eq + 1));
+  }
+  return spec;
+}
+
+std::vector<std::string> split_strategy_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string piece = trim(text.substr(start, comma - start));
+    if (!piece.empty()) {
+      if (piece.find('=') != std::string::npos && !out.empty()) {
+        out.back() += "," + piece;
+      } else {
+        out.push_back(piece);
+      }
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
+                              const std::string& spec, const StrategyContext& context) {
+  return apply_strategy(graph, cluster, parse_strategy_spec(spec), context);
+}
+
+StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
+                              const StrategySpec& spec, const StrategyContext& context) {
+  if (cluster.num_devices() < 1) {
+    throw ConfigError("strategy '" + spec.text + "': cluster '" + cluster.name() + "' has no devices");
+  }
+  if (spec.kind == "single") {
+    int device = 0;
+    if (!spec.argument.empty()) {
+      std::size_t used = 0;
+      try {
+        device = std::stoi(spec.argument, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != spec.argument.size() || device < 0 || device >= cluster.num_devices()) {
+        throw ConfigError("strategy '" + spec.text + "': device '" + spec.argument +
+                          "' is not one of 0.." + std::to_string(cluster.num_devices() - 1));
+      }
+    }
+    StrategyResult result;
+    result.spec = "single:" + std::to_string(device);
+    result.graph = graph;
+    result.placement = single_device_placement(graph, device);
+    result.global_batch = graph.batch();
+    return result;
+  }
+  if (spec.kind == "dp" || spec.kind == "hybrid" || spec.kind == "bagging") {
+    return strategies_detail::apply_data_parallel(graph, cluster, spec, context);
+  }
+  if (spec.kind == "pipeline") return strategies_detail::apply_pipeline(graph, cluster, spec, context);
+  return strategies_detail::apply_mapreduce(graph, cluster, spec, context);
+}
+
+}  // namespace aware

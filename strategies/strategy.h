@@ -1,0 +1,78 @@
+// Parallel strategies as graph rewrites: a strategy spec ("dp:4,collective=ring",
+// "hybrid:2xm-etf", "pipeline:4,micro=8", "bagging:4", "mapreduce:8,cache=on")
+// turns a training-step graph into a bigger graph plus a placement of it, so that
+// every evaluator, placer, timeline and the GUI work on the result unchanged.
+//
+// The rewritten graph processes the whole global batch of the input graph in one
+// step (graph.batch() samples), so step times of different strategies compare as
+// "time per global batch". The specs, their options and the cost model of each
+// inserted op are documented in docs/strategies.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/op_graph.h"
+#include "core/placement.h"
+#include "core/registry.h"
+
+namespace aware {
+
+class Cluster;
+class Evaluator;
+class ProgressObserver;
+
+// A parsed spec: its kind ("single", "dp", "hybrid", "pipeline", "bagging",
+// "mapreduce"), the positional argument after the colon (may be empty) and the
+// key=value options after it.
+struct StrategySpec {
+  std::string kind;
+  std::string argument;
+  Options options;
+  std::string text;  // as given
+};
+
+// Parses "KIND[:ARG][,key=value...]". Throws ConfigError naming the spec for an
+// unknown kind, an option the kind does not take, or a malformed option.
+StrategySpec parse_strategy_spec(const std::string& text);
+// Splits a comma-separated list of specs ("dp:ring,dp:4,collective=ps,pipeline")
+// into specs: a piece holding '=' belongs to the spec before it.
+std::vector<std::string> split_strategy_list(const std::string& text);
+// The kinds and a one-line description of each, for help text.
+std::vector<std::pair<std::string, std::string>> strategy_kinds();
+
+// What a strategy needs besides the graph and the cluster (hybrid runs a placer).
+struct StrategyContext {
+  Evaluator* evaluator = nullptr;      // for placers that search by simulation
+  std::uint64_t seed = 1;
+  long long budget_evals = 0;          // for the hybrid's placer; 0 = its default
+  double budget_seconds = 0;
+  ProgressObserver* progress = nullptr;
+  Options placer_options;
+};
+
+struct StrategyResult {
+  std::string spec;            // canonical text, e.g. "dp:4,collective=ring,bucket_mb=25,overlap=on"
+  OpGraph graph;               // the rewritten step; graph.batch() = the global batch
+  Placement placement;         // a device per op of `graph`
+  int replicas = 1;            // model copies that run at once
+  int devices_used = 1;
+  double global_batch = 0;     // samples per step
+  std::vector<std::string> notes;  // how the batch was split, what was approximated
+};
+
+// Applies `spec` to `graph` on `cluster`. Throws ConfigError (bad spec, more
+// replicas than devices, a batch smaller than the replica count) or GraphError
+// (a graph without the batch or phase metadata the rewrite needs), each in one line
+// naming the graph and the spec. The result's graph passes OpGraph::validate().
+StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
+                              const std::string& spec, const StrategyContext& context = {});
+StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
+                              const StrategySpec& spec, const StrategyContext& context = {});
+
+// Ops the rewrites insert carry this block name ("collective", "pipeline",
+// "mapreduce" ops are all tagged so), so reports can tell them from model ops.
+inline constexpr const char* kStrategyBlock = "strategy";
+
+}  // namespace aware
