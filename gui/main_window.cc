@@ -32,6 +32,7 @@
 #include "gui/timeline_view.h"
 #include "gui/workbench.h"
 #include "gui/workers.h"
+#include "strategies/strategy.h"
 
 namespace aware::gui {
 
@@ -134,6 +135,26 @@ void MainWindow::buildUi() {
                                QString::fromStdString(PlacerRegistry::instance().description(
                                    method_combo_->itemText(i).toStdString())),
                                Qt::ToolTipRole);
+  // The strategy beside the method: none places the ops, anything else is a
+  // strategy spec whose rewritten step is placed by the strategy itself.
+  strategy_combo_ = new QComboBox(central);
+  strategy_combo_->setEditable(true);
+  strategy_combo_->setInsertPolicy(QComboBox::NoInsert);
+  strategy_combo_->setMinimumContentsLength(16);
+  for (const char* entry : {"none (place ops)", "dp:ring", "dp:ps", "dp:tree", "dp,overlap=off",
+                            "hybrid:2x", "pipeline", "bagging"})
+    strategy_combo_->addItem(QString::fromUtf8(entry), QString::fromUtf8(entry));
+  {
+    QString help = QStringLiteral(
+        "none: place the graph's ops with the method. Otherwise a strategy spec "
+        "(free text allowed; docs/strategies.md):");
+    for (const auto& [kind, description] : strategy_kinds())
+      help += QStringLiteral("\n") + QString::fromStdString(description);
+    strategy_combo_->setToolTip(help);
+  }
+  refreshStrategyEntries();
+  connect(method_combo_, &QComboBox::currentTextChanged, this,
+          [this] { refreshStrategyEntries(); });
   evaluator_combo_ = new QComboBox(central);
   for (const auto& name : EvaluatorRegistry::instance().names())
     evaluator_combo_->addItem(QString::fromStdString(name));
@@ -154,6 +175,8 @@ void MainWindow::buildUi() {
   best_label_->setMinimumWidth(150);
   place_row->addWidget(new QLabel(QStringLiteral("Method"), central));
   place_row->addWidget(method_combo_);
+  place_row->addWidget(new QLabel(QStringLiteral("Strategy"), central));
+  place_row->addWidget(strategy_combo_);
   place_row->addWidget(new QLabel(QStringLiteral("Evaluator"), central));
   place_row->addWidget(evaluator_combo_);
   place_row->addWidget(new QLabel(QStringLiteral("Budget"), central));
@@ -165,7 +188,7 @@ void MainWindow::buildUi() {
   layout->addLayout(place_row);
   connect(run_button_, &QPushButton::clicked, this, [this] {
     if (!setEvaluator(evaluator_combo_->currentText())) return;
-    startSearch(method_combo_->currentText(), budget_spin_->value());
+    startPlace(budget_spin_->value());
   });
   connect(cancel_button_, &QPushButton::clicked, this, &MainWindow::cancelSearch);
 
@@ -173,6 +196,11 @@ void MainWindow::buildUi() {
   info_label_->setWordWrap(true);
   info_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(info_label_);
+  strategy_label_ = new QLabel(central);
+  strategy_label_->setWordWrap(true);
+  strategy_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  strategy_label_->setVisible(false);
+  layout->addWidget(strategy_label_);
 
   // The views.
   tabs_ = new QTabWidget(central);
@@ -293,8 +321,18 @@ void MainWindow::reportError(const QString& message) {
   statusBar()->showMessage(QStringLiteral("error: ") + message, 10000);
 }
 
+void MainWindow::refreshStrategyEntries() {
+  // The hybrid entry follows the chosen method: "hybrid:2x<method>".
+  for (int i = 0; i < strategy_combo_->count(); ++i)
+    if (strategy_combo_->itemData(i).toString() == QStringLiteral("hybrid:2x"))
+      strategy_combo_->setItemText(i, QStringLiteral("hybrid:2x") + method_combo_->currentText());
+}
+
 void MainWindow::refreshInfo() {
   info_label_->setText(QString::fromStdString(workbench_->summary()));
+  const QString report = strategyReport();
+  strategy_label_->setText(report);
+  strategy_label_->setVisible(!report.isEmpty());
   explain_label_->setText(workbench_->hasPlacement()
                               ? QString::fromStdString(workbench_->explanation())
                               : QStringLiteral("Not placed yet: choose a method and press Place."));
@@ -303,6 +341,8 @@ void MainWindow::refreshInfo() {
 }
 
 void MainWindow::onPlacementChanged() {
+  // Loading a graph or cluster, or placing ops, leaves the strategy's rewrite.
+  if (workbench_->strategy().empty()) strategy_shown_.reset();
   if (workbench_->hasPlacement()) {
     std::vector<std::string> names;
     for (const auto& d : workbench_->cluster().devices()) names.push_back(d.name);

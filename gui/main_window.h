@@ -30,6 +30,7 @@ class TimelineView;
 class Workbench;
 struct EvaluationOutcome;
 struct SearchOutcome;
+struct StrategyOutcome;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -59,6 +60,29 @@ class MainWindow : public QMainWindow {
   // Processes events until the search ends or `timeout_ms` passes; true if it ended.
   bool waitForSearch(int timeout_ms);
   QString searchError() const { return search_error_; }
+
+  // The strategy beside the method (strategies/strategy.h). "none (place ops)" —
+  // or any text starting with "none", or empty — places the loaded graph's ops
+  // with the method as before; any other text is a strategy spec ("dp:ring",
+  // "dp:4,collective=ps", "hybrid:2xm-etf", "bagging", ...) applied to the loaded
+  // graph on the cluster, its rewritten step shown in place of the graph.
+  void setStrategy(const QString& spec);
+  QString strategy() const;
+  static bool isNoStrategy(const QString& text);
+  // What *Place* does with the chosen method, strategy and evaluator:
+  // startSearch(method) without a strategy, else startStrategy(strategy).
+  bool startPlace(long long budget_evals = 0, quint64 seed = 1);
+  // Applies `spec` on a worker thread (the search's: searchRunning(),
+  // waitForSearch(), cancelSearch() and searchError() cover it); the hybrid's
+  // placer gets the window's evaluator, `seed` and `budget_evals`. On success the
+  // rewritten graph, its placement and timeline are shown and strategyReport()
+  // gives step time per global batch, samples/s and the strategy's notes; a
+  // ConfigError / GraphError is reported like any error (searchError(),
+  // lastError()) and the previous state stays.
+  bool startStrategy(const QString& spec, long long budget_evals = 0, quint64 seed = 1);
+  // The strategy shown now (null when the loaded graph is shown) and its report.
+  std::shared_ptr<const StrategyOutcome> strategyOutcome() const { return strategy_shown_; }
+  QString strategyReport() const;
 
   // run_compare over `methods` × `devices` for the open graph and cluster.
   bool startCompare(const QStringList& methods, const QList<int>& devices,
@@ -112,6 +136,8 @@ class MainWindow : public QMainWindow {
   void onGraphChanged();
   void onPlacementChanged();
   void onSearchFinished();
+  void onStrategyFinished();
+  void refreshStrategyEntries();
   void onCompareFinished();
   // Starts (or queues behind the running one) the comparison evaluation of the
   // current placement, or hides the comparison when none is chosen.
@@ -131,6 +157,8 @@ class MainWindow : public QMainWindow {
   QComboBox* cluster_combo_ = nullptr;
   QComboBox* method_combo_ = nullptr;
   QComboBox* evaluator_combo_ = nullptr;
+  QComboBox* strategy_combo_ = nullptr;
+  QLabel* strategy_label_ = nullptr;
   QSpinBox* budget_spin_ = nullptr;
   QPushButton* run_button_ = nullptr;
   QPushButton* cancel_button_ = nullptr;
@@ -154,6 +182,10 @@ class MainWindow : public QMainWindow {
   std::unique_ptr<BackgroundJob> search_job_;
   std::shared_ptr<SearchOutcome> search_outcome_;
   QString search_method_;
+  // Non-empty while (and after) the search slot runs a strategy: its spec.
+  QString search_strategy_;
+  std::shared_ptr<StrategyOutcome> strategy_outcome_;      // being filled
+  std::shared_ptr<const StrategyOutcome> strategy_shown_;  // on screen
   std::unique_ptr<BackgroundJob> compare_job_;
   std::shared_ptr<void> compare_outcome_;  // CompareTable when baselines are built
   std::unique_ptr<BackgroundJob> comparison_job_;

@@ -30,6 +30,7 @@
 #include "gui/timeline_view.h"
 #include "gui/workbench.h"
 #include "gui/workers.h"
+#include "strategies/strategy.h"
 
 namespace aware::gui {
 
@@ -99,7 +100,7 @@ bool MainWindow::startSearch(const QString& method, long long budget_evals, quin
     return false;
   }
   SearchRequest request;
-  request.graph = workbench_->graphPtr();
+  request.graph = workbench_->baseGraphPtr();  // not a strategy's rewrite of it
   request.cluster = workbench_->clusterPtr();
   request.method = method.toStdString();
   request.evaluator = workbench_->evaluatorName();
@@ -108,6 +109,7 @@ bool MainWindow::startSearch(const QString& method, long long budget_evals, quin
   search_outcome_ = std::make_shared<SearchOutcome>();
   search_error_.clear();
   search_method_ = method;
+  search_strategy_.clear();
   method_combo_->setCurrentText(method);
   budget_spin_->setValue(
       static_cast<int>(std::min<long long>(budget_evals, budget_spin_->maximum())));
@@ -146,6 +148,10 @@ bool MainWindow::waitForSearch(int timeout_ms) {
 }
 
 void MainWindow::onSearchFinished() {
+  if (!search_strategy_.isEmpty()) {
+    onStrategyFinished();
+    return;
+  }
   run_button_->setEnabled(true);
   cancel_button_->setEnabled(false);
   progress_bar_->setRange(0, 1000);
@@ -158,6 +164,8 @@ void MainWindow::onSearchFinished() {
     reportError(QStringLiteral("%1: %2").arg(search_method_, search_error_));
     return;
   }
+  // The ops were placed on the loaded graph: leave a strategy's rewrite first.
+  workbench_->restoreBaseGraph();
   // The graph may have been replaced meanwhile only if the job was not running,
   // which openGraph() refuses; still, check the sizes before taking the result.
   const Placement placement = search_outcome_->placement;
@@ -188,6 +196,134 @@ void MainWindow::onSearchFinished() {
                cancelled ? QStringLiteral("cancelled; best so far placed") : QStringLiteral("done"))
           .arg(seconds, 0, 'f', 2),
       15000);
+}
+
+bool MainWindow::isNoStrategy(const QString& text) {
+  const QString t = text.trimmed();
+  return t.isEmpty() || t.startsWith(QStringLiteral("none"));
+}
+
+void MainWindow::setStrategy(const QString& spec) {
+  const int index = strategy_combo_->findText(spec);
+  if (index >= 0)
+    strategy_combo_->setCurrentIndex(index);
+  else
+    strategy_combo_->setEditText(spec);
+}
+
+QString MainWindow::strategy() const { return strategy_combo_->currentText().trimmed(); }
+
+bool MainWindow::startPlace(long long budget_evals, quint64 seed) {
+  if (isNoStrategy(strategy())) return startSearch(method_combo_->currentText(), budget_evals, seed);
+  return startStrategy(strategy(), budget_evals, seed);
+}
+
+bool MainWindow::startStrategy(const QString& spec, long long budget_evals, quint64 seed) {
+  if (searchRunning()) return false;
+  if (!workbench_->hasGraph()) {
+    reportError(QStringLiteral("open a graph first"));
+    return false;
+  }
+  StrategyRequest request;
+  request.graph = workbench_->baseGraphPtr();
+  request.cluster = workbench_->clusterPtr();
+  request.spec = spec.trimmed().toStdString();
+  request.evaluator = workbench_->evaluatorName();
+  request.budget_evals = budget_evals;
+  request.seed = seed;
+  strategy_outcome_ = std::make_shared<StrategyOutcome>();
+  search_outcome_.reset();
+  search_error_.clear();
+  search_strategy_ = spec.trimmed();
+  search_method_ = search_strategy_;
+  if (strategy() != search_strategy_) setStrategy(search_strategy_);
+  budget_spin_->setValue(
+      static_cast<int>(std::min<long long>(budget_evals, budget_spin_->maximum())));
+  search_job_ = make_strategy_job(request, strategy_outcome_);
+  curve_view_->beginRun(QStringLiteral("%1 on %2").arg(
+      search_strategy_, QString::fromStdString(workbench_->baseGraphPtr()->name())));
+  // Only the hybrid's placer reports progress; a rewrite alone is quick.
+  connect(search_job_.get(), &BackgroundJob::progressed, this,
+          [this](qint64 done, qint64 total, double best_us, double) {
+            progress_bar_->setRange(0, total > 0 ? 1000 : 0);
+            if (total > 0) progress_bar_->setValue(static_cast<int>(1000.0 * done / total));
+            if (best_us >= 0)
+              best_label_->setText(QStringLiteral("best: %1 ms").arg(best_us / 1e3, 0, 'f', 2));
+          });
+  connect(search_job_.get(), &BackgroundJob::finished, this, &MainWindow::onSearchFinished);
+  run_button_->setEnabled(false);
+  cancel_button_->setEnabled(true);
+  progress_bar_->setRange(0, 0);
+  best_label_->setText(QStringLiteral("best: –"));
+  statusBar()->showMessage(QStringLiteral("strategy %1 running…").arg(search_strategy_));
+  search_job_->start();
+  return true;
+}
+
+void MainWindow::onStrategyFinished() {
+  run_button_->setEnabled(true);
+  cancel_button_->setEnabled(false);
+  progress_bar_->setRange(0, 1000);
+  progress_bar_->setValue(1000);
+  const double seconds = search_job_->elapsedSeconds();
+  const QString spec = search_strategy_;
+  if (!search_job_->error().isEmpty()) {
+    // apply_strategy's ConfigError / GraphError names the spec and the graph.
+    search_error_ = search_job_->error();
+    progress_bar_->setValue(0);
+    reportError(QStringLiteral("strategy %1: %2").arg(spec, search_error_));
+    return;
+  }
+  StrategyOutcome& outcome = *strategy_outcome_;
+  if (!outcome.applied || !outcome.scored || !outcome.graph) {
+    search_error_ = QStringLiteral("strategy %1 gave no scored step").arg(spec);
+    reportError(search_error_);
+    return;
+  }
+  try {
+    // The outcome must be on screen before placementChanged asks for the report.
+    strategy_shown_ = strategy_outcome_;
+    workbench_->setStrategyResult(outcome.graph, outcome.strategy.spec, outcome.strategy.placement,
+                                  outcome.result, outcome.trace);
+  } catch (const std::exception& e) {
+    strategy_shown_.reset();
+    search_error_ = QString::fromStdString(e.what());
+    reportError(QStringLiteral("strategy %1: %2").arg(spec, search_error_));
+    return;
+  }
+  const StepResult& r = workbench_->result();
+  if (r.feasible) {
+    curve_view_->addPoint(1, r.step_time_us / 1e3);
+    best_label_->setText(QStringLiteral("step: %1 ms").arg(r.step_time_us / 1e3, 0, 'f', 2));
+  }
+  statusBar()->showMessage(
+      QStringLiteral("strategy %1 done in %2 s").arg(spec).arg(seconds, 0, 'f', 2), 15000);
+}
+
+QString MainWindow::strategyReport() const {
+  if (!strategy_shown_ || workbench_->strategy().empty() || !workbench_->hasPlacement())
+    return {};
+  const StrategyResult& s = strategy_shown_->strategy;
+  const StepResult& r = workbench_->result();
+  QString text = QStringLiteral("Strategy %1: %2 replica(s) on %3 device(s), global batch %4 · ")
+                     .arg(QString::fromStdString(s.spec))
+                     .arg(s.replicas)
+                     .arg(s.devices_used)
+                     .arg(s.global_batch, 0, 'g', 6);
+  if (!r.feasible) {
+    text += QStringLiteral("infeasible: %1").arg(QString::fromStdString(r.infeasible_reason));
+  } else {
+    const double step_s = r.step_time_us / 1e6;
+    text += QStringLiteral("step %1 ms per global batch").arg(r.step_time_us / 1e3, 0, 'f', 3);
+    if (step_s > 0)
+      text += QStringLiteral(" · %1 samples/s").arg(s.global_batch / step_s, 0, 'f', 1);
+  }
+  if (!s.notes.empty()) {
+    text += QStringLiteral(" · notes: ");
+    for (std::size_t i = 0; i < s.notes.size(); ++i)
+      text += (i ? QStringLiteral("; ") : QString()) + QString::fromStdString(s.notes[i]);
+  }
+  return text;
 }
 
 bool MainWindow::setComparisonEvaluator(const QString& evaluator) {
@@ -299,7 +435,7 @@ bool MainWindow::startCompare(const QStringList& methods, const QList<int>& devi
 #ifdef AWARE_GUI_HAVE_BASELINES
   if (compareRunning() || !workbench_->hasGraph()) return false;
   CompareRequest request;
-  auto graph = workbench_->graphPtr();
+  auto graph = workbench_->baseGraphPtr();
   request.models = {graph->name()};
   request.load_graph = [graph](const std::string&) { return *graph; };
   request.cluster = workbench_->clusterSpec();

@@ -46,6 +46,8 @@ void Workbench::loadGraph(const std::string& spec) {
   auto graph = std::make_shared<const OpGraph>(load_gui_graph(spec));
   graph_load_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   graph_ = std::move(graph);
+  base_graph_ = graph_;
+  strategy_.clear();
   graph_spec_ = spec;
   has_placement_ = false;
   updateBound();
@@ -58,7 +60,13 @@ void Workbench::loadCluster(const std::string& spec) {
   cluster_ = std::move(cluster);
   cluster_spec_ = spec;
   has_placement_ = false;
+  const bool rewritten = !strategy_.empty();
+  if (rewritten) {
+    graph_ = base_graph_;
+    strategy_.clear();
+  }
   updateBound();
+  if (rewritten) Q_EMIT graphChanged();
   Q_EMIT clusterChanged();
   Q_EMIT placementChanged();
 }
@@ -97,6 +105,30 @@ void Workbench::clearPlacement() {
   Q_EMIT placementChanged();
 }
 
+void Workbench::setStrategyResult(std::shared_ptr<const OpGraph> graph,
+                                  const std::string& strategy, const Placement& placement,
+                                  StepResult result, Trace trace) {
+  if (!base_graph_) throw ConfigError("no graph is open");
+  if (!graph) throw ConfigError("strategy '" + strategy + "' gave no graph");
+  check_placement(*graph, *cluster_, placement, strategy);
+  graph_ = std::move(graph);
+  strategy_ = strategy;
+  has_placement_ = false;
+  updateBound();
+  Q_EMIT graphChanged();
+  setPlacement(placement, strategy, std::move(result), std::move(trace));
+}
+
+void Workbench::restoreBaseGraph() {
+  if (strategy_.empty()) return;
+  graph_ = base_graph_;
+  strategy_.clear();
+  has_placement_ = false;
+  updateBound();
+  Q_EMIT graphChanged();
+  Q_EMIT placementChanged();
+}
+
 void Workbench::updateBound() {
   if (!graph_) return;
   const OpCostMatrix costs(*graph_, *cluster_);
@@ -125,6 +157,9 @@ std::string Workbench::summary() const {
       << format_time_us(bound_.critical_path_us) << " over " << graph_critical_path_.ops.size()
       << " ops, work bound " << format_time_us(bound_.work_us) << ", lower bound "
       << format_time_us(bound_.bound_us());
+  if (!strategy_.empty() && base_graph_)
+    out << " · rewritten by strategy " << strategy_ << " from " << base_graph_->name() << " ("
+        << base_graph_->num_ops() << " ops)";
   return out.str();
 }
 

@@ -44,10 +44,25 @@ class Workbench : public QObject {
   void setPlacement(const Placement& placement, const std::string& method, StepResult result,
                     Trace trace);
   void clearPlacement();
+  // Shows a strategy's rewritten step in place of the loaded graph: `graph` (the
+  // rewrite of baseGraph()) becomes graph(), with its placement and the result and
+  // trace evaluatorName() gave it. `strategy` is the canonical spec; it is the
+  // placement's method too. Throws, changing nothing, when the placement does not
+  // fit. Emits graphChanged then placementChanged.
+  void setStrategyResult(std::shared_ptr<const OpGraph> graph, const std::string& strategy,
+                         const Placement& placement, StepResult result, Trace trace);
+  // Back to the loaded graph, unplaced, when a strategy's rewrite is shown (else
+  // nothing happens). Loading a cluster does this too: a rewrite is per cluster.
+  void restoreBaseGraph();
 
   bool hasGraph() const { return graph_ != nullptr; }
   bool hasPlacement() const { return has_placement_; }
+  // What is shown and placed: the loaded graph, or a strategy's rewrite of it.
   std::shared_ptr<const OpGraph> graphPtr() const { return graph_; }
+  // The graph as loaded (what placers and strategies start from).
+  std::shared_ptr<const OpGraph> baseGraphPtr() const { return base_graph_; }
+  // The canonical spec of the strategy whose rewrite is shown; empty for none.
+  const std::string& strategy() const { return strategy_; }
   std::shared_ptr<const Cluster> clusterPtr() const { return cluster_; }
   const OpGraph& graph() const { return *graph_; }
   const Cluster& cluster() const { return *cluster_; }
@@ -76,6 +91,8 @@ class Workbench : public QObject {
   void updateBound();
 
   std::shared_ptr<const OpGraph> graph_;
+  std::shared_ptr<const OpGraph> base_graph_;
+  std::string strategy_;
   std::shared_ptr<const Cluster> cluster_;
   std::string graph_spec_, cluster_spec_, evaluator_name_ = "analytic", method_;
   bool has_placement_ = false;

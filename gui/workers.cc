@@ -108,6 +108,27 @@ std::unique_ptr<BackgroundJob> make_evaluation_job(const EvaluationRequest& requ
   });
 }
 
+std::unique_ptr<BackgroundJob> make_strategy_job(const StrategyRequest& request,
+                                                 std::shared_ptr<StrategyOutcome> outcome) {
+  return std::make_unique<BackgroundJob>([request, outcome](ProgressObserver& progress) {
+    auto evaluator = EvaluatorRegistry::instance().create(request.evaluator);
+    StrategyContext context;
+    context.evaluator = evaluator.get();
+    context.seed = request.seed;
+    context.budget_evals = request.budget_evals;
+    context.progress = &progress;
+    outcome->strategy = apply_strategy(*request.graph, *request.cluster, request.spec, context);
+    outcome->applied = true;
+    auto graph = std::make_shared<const OpGraph>(std::move(outcome->strategy.graph));
+    outcome->strategy.graph = OpGraph();
+    outcome->graph = graph;
+    check_placement(*graph, *request.cluster, outcome->strategy.placement, request.spec);
+    outcome->result =
+        evaluator->evaluate(*graph, *request.cluster, outcome->strategy.placement, &outcome->trace);
+    outcome->scored = true;
+  });
+}
+
 #ifdef AWARE_GUI_HAVE_BASELINES
 std::unique_ptr<BackgroundJob> make_compare_job(const CompareRequest& request,
                                                 std::shared_ptr<CompareTable> outcome) {

@@ -17,6 +17,7 @@
 #include "core/op_graph.h"
 #include "core/placement.h"
 #include "core/progress.h"
+#include "strategies/strategy.h"
 
 class QThread;
 
@@ -110,6 +111,35 @@ struct EvaluationOutcome {
 // The evaluation does not poll cancel(); a measured step runs to its end.
 std::unique_ptr<BackgroundJob> make_evaluation_job(const EvaluationRequest& request,
                                                    std::shared_ptr<EvaluationOutcome> outcome);
+
+// A strategy to apply to the open graph and cluster (strategies/strategy.h).
+struct StrategyRequest {
+  std::shared_ptr<const OpGraph> graph;  // the graph as loaded, not a rewrite of it
+  std::shared_ptr<const Cluster> cluster;
+  std::string spec;                      // "dp:4,collective=ring", "hybrid:2xm-etf", ...
+  std::string evaluator = "analytic";    // scores the result; hybrid's placer searches with it
+  long long budget_evals = 0;            // for hybrid's placer; 0: its default
+  std::uint64_t seed = 1;
+};
+
+struct StrategyOutcome {
+  // Set once apply_strategy returned.
+  bool applied = false;
+  StrategyResult strategy;               // its graph moved into `graph` (left empty)
+  std::shared_ptr<const OpGraph> graph;  // the rewritten step, shared with the views
+  // The rewritten graph's placement scored with a trace; unset when scoring threw.
+  bool scored = false;
+  StepResult result;
+  Trace trace;
+};
+
+// A job that runs apply_strategy(graph, cluster, spec, context) with its own
+// evaluator instance as the context's evaluator (the hybrid's placer searches
+// with it and reports progress and sees cancel() through the job), then scores
+// the rewritten graph's placement once with a trace. apply_strategy's
+// ConfigError / GraphError becomes the job's error().
+std::unique_ptr<BackgroundJob> make_strategy_job(const StrategyRequest& request,
+                                                 std::shared_ptr<StrategyOutcome> outcome);
 
 #ifdef AWARE_GUI_HAVE_BASELINES
 // A job that runs run_compare(request) (its progress field is set by the job).
