@@ -13,7 +13,8 @@
 #include "core/graph_algorithms.h"
 #include "core/op_graph.h"
 #include "core/placement.h"
-#include "core/units.h"  // format_bytes: the subcommands print sizes in BytesStyle::kTable
+#include "core/units.h"
+#include "strategies/strategy.h"  // format_bytes: the subcommands print sizes in BytesStyle::kTable
 
 namespace aware::cli {
 
@@ -27,6 +28,15 @@ void add_fuse_commands(CLI::App& app);   // graph fusion report (agents/fusion)
 void add_search_commands(CLI::App& app); // search + pretrain (agents/rl, LibTorch)
 void add_list_command(CLI::App& app);    // list evaluators | placers | agents | plugins
 void add_hw_commands(CLI::App& app);     // calibrate + validate (hw/, with the placers)
+void add_strategy_commands(CLI::App& app);  // strategy apply | list (strategies/)
+
+// Applies a strategy spec for a command's --strategy (progress on stderr).
+StrategyResult run_strategy_rewrite(const std::string& spec, const OpGraph& graph,
+                                    const Cluster& cluster, Evaluator* evaluator,
+                                    std::uint64_t seed, long long budget_evals);
+// "strategy ..., global batch ..., note ..." lines on stdout.
+void print_strategy_summary(const StrategyResult& strategy, const StepResult& step);
+nlohmann::json strategy_json(const StrategyResult& strategy, const StepResult& step);
 
 // "LABEL: a, b, c (options: `aware list KIND`)", for --help texts built from a registry.
 std::string registered_names_help(const std::string& label, const std::vector<std::string>& names,

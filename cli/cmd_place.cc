@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "agents/baselines/compare.h"
@@ -13,6 +14,7 @@
 #include "core/placer.h"
 #include "core/progress.h"
 #include "datasets/load.h"
+#include "strategies/strategy.h"
 #ifdef AWARE_HAVE_RL
 #include "agents/rl/trainer.h"
 #endif
@@ -34,6 +36,7 @@ struct PlaceArgs {
   std::string policy;
   std::string out;
   std::string trace;
+  std::string strategy;
   bool json = false;
 };
 
@@ -59,11 +62,21 @@ void run_place(const PlaceArgs& a) {
   if (a.method.empty() && a.policy.empty()) throw ConfigError("place needs --method or --policy");
   const std::string method = a.policy.empty() ? a.method : method_of_policy(a);
   std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(method);
+  if (!a.strategy.empty()) parse_strategy_spec(a.strategy);
   prepare_output_path(a.out, "-o");  // before the work: an unwritable path fails now
   prepare_output_path(a.trace, "--trace");
-  const OpGraph graph = load_graph(a.graph);
+  // With --strategy, the rewritten graph goes next to the placement: FILE.graph.json.
+  const std::string graph_out =
+      a.strategy.empty() || a.out.empty() ? "" : a.out + ".graph.json";
+  prepare_output_path(graph_out, "-o");
+  const OpGraph original = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
+  std::optional<StrategyResult> strategy;
+  if (!a.strategy.empty())
+    strategy = run_strategy_rewrite(a.strategy, original, cluster, evaluator.get(),
+                                    static_cast<std::uint64_t>(a.seed), a.budget_evals);
+  const OpGraph& graph = strategy ? strategy->graph : original;
   Placement start;
   PlaceContext context;
   context.evaluator = evaluator.get();
@@ -78,6 +91,9 @@ void run_place(const PlaceArgs& a) {
   PlacerRegistry::instance().check_options(method, context.options);
   if (!a.start.empty()) {
     start = resolve_placement(a.start, graph, cluster);
+    context.start = &start;
+  } else if (strategy) {
+    start = strategy->placement;  // search methods start from the strategy's own placement
     context.start = &start;
   }
   StderrProgress progress;
@@ -94,6 +110,7 @@ void run_place(const PlaceArgs& a) {
   std::vector<std::pair<std::string, std::string>> outputs;
   if (!a.out.empty())
     outputs.push_back({a.out, placement_to_json(graph, cluster, placement).dump(1) + "\n"});
+  if (!graph_out.empty()) outputs.push_back({graph_out, graph_to_json(graph).dump(1) + "\n"});
   if (!a.trace.empty())
     outputs.push_back({a.trace, trace_to_chrome(graph, cluster, trace).dump(1) + "\n"});
   write_files_atomic(outputs);
@@ -102,6 +119,8 @@ void run_place(const PlaceArgs& a) {
   if (a.json) {
     nlohmann::json out = step_result_json(result, cluster, bound);
     out["method"] = method;
+    if (strategy) out["strategy"] = strategy_json(*strategy, result);
+    if (!graph_out.empty()) out["graph_file"] = graph_out;
     if (!a.policy.empty()) out["policy_file"] = a.policy;
     out["graph"] = graph.name();
     out["cluster"] = cluster.name();
@@ -114,12 +133,14 @@ void run_place(const PlaceArgs& a) {
   }
   std::printf("method         %s on %s (%d ops) / %s (%d devices)\n", method.c_str(),
               graph.name().c_str(), graph.num_ops(), cluster.name().c_str(), cluster.num_devices());
+  if (strategy) print_strategy_summary(*strategy, result);
   std::printf("placed in      %.3f s\n", place_s);
   std::printf("ops per device");
   for (int n : per_device) std::printf(" %d", n);
   std::printf("\nevaluator      %s\n", evaluator->describe().c_str());
   print_step_result(result, cluster, bound);
   if (!a.out.empty()) std::printf("placement      %s\n", a.out.c_str());
+  if (!graph_out.empty()) std::printf("graph          %s (the rewritten step)\n", graph_out.c_str());
 }
 
 struct CompareArgs {
@@ -127,6 +148,7 @@ struct CompareArgs {
   std::string cluster = "k40x4";
   std::string devices;
   std::string methods = "all";
+  std::string strategies;
   std::string evaluator = "analytic";
   std::string mode;
   std::vector<std::string> eval_options;
@@ -171,7 +193,8 @@ void run_compare_command(const CompareArgs& args) {
       throw ConfigError("--devices must be a comma-separated list of device counts >= 1, got '" +
                         a.devices + "'");
   }
-  request.methods = split_list(a.methods);
+  request.methods = a.methods == "none" ? std::vector<std::string>{} : split_list(a.methods);
+  request.strategies = split_strategy_list(a.strategies);
   request.evaluator = a.evaluator;
   request.evaluator_options = parse_kv(a.eval_options, "--option");
   if (!a.mode.empty()) request.evaluator_options["mode"] = a.mode;
@@ -231,7 +254,12 @@ void add_place_commands(CLI::App& app) {
   p->add_option("--budget-evals", place->budget_evals, "Evaluations for search methods (0: default)");
   p->add_option("--seed", place->seed, "Seed")->capture_default_str();
   p->add_option("--start", place->start, "Starting placement for search methods (file, single, round-robin)");
-  p->add_option("-o,--output", place->out, "Write the placement JSON here");
+  p->add_option("--strategy", place->strategy,
+                "Rewrite the graph by a parallel strategy first (dp:4, pipeline:4, ...; `aware "
+                "strategy list`); the method then places the rewritten graph, search methods "
+                "starting from the strategy's placement");
+  p->add_option("-o,--output", place->out,
+                "Write the placement JSON here (with --strategy also FILE.graph.json)");
   p->add_option("--trace", place->trace, "Write a Chrome trace of the placed step here");
   p->add_flag("--json", place->json, "Print one JSON object");
   p->callback([place] { run_place(*place); });
@@ -244,6 +272,10 @@ void add_place_commands(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--devices", cmp->devices, "Comma-separated device counts (default: the cluster's)");
   c->add_option("--methods", cmp->methods, "all (the baselines), or comma-separated. " + methods_help)->capture_default_str();
+  c->add_option("--strategies", cmp->strategies,
+                "Strategy columns after the methods, comma-separated specs (dp:ring,dp:ps,"
+                "hybrid:2xm-etf,pipeline:4,micro=16; `aware strategy list`); --methods none "
+                "leaves only them");
   c->add_option("--evaluator", cmp->evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
   c->add_option("--mode", cmp->mode, "Analytic mode: contention (default) or placeto");
   c->add_option("--option", cmp->eval_options, "Evaluator option KEY=VALUE (repeatable)");

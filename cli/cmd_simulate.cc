@@ -1,9 +1,11 @@
 // aware simulate
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "cli/cli_common.h"
 #include "core/cost_model.h"
+#include "core/errors.h"
 #include "core/exporters.h"
 #include "core/formats.h"
 #include "datasets/load.h"
@@ -19,16 +21,30 @@ struct SimulateArgs {
   std::string mode;
   std::vector<std::string> options;
   std::string trace;
+  std::string strategy;
+  bool placement_given = false;
+  long long seed = 1;
   bool json = false;
 };
 
 void run_simulate(const SimulateArgs& a) {
   prepare_output_path(a.trace, "--trace");
-  const OpGraph graph = load_graph(a.graph);
+  if (!a.strategy.empty() && a.placement_given)
+    throw ConfigError("--placement and --strategy both give a placement: a strategy places its "
+                      "rewritten graph itself");
+  if (!a.strategy.empty()) parse_strategy_spec(a.strategy);
+  if (a.seed < 0) throw ConfigError("--seed must not be negative");
+  const OpGraph original = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
-  const Placement placement = resolve_placement(a.placement, graph, cluster);
-  check_placement(graph, cluster, placement, a.placement);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  std::optional<StrategyResult> strategy;
+  if (!a.strategy.empty())
+    strategy = run_strategy_rewrite(a.strategy, original, cluster, evaluator.get(),
+                                    static_cast<std::uint64_t>(a.seed), 0);
+  const OpGraph& graph = strategy ? strategy->graph : original;
+  const Placement placement =
+      strategy ? strategy->placement : resolve_placement(a.placement, graph, cluster);
+  check_placement(graph, cluster, placement, strategy ? "strategy '" + a.strategy + "'" : a.placement);
   Trace trace;
   const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
   const LowerBound bound = lower_bound(graph, cluster);
@@ -37,14 +53,24 @@ void run_simulate(const SimulateArgs& a) {
     nlohmann::json out = step_result_json(result, cluster, bound);
     out["graph"] = graph.name();
     out["cluster"] = cluster.name();
-    out["placement"] = a.placement;
+    if (strategy) {
+      out["strategy"] = strategy_json(*strategy, result);
+    } else {
+      out["placement"] = a.placement;
+    }
     out["evaluator_settings"] = evaluator->describe();
     if (!a.trace.empty()) out["trace"] = a.trace;
     std::cout << out.dump(1) << "\n";
     return;
   }
-  std::printf("graph          %s (%d ops) on %s (%d devices), placement %s\n", graph.name().c_str(),
-              graph.num_ops(), cluster.name().c_str(), cluster.num_devices(), a.placement.c_str());
+  if (strategy) {
+    std::printf("graph          %s (%d ops) on %s (%d devices)\n", original.name().c_str(),
+                original.num_ops(), cluster.name().c_str(), cluster.num_devices());
+    print_strategy_summary(*strategy, result);
+  } else {
+    std::printf("graph          %s (%d ops) on %s (%d devices), placement %s\n", graph.name().c_str(),
+                graph.num_ops(), cluster.name().c_str(), cluster.num_devices(), a.placement.c_str());
+  }
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
   print_step_result(result, cluster, bound);
   if (!a.trace.empty()) std::printf("trace          %s (open in Perfetto or chrome://tracing)\n", a.trace.c_str());
@@ -58,7 +84,12 @@ void add_simulate_command(CLI::App& app) {
   s->add_option("--graph", args->graph, kGraphSpecHelp)->required();
   s->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
   s->add_option("--placement", args->placement, "single, round-robin or a placement file")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([args](const std::string&) { args->placement_given = true; });
+  s->add_option("--strategy", args->strategy,
+                "Rewrite the graph by a parallel strategy and simulate its own placement "
+                "(dp:4, hybrid:2xm-etf, pipeline:4,micro=16, ...; `aware strategy list`)");
+  s->add_option("--seed", args->seed, "Seed (for a hybrid strategy's placer)")->capture_default_str();
   s->add_option("--evaluator", args->evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
   s->add_option("--mode", args->mode, "Analytic mode: contention (default) or placeto");
   s->add_option("--option", args->options, "Evaluator option KEY=VALUE (repeatable)");

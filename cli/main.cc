@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   aware::cli::add_graph_commands(app);
   aware::cli::add_cluster_commands(app);
   aware::cli::add_simulate_command(app);
+  aware::cli::add_strategy_commands(app);
   aware::cli::add_bench_commands(app);
   aware::cli::add_list_command(app);
 #ifdef AWARE_HAVE_BASELINES

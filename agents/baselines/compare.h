@@ -34,6 +34,10 @@ struct CompareRequest {
   // Method names from PlacerRegistry, or {"all"} for every baseline placer.
   std::vector<std::string> methods = {"all"};
   std::map<std::string, Options> method_options;  // per method, passed in PlaceContext
+  // Strategy specs ("dp:ring", "hybrid:2xm-etf", "pipeline:4,micro=16"; see
+  // strategies/strategy.h), each a column after the methods: the graph is
+  // rewritten and the strategy's own placement scored. Its name is the spec.
+  std::vector<std::string> strategies;
   std::string evaluator = "analytic";             // EvaluatorRegistry name
   Options evaluator_options;
   long long budget_evals = 0;  // for search methods; 0 = their default
@@ -63,6 +67,7 @@ struct CompareRow {
   std::string model;    // graph name
   std::string cluster;  // cluster name actually used (e.g. "k40x8")
   int devices = 0;
+  double batch = 0;           // samples per step (the global batch); 0 when the graph has none
   double lower_bound_us = 0;  // core lower_bound(): max(critical path, work)
   std::vector<MethodResult> results;  // in CompareTable::methods order
   std::string winner;         // fastest feasible method; empty when none
@@ -70,7 +75,8 @@ struct CompareRow {
 };
 
 struct CompareTable {
-  std::vector<std::string> methods;
+  std::vector<std::string> methods;     // methods, then strategies (CompareRequest order)
+  std::vector<std::string> strategies;  // which of `methods` are strategy specs
   std::string evaluator;  // Evaluator::describe()
   std::uint64_t seed = 1;
   long long budget_evals = 0;

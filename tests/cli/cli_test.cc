@@ -397,11 +397,79 @@ TEST(Cli, FuseShrinksTheGraphAndKeepsTheSingleDeviceStep) {
 
 TEST(Cli, EverySubcommandHasHelp) {
   for (const char* sub : {"graph build", "graph family", "graph info", "graph export", "cluster show",
-                          "simulate", "bench simulate", "bench scaling", "place", "compare"}) {
+                          "simulate", "bench simulate", "bench scaling", "place", "compare",
+                          "strategy apply", "strategy list"}) {
     const Outcome r = aware(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.output;
     EXPECT_TRUE(contains(r.output, "Usage")) << sub;
   }
+}
+
+// ---------------------------------------------------------------- strategies
+
+TEST(Cli, StrategyApplyWritesGraphPlacementAndSummary) {
+  const std::string dir = tmp("strategy-dp");
+  std::filesystem::remove_all(dir);
+  const Outcome r = aware("strategy apply --graph zoo:resnet50:batch=8 --cluster preset:k40x4 "
+                          "--strategy dp:4,collective=tree -o " + dir + " --json", true);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto summary = nlohmann::json::parse(r.output);
+  EXPECT_EQ(summary["spec"], "dp:4,collective=tree,bucket_mb=25,overlap=on");
+  EXPECT_EQ(summary["replicas"], 4);
+  EXPECT_GT(summary["samples_per_s"].get<double>(), 0);
+  // The files read back: the rewritten graph simulates with its placement.
+  const Outcome sim = aware("simulate --graph " + dir + "/graph.json --cluster preset:k40x4 --placement " +
+                            dir + "/placement.json --json", true);
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_NEAR(nlohmann::json::parse(sim.output)["step_time_us"].get<double>(),
+              summary["step"]["step_time_us"].get<double>(), 1e-6);
+}
+
+TEST(Cli, StrategyFlagOnSimulatePlaceAndCompare) {
+  const Outcome sim = aware("simulate --graph zoo:resnet50:batch=8 --cluster preset:k40x2 --strategy dp:2");
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_TRUE(contains(sim.output, "samples/s")) << sim.output;
+  const std::string out = tmp("strategy-place.json");
+  std::filesystem::remove(out);
+  std::filesystem::remove(out + ".graph.json");
+  const Outcome place = aware("place --graph zoo:resnet50:batch=8 --cluster preset:k40x2 --strategy dp:2 "
+                              "--method m-etf -o " + out);
+  ASSERT_EQ(place.exit_code, 0) << place.output;
+  EXPECT_TRUE(std::filesystem::exists(out + ".graph.json"));
+  const Outcome cmp = aware("compare --models resnet50 --cluster k40x4 --methods single "
+                            "--strategies dp:ring,dp:4,collective=ps,bagging --json", true);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.output;
+  const auto doc = nlohmann::json::parse(cmp.output);
+  EXPECT_EQ(doc["methods"].size(), 4u);
+  EXPECT_EQ(doc["strategies"].size(), 3u);
+  EXPECT_EQ(doc["rows"][0]["results"][2]["method"], "dp:4,collective=ps");
+  EXPECT_NE(doc["rows"][0]["winner"], "bagging");  // trains other models: never the winner
+}
+
+TEST(Cli, StrategyBadInputFailsInOneLineAndWritesNothing) {
+  const std::string dir = tmp("strategy-bad");
+  std::filesystem::remove_all(dir);
+  const std::string graph = tmp("nobatch.json");
+  write(graph, kSmallGraph);
+  struct Case {
+    std::string args, says;
+  } cases[] = {
+      {"--graph zoo:resnet50 --strategy dq:4", "unknown kind 'dq'"},
+      {"--graph zoo:resnet50 --strategy dp:8", "cluster 'k40x4' has 4"},
+      {"--graph zoo:resnet50 --strategy dp:4,micro=3", "takes no option 'micro'"},
+      {"--graph zoo:resnet50:batch=2 --strategy dp:4", "cannot be split into 4"},
+      {"--graph " + graph + " --strategy dp:2", "records no batch size"},
+      {"--graph zoo:resnet50 --strategy hybrid:2xnope", "unknown method 'nope'"},
+  };
+  for (const Case& c : cases) {
+    const Outcome r = aware("strategy apply --cluster preset:k40x4 -o " + dir + " " + c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_TRUE(contains(r.output, c.says)) << c.args << ": " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << c.args;
+  }
+  const Outcome both = aware("simulate --graph zoo:resnet50 --strategy dp:2 --placement single");
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_TRUE(contains(both.output, "--placement and --strategy")) << both.output;
 }
 
 }  // namespace
