@@ -115,9 +115,14 @@ int main(int argc, char** argv) {
       "compare-with",
       "Timeline: also evaluate the placement with this evaluator and show its timeline below.",
       "name");
+  const QCommandLineOption strategy_opt(
+      "strategy",
+      "Strategy to apply after opening instead of placing ops with --method: dp:ring, "
+      "dp:4,collective=ps, hybrid:2xm-etf, pipeline, bagging, ... (docs/strategies.md).",
+      "spec");
   for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt,
                         shot_opt, quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt,
-                        dot_opt, size_opt, compare_with_opt})
+                        dot_opt, size_opt, compare_with_opt, strategy_opt})
     parser.addOption(o);
   parser.process(app);
 
@@ -144,7 +149,16 @@ int main(int argc, char** argv) {
   const QString view = parser.value(view_opt);
   QString method = parser.value(method_opt);
   if (method.isEmpty() && headless && (view == "timeline" || view == "curve")) method = "m-etf";
-  if (!method.isEmpty() && window.workbench()->hasGraph()) {
+  const QString strategy = parser.value(strategy_opt);
+  const bool with_strategy = !aware::gui::MainWindow::isNoStrategy(strategy);
+  if (with_strategy && window.workbench()->hasGraph()) {
+    if (!window.startStrategy(strategy, parser.value(budget_opt).toLongLong()) && headless)
+      return 1;
+    if (headless) {
+      window.waitForSearch(24 * 3600 * 1000);
+      if (!window.searchError().isEmpty()) return 1;
+    }
+  } else if (!method.isEmpty() && window.workbench()->hasGraph()) {
     if (!window.startSearch(method, parser.value(budget_opt).toLongLong()) && headless) return 1;
     if (headless) {
       window.waitForSearch(24 * 3600 * 1000);

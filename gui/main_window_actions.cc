@@ -268,10 +268,13 @@ void MainWindow::onStrategyFinished() {
   const double seconds = search_job_->elapsedSeconds();
   const QString spec = search_strategy_;
   if (!search_job_->error().isEmpty()) {
-    // apply_strategy's ConfigError / GraphError names the spec and the graph.
+    // apply_strategy's ConfigError / GraphError names the spec and the graph;
+    // a placer's error (hybrid) may not: then the spec goes in front.
     search_error_ = search_job_->error();
     progress_bar_->setValue(0);
-    reportError(QStringLiteral("strategy %1: %2").arg(spec, search_error_));
+    reportError(search_error_.contains(QStringLiteral("'%1'").arg(spec))
+                    ? search_error_
+                    : QStringLiteral("strategy %1: %2").arg(spec, search_error_));
     return;
   }
   StrategyOutcome& outcome = *strategy_outcome_;
