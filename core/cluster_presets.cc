@@ -103,6 +103,32 @@ Cluster multi_node(int nodes, int gpus_per_node) {
   return c;
 }
 
+// N commodity Hadoop nodes on one 1 GbE switch (a single rack), the cluster of the
+// MapReduce-era training papers (docs/strategies_pipeline_mapreduce.md, section
+// "hadoop:N"). Each node is one device: its CPUs run one map task at a time.
+Cluster hadoop(int nodes) {
+  Cluster c("hadoop:" + std::to_string(nodes));
+  for (int i = 0; i < nodes; ++i) {
+    Device d;
+    d.name = "node" + std::to_string(i);
+    d.kind = "commodity-cpu";
+    // 2 sockets x 4 cores at 2.5 GHz (Cloudera 2013: 2 CPUs of 4-8 cores at >= 2-2.5
+    // GHz) x 8 fp32 FLOP/cycle (4-wide SSE multiply + add) = 160 GFLOP/s peak.
+    d.peak_flops = 2 * 4 * 2.5e9 * 8;
+    d.efficiency = 0.3;  // JVM / scalar code well below peak (assumed, as cpu-host)
+    d.memory_bytes = 16 * kGB;  // within a commodity node of the time (Google 2004: 4 GB)
+    d.memory_Bps = 10 * kGB;    // dual-channel DDR2/DDR3 of the period, ~10 GB/s
+    d.launch_overhead_us = 2;   // per op, as cpu-host
+    c.add_device(d);
+  }
+  c.add_switch("tor");
+  // 1 GbE = 125e6 B/s line rate (Google 2004, Cloudera 2013); 50 us per hop, the top
+  // of the 10-50 us Ethernet latency range (alpha-beta model notes).
+  for (int i = 0; i < nodes; ++i)
+    c.connect("node" + std::to_string(i), "tor", 125e6, 50, "tor-node" + std::to_string(i));
+  return c;
+}
+
 Cluster cpu_host() {
   Cluster c("cpu-host");
   const int cores = std::max(1u, std::thread::hardware_concurrency());
@@ -125,7 +151,8 @@ Cluster cpu_host() {
 
 std::vector<std::string> builtin_preset_names() {
   return {"p2.8xlarge", "k40x2",    "k40x4",    "k40x8",   "dgx-v100",
-          "dgx-a100",   "hgx-h100", "hgx-h200", "multi-node:NxG", "cpu-host"};
+          "dgx-a100",   "hgx-h100", "hgx-h200", "multi-node:NxG", "cpu-host",
+          "hadoop:N"};
 }
 
 std::mutex g_preset_mutex;
@@ -146,7 +173,7 @@ std::vector<std::string> cluster_preset_names() {
 void register_cluster_preset(const std::string& name, std::function<Cluster()> build) {
   const std::vector<std::string> builtin = builtin_preset_names();
   if (name.empty() || std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
-      name.rfind("multi-node:", 0) == 0)
+      name.rfind("multi-node:", 0) == 0 || name.rfind("hadoop:", 0) == 0)
     throw ConfigError("cannot register cluster preset '" + name + "': the name is built in");
   std::lock_guard<std::mutex> lock(g_preset_mutex);
   registered_presets()[name] = std::move(build);
@@ -185,6 +212,13 @@ Cluster make_cluster_preset(const std::string& name) {
                         "': expected multi-node:NxG with 1 <= N <= 64 and 1 <= G <= 16");
     }
     c = multi_node(nodes, gpus);
+  } else if (name.rfind("hadoop:", 0) == 0) {
+    int nodes = 0;
+    char tail = 0;
+    if (std::sscanf(name.c_str() + 7, "%d%c", &nodes, &tail) != 1 || nodes < 1 || nodes > 1024) {
+      throw ConfigError("cluster preset '" + name + "': expected hadoop:N with 1 <= N <= 1024");
+    }
+    c = hadoop(nodes);
   } else if (name == "cpu-host") {
     c = cpu_host();
   } else {
@@ -216,7 +250,8 @@ Cluster load_cluster(const std::string& spec) {
   // Bare preset names are accepted too, as long as no file of that name exists.
   for (const auto& n : cluster_preset_names())
     if (spec == n) return make_cluster_preset(spec);
-  if (spec.rfind("multi-node:", 0) == 0) return make_cluster_preset(spec);
+  if (spec.rfind("multi-node:", 0) == 0 || spec.rfind("hadoop:", 0) == 0)
+    return make_cluster_preset(spec);
   std::function<Cluster(const std::string&)> loader;
   {
     std::lock_guard<std::mutex> lock(g_loader_mutex);

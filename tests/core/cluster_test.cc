@@ -12,6 +12,7 @@ namespace {
 TEST(Cluster, EveryPresetBuildsWithRoutesBetweenAllDevices) {
   for (std::string name : cluster_preset_names()) {
     if (name == "multi-node:NxG") name = "multi-node:2x4";
+    if (name == "hadoop:N") name = "hadoop:3";
     const Cluster c = make_cluster_preset(name);
     ASSERT_GT(c.num_devices(), 0) << name;
     for (int s = 0; s < c.num_devices(); ++s) {
@@ -22,6 +23,21 @@ TEST(Cluster, EveryPresetBuildsWithRoutesBetweenAllDevices) {
       }
     }
   }
+}
+
+// hadoop:N: N commodity nodes behind one 1 GbE switch (125e6 B/s, 50 us per hop).
+TEST(Cluster, HadoopPresetIsNNodesOnOneGigabitSwitch) {
+  const Cluster c = make_cluster_preset("hadoop:8");
+  ASSERT_EQ(c.num_devices(), 8);
+  EXPECT_EQ(c.device(7).kind, "commodity-cpu");
+  EXPECT_DOUBLE_EQ(c.device(0).peak_flops, 160e9);
+  EXPECT_EQ(c.route(0, 7).size(), 2u);
+  EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 7), 125e6);
+  EXPECT_DOUBLE_EQ(c.route_latency_us(0, 7), 100);
+  EXPECT_EQ(load_cluster("hadoop:2").num_devices(), 2);
+  EXPECT_THROW(make_cluster_preset("hadoop:0"), ConfigError);
+  EXPECT_THROW(make_cluster_preset("hadoop:4x"), ConfigError);
+  EXPECT_THROW(register_cluster_preset("hadoop:9", [] { return Cluster(); }), ConfigError);
 }
 
 TEST(Cluster, K40x8CrossesTheRootComplexBetweenSwitches) {
