@@ -104,7 +104,7 @@ Cluster multi_node(int nodes, int gpus_per_node) {
 }
 
 // N commodity Hadoop nodes on one 1 GbE switch (a single rack), the cluster of the
-// MapReduce-era training papers (docs/strategies_pipeline_mapreduce.md, section
+// MapReduce-era training papers (docs/strategies.md, section
 // "hadoop:N"). Each node is one device: its CPUs run one map task at a time.
 Cluster hadoop(int nodes) {
   Cluster c("hadoop:" + std::to_string(nodes));
