@@ -1,5 +1,6 @@
 // aware strategy apply | list: parallel strategies as graph rewrites.
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "core/formats.h"
 #include "core/progress.h"
 #include "datasets/load.h"
+#include "strategies/search.h"
 #include "strategies/strategy.h"
 
 namespace aware::cli {
@@ -53,6 +55,40 @@ nlohmann::json strategy_json(const StrategyResult& s, const StepResult& step) {
 
 namespace {
 
+void check_output_dir(const std::string& out) {
+  if (std::filesystem::exists(out) && !std::filesystem::is_directory(out))
+    throw ConfigError("-o " + out + " exists and is not a directory");
+}
+
+// DIR/graph.json, placement.json, strategy.json (and the trace), all or none; a
+// directory this call created is removed again when a write fails.
+void write_strategy_dir(const std::string& out, const StrategyResult& s, const Cluster& cluster,
+                        const nlohmann::json& summary, const std::string& trace_path,
+                        const Trace& trace) {
+  const std::filesystem::path dir(out);
+  const bool created = !std::filesystem::exists(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw ConfigError("-o " + out + ": cannot create the directory: " + ec.message());
+  try {
+    prepare_output_path((dir / "graph.json").string(), "-o");
+    prepare_output_path(trace_path, "--trace");
+    nlohmann::json doc = summary;
+    doc["files"] = {{"graph", "graph.json"}, {"placement", "placement.json"}};
+    std::vector<std::pair<std::string, std::string>> files = {
+        {(dir / "graph.json").string(), graph_to_json(s.graph).dump(1) + "\n"},
+        {(dir / "placement.json").string(),
+         placement_to_json(s.graph, cluster, s.placement).dump(1) + "\n"},
+        {(dir / "strategy.json").string(), doc.dump(1) + "\n"}};
+    if (!trace_path.empty())
+      files.push_back({trace_path, trace_to_chrome(s.graph, cluster, trace).dump(1) + "\n"});
+    write_files_atomic(files);
+  } catch (...) {
+    if (created) std::filesystem::remove_all(dir, ec);
+    throw;
+  }
+}
+
 struct ApplyArgs {
   std::string graph;
   std::string cluster = "preset:k40x4";
@@ -71,12 +107,8 @@ void run_apply(const ApplyArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
   parse_strategy_spec(a.strategy);  // a bad spec fails before anything is read or written
-  const std::filesystem::path dir(a.out);
-  if (std::filesystem::exists(dir) && !std::filesystem::is_directory(dir))
-    throw ConfigError("-o " + a.out + " exists and is not a directory");
-  const std::string graph_path = (dir / "graph.json").string();
-  const std::string placement_path = (dir / "placement.json").string();
-  const std::string summary_path = (dir / "strategy.json").string();
+  check_output_dir(a.out);
+  prepare_output_path(a.trace, "--trace");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.options);
@@ -86,43 +118,127 @@ void run_apply(const ApplyArgs& a) {
   const StepResult step =
       evaluator->evaluate(s.graph, cluster, s.placement, a.trace.empty() ? nullptr : &trace);
   const LowerBound bound = lower_bound(s.graph, cluster);
-  // The directory and every file, or nothing new.
-  const bool created = !std::filesystem::exists(dir);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw ConfigError("-o " + a.out + ": cannot create the directory: " + ec.message());
-  try {
-    prepare_output_path(graph_path, "-o");
-    prepare_output_path(a.trace, "--trace");
-    nlohmann::json summary = strategy_json(s, step);
-    summary["graph"] = graph.name();
-    summary["graph_source"] = graph.source();
-    summary["cluster"] = cluster.name();
-    summary["evaluator"] = evaluator->describe();
-    summary["step"] = step_result_json(step, cluster, bound);
-    summary["files"] = {{"graph", "graph.json"}, {"placement", "placement.json"}};
-    std::vector<std::pair<std::string, std::string>> files = {
-        {graph_path, graph_to_json(s.graph).dump(1) + "\n"},
-        {placement_path, placement_to_json(s.graph, cluster, s.placement).dump(1) + "\n"},
-        {summary_path, summary.dump(1) + "\n"}};
-    if (!a.trace.empty())
-      files.push_back({a.trace, trace_to_chrome(s.graph, cluster, trace).dump(1) + "\n"});
-    write_files_atomic(files);
-    if (a.json) {
-      std::cout << summary.dump(1) << "\n";
-      return;
-    }
-  } catch (...) {
-    if (created) std::filesystem::remove_all(dir, ec);
-    throw;
+  nlohmann::json summary = strategy_json(s, step);
+  summary["graph"] = graph.name();
+  summary["graph_source"] = graph.source();
+  summary["cluster"] = cluster.name();
+  summary["evaluator"] = evaluator->describe();
+  summary["step"] = step_result_json(step, cluster, bound);
+  write_strategy_dir(a.out, s, cluster, summary, a.trace, trace);
+  if (a.json) {
+    std::cout << summary.dump(1) << "\n";
+    return;
   }
   std::printf("graph          %s (%d ops) on %s (%d devices)\n", graph.name().c_str(),
               graph.num_ops(), cluster.name().c_str(), cluster.num_devices());
   print_strategy_summary(s, step);
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
   print_step_result(step, cluster, bound);
-  std::printf("wrote          %s, %s, %s\n", graph_path.c_str(), placement_path.c_str(),
-              summary_path.c_str());
+  std::printf("wrote          %s/{graph,placement,strategy}.json\n", a.out.c_str());
+}
+
+struct SearchArgs {
+  std::string graph;
+  std::string cluster = "preset:k40x4";
+  std::string methods = "m-etf";
+  std::string collectives = "ring,tree,ps,reduce";
+  bool no_pipelines = false;
+  bool overlap_off = false;
+  std::string refine;
+  long long budget_evals = 0;
+  long long seed = 1;
+  std::string evaluator = "analytic";
+  std::string mode;
+  std::vector<std::string> options;
+  std::string out;
+  bool json = false;
+};
+
+void run_search(const SearchArgs& a) {
+  if (a.seed < 0) throw ConfigError("--seed must not be negative");
+  if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
+  if (!a.out.empty()) check_output_dir(a.out);
+  StrategySearchOptions options;
+  options.methods = split_list(a.methods);
+  options.collectives = split_list(a.collectives);
+  options.pipelines = !a.no_pipelines;
+  options.overlap_off = a.overlap_off;
+  options.refine = a.refine;
+  options.budget_evals = a.budget_evals;
+  options.seed = static_cast<std::uint64_t>(a.seed);
+  const OpGraph graph = load_graph(a.graph);
+  const Cluster cluster = load_cluster(a.cluster);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  StderrProgress progress;
+  options.progress = &progress;
+  const StrategySearchResult r = search_strategies(graph, cluster, *evaluator, options);
+  progress.finish();
+  nlohmann::json doc;
+  doc["graph"] = graph.name();
+  doc["cluster"] = cluster.name();
+  doc["evaluator"] = evaluator->describe();
+  doc["evaluations"] = r.evaluations;
+  doc["batch"] = graph.batch();
+  doc["candidates"] = nlohmann::json::array();
+  for (const StrategyCandidate& c : r.candidates) {
+    nlohmann::json j{{"spec", c.spec}, {"status", c.status}, {"replicas", c.replicas},
+                     {"devices_used", c.devices_used}};
+    j["step_time_us"] = c.step_time_us >= 0 ? nlohmann::json(c.step_time_us) : nlohmann::json();
+    if (c.status == "ok" && graph.batch() > 0)
+      j["samples_per_s"] = graph.batch() / (c.step_time_us * 1e-6);
+    if (!c.reason.empty()) j["reason"] = c.reason;
+    doc["candidates"].push_back(j);
+  }
+  if (r.best < 0) {
+    if (a.json) std::cout << doc.dump(1) << "\n";
+    throw Error("strategy search: no candidate was feasible on " + cluster.name());
+  }
+  doc["best"] = r.best_strategy.spec;
+  doc["best_step_time_us"] = r.best_step_us;
+  if (r.refined_from_us >= 0) {
+    doc["refine"] = a.refine;
+    doc["refined_from_us"] = r.refined_from_us;
+  }
+  if (!a.out.empty()) {
+    Trace none;
+    const StepResult step = evaluator->evaluate(r.best_strategy.graph, cluster, r.best_strategy.placement);
+    nlohmann::json summary = strategy_json(r.best_strategy, step);
+    summary["graph"] = graph.name();
+    summary["cluster"] = cluster.name();
+    summary["evaluator"] = evaluator->describe();
+    summary["step"] = step_result_json(step, cluster, lower_bound(r.best_strategy.graph, cluster));
+    summary["search"] = doc;
+    write_strategy_dir(a.out, r.best_strategy, cluster, summary, "", none);
+  }
+  if (a.json) {
+    std::cout << doc.dump(1) << "\n";
+    return;
+  }
+  std::printf("graph          %s (%d ops, batch %g) on %s (%d devices)\n", graph.name().c_str(),
+              graph.num_ops(), graph.batch(), cluster.name().c_str(), cluster.num_devices());
+  std::printf("evaluator      %s, %lld evaluations\n", evaluator->describe().c_str(), r.evaluations);
+  std::vector<const StrategyCandidate*> ranked;
+  for (const StrategyCandidate& c : r.candidates) ranked.push_back(&c);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const StrategyCandidate* x, const StrategyCandidate* y) {
+    const bool xo = x->status == "ok", yo = y->status == "ok";
+    if (xo != yo) return xo;
+    return xo && x->step_time_us < y->step_time_us;
+  });
+  std::printf("%-32s %-8s %12s %12s\n", "candidate", "status", "step ms", "samples/s");
+  for (const StrategyCandidate* c : ranked) {
+    if (c->status == "ok") {
+      std::printf("%-32s %-8s %12.3f %12.1f\n", c->spec.c_str(), c->status.c_str(),
+                  c->step_time_us / 1e3,
+                  graph.batch() > 0 ? graph.batch() / (c->step_time_us * 1e-6) : 0.0);
+    } else {
+      std::printf("%-32s %-8s %12s %12s\n", c->spec.c_str(), c->status.c_str(), "-", "-");
+    }
+  }
+  std::printf("best           %s: %s", r.best_strategy.spec.c_str(), format_ms(r.best_step_us).c_str());
+  if (r.refined_from_us >= 0)
+    std::printf(" (%s before refinement by %s)", format_ms(r.refined_from_us).c_str(), a.refine.c_str());
+  std::printf("\n");
+  if (!a.out.empty()) std::printf("wrote          %s/{graph,placement,strategy}.json\n", a.out.c_str());
 }
 
 }  // namespace
@@ -150,6 +266,33 @@ void add_strategy_commands(CLI::App& app) {
   ap->add_option("--trace", args->trace, "Write a Chrome trace of the step here");
   ap->add_flag("--json", args->json, "Print the summary as one JSON object");
   ap->callback([args] { run_apply(*args); });
+
+  auto sa = std::make_shared<SearchArgs>();
+  CLI::App* se = st->add_subcommand(
+      "search", "Try replica counts x collectives x hybrids x pipelines and placements; keep the fastest");
+  se->add_option("--graph", sa->graph, kGraphSpecHelp)->required();
+  se->add_option("--cluster", sa->cluster, "preset:NAME or a cluster file")->capture_default_str();
+  se->add_option("--methods", sa->methods,
+                 "Placers for the unsplit step (place:METHOD) and inside hybrid groups")
+      ->capture_default_str();
+  se->add_option("--collectives", sa->collectives, "Collectives for the dp candidates")
+      ->capture_default_str();
+  se->add_flag("--no-pipelines", sa->no_pipelines, "Leave pipeline candidates out");
+  se->add_flag("--overlap-off", sa->overlap_off, "Also try each dp candidate with overlap=off");
+  se->add_option("--refine", sa->refine,
+                 "A search placer (e.g. anneal) that refines the winner's placement on its "
+                 "rewritten graph with the evaluations left");
+  se->add_option("--budget-evals", sa->budget_evals,
+                 "Evaluations in all (0: every candidate once, plus 200 for --refine)");
+  se->add_option("--seed", sa->seed, "Seed")->capture_default_str();
+  se->add_option("--evaluator", sa->evaluator,
+                 registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))
+      ->capture_default_str();
+  se->add_option("--mode", sa->mode, "Analytic mode: contention (default) or placeto");
+  se->add_option("--option", sa->options, "Evaluator option KEY=VALUE (repeatable)");
+  se->add_option("-o,--output", sa->out, "Directory for the winner's graph.json, placement.json, strategy.json");
+  se->add_flag("--json", sa->json, "Print the candidates and the winner as one JSON object");
+  se->callback([sa] { run_search(*sa); });
 
   auto json = std::make_shared<bool>(false);
   CLI::App* ls = st->add_subcommand("list", "The strategy kinds and their options");

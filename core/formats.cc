@@ -282,6 +282,7 @@ json graph_to_json(const OpGraph& graph) {
     if (!op.block.empty()) o["block"] = op.block;
     if (op.layer >= 0) o["layer"] = op.layer;
     if (op.forward_of >= 0) o["forward_of"] = graph.op(op.forward_of).name;
+    if (op.stream != 0) o["stream"] = op.stream;
     ops.push_back(std::move(o));
   }
   json edges = json::array();
@@ -319,7 +320,7 @@ OpGraph graph_from_json(const json& doc, const std::string& source) {
     check_fields(o,
                  {"name", "type", "phase", "flops", "bytes_accessed", "output_bytes", "param_bytes",
                   "temp_bytes", "colocation_group", "compute_us", "shape", "block", "layer",
-                  "forward_of"},
+                  "forward_of", "stream"},
                  w);
     if (op.name.empty()) fail(w, "name", "is empty");
     if (graph.find(op.name) >= 0) fail(w, "name", "is a duplicate");
@@ -343,6 +344,8 @@ OpGraph graph_from_json(const json& doc, const std::string& source) {
     }
     op.block = get_string(o, "block", w, false);
     op.layer = get_int(o, "layer", w, false, -1);
+    op.stream = get_int(o, "stream", w, false, 0);
+    if (op.stream != 0 && op.stream != 1) fail(w, "stream", "must be 0 (compute) or 1 (communication)");
     forward_of[i] = get_string(o, "forward_of", w, false);
     graph.add_op(std::move(op));
   }

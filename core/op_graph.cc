@@ -137,6 +137,11 @@ void OpGraph::validate() const {
                          "' is not a finite number");
       }
     }
+    if (op.stream != 0 && op.stream != 1) {
+      throw GraphError(where(*this) + ": op '" + op.name +
+                       "': field 'stream' must be 0 (compute) or 1 (communication), got " +
+                       std::to_string(op.stream));
+    }
     if (op.forward_of >= num_ops()) {
       throw GraphError(where(*this) + ": op '" + op.name +
                        "': field 'forward_of' names an op that does not exist");

@@ -36,6 +36,12 @@ struct Op {
   std::string block;  // "embedding", "encoder", "decoder", "attention", "softmax", "" ...
   int layer = -1;     // layer index inside its block, -1 when not layered
   int forward_of = -1;  // for backward / update ops: id of the forward op they belong to
+  // Which of its device's two in-order streams runs the op: 0 = compute (every model
+  // op), 1 = communication (the collective steps a strategy inserts, as NCCL runs on
+  // its own CUDA stream): the two run side by side, each one op at a time. The
+  // analytic contention mode and SimGrid honour it; Placeto mode and the hardware
+  // backends run every op in one stream.
+  int stream = 0;
 
   bool has_measured_cost() const { return compute_us >= 0; }
   double total_output_bytes() const;

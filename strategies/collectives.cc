@@ -22,6 +22,7 @@ struct Builder {
          double bytes_accessed, std::vector<double> outputs) {
     const int id =
         add_strategy_op(out, name, type, Phase::kBackward, flops, bytes_accessed, std::move(outputs));
+    out.mutable_op(id).stream = 1;  // the communication stream, beside compute
     device_of.push_back(device);
     return id;
   }

@@ -15,21 +15,6 @@ namespace aware::strategies_detail {
 
 namespace {
 
-int parse_count(const std::string& text, const std::string& spec, const std::string& what) {
-  std::size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || value < 1) {
-    throw ConfigError("strategy '" + spec + "': " + what + " '" + text +
-                      "' is not a whole number >= 1");
-  }
-  return value;
-}
-
 const std::vector<std::string>& collective_names() {
   static const std::vector<std::string> names = {"ring", "tree", "ps", "reduce"};
   return names;

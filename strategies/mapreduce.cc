@@ -18,21 +18,6 @@ namespace aware::strategies_detail {
 
 namespace {
 
-int parse_workers(const std::string& text, const std::string& spec) {
-  std::size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || value < 1) {
-    throw ConfigError("strategy '" + spec + "': the worker count '" + text +
-                      "' is not a whole number >= 1");
-  }
-  return value;
-}
-
 std::string number(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%g", value);
@@ -53,7 +38,7 @@ StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
                                const StrategySpec& spec, const StrategyContext&) {
   const std::string owner = "strategy '" + spec.text + "'";
   const int devices = cluster.num_devices();
-  const int workers = spec.argument.empty() ? devices : parse_workers(spec.argument, spec.text);
+  const int workers = spec.argument.empty() ? devices : parse_count(spec.argument, spec.text, "the worker count");
   if (workers > devices) {
     throw ConfigError(owner + ": " + std::to_string(workers) +
                       " workers need as many devices, cluster '" + cluster.name() + "' has " +

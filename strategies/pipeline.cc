@@ -17,21 +17,6 @@ namespace aware::strategies_detail {
 
 namespace {
 
-int parse_positive(const std::string& text, const std::string& spec, const std::string& what) {
-  std::size_t used = 0;
-  int value = 0;
-  try {
-    value = std::stoi(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.empty() || used != text.size() || value < 1) {
-    throw ConfigError("strategy '" + spec + "': " + what + " '" + text +
-                      "' is not a whole number >= 1");
-  }
-  return value;
-}
-
 // Cuts `cost` (forward ops in topological order) into `stages` contiguous,
 // non-empty pieces whose sums are as close as the prefix sums allow to equal
 // shares: piece s ends where the running sum is nearest to (s + 1) / stages of the
@@ -63,7 +48,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
                               const StrategySpec& spec, const StrategyContext&) {
   const int devices = cluster.num_devices();
   const int stages =
-      spec.argument.empty() ? devices : parse_positive(spec.argument, spec.text, "the stage count");
+      spec.argument.empty() ? devices : parse_count(spec.argument, spec.text, "the stage count");
   if (stages > devices) {
     throw ConfigError("strategy '" + spec.text + "': " + std::to_string(stages) +
                       " stages need as many devices, cluster '" + cluster.name() + "' has " +
@@ -74,7 +59,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   const double batch = graph.batch();
   int micro = 0;
   if (spec.options.count("micro")) {
-    micro = parse_positive(spec.options.at("micro"), spec.text, "the micro-batch count");
+    micro = parse_count(spec.options.at("micro"), spec.text, "the micro-batch count");
   } else {
     micro = static_cast<int>(std::min<double>(4.0 * stages, std::max(1.0, std::floor(batch))));
   }

@@ -14,6 +14,21 @@ std::string graph_where(const OpGraph& graph) {
   return out;
 }
 
+int parse_count(const std::string& text, const std::string& spec, const std::string& what) {
+  std::size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || value < 1) {
+    throw ConfigError("strategy '" + spec + "': " + what + " '" + text +
+                      "' is not a whole number >= 1");
+  }
+  return value;
+}
+
 namespace {
 
 bool is_variable(const OpGraph& graph, int id) {

@@ -100,6 +100,10 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
 StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
                                const StrategySpec& spec, const StrategyContext& context);
 
+// `text` as a whole number >= 1; ConfigError "strategy 'SPEC': WHAT 'TEXT' is not a
+// whole number >= 1" otherwise.
+int parse_count(const std::string& text, const std::string& spec, const std::string& what);
+
 // "graph 'NAME' (SOURCE)" for messages.
 std::string graph_where(const OpGraph& graph);
 

@@ -5,6 +5,7 @@
 
 #include "core/cluster.h"
 #include "core/errors.h"
+#include "core/placer.h"
 #include "strategies/rewrite.h"
 
 namespace aware {
@@ -19,6 +20,7 @@ struct KindInfo {
 const std::map<std::string, KindInfo>& kinds() {
   static const std::map<std::string, KindInfo> table = {
       {"single", {"single[:D]: the step as it is, on device D (default 0)", {}}},
+      {"place", {"place:METHOD: the step as it is, placed on every device by METHOD", {}}},
       {"dp",
        {"dp[:N|:COLLECTIVE][,collective=ring|tree|ps|reduce][,bucket_mb=25][,overlap=on]: N "
         "replicas (default: every device), the global batch split N ways, gradients exchanged "
@@ -154,6 +156,34 @@ StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
     result.spec = "single:" + std::to_string(device);
     result.graph = graph;
     result.placement = single_device_placement(graph, device);
+    result.global_batch = graph.batch();
+    return result;
+  }
+  if (spec.kind == "place") {
+    if (spec.argument.empty()) {
+      throw ConfigError("strategy '" + spec.text + "': place takes a method, e.g. place:m-etf");
+    }
+    auto placer = PlacerRegistry::instance().create(spec.argument);  // unknown: ConfigError
+    if (placer->needs_evaluator() && context.evaluator == nullptr) {
+      throw ConfigError("strategy '" + spec.text + "': method '" + spec.argument +
+                        "' searches by simulation and needs an evaluator");
+    }
+    PlaceContext pc;
+    pc.evaluator = context.evaluator;
+    pc.seed = context.seed;
+    pc.budget_evals = context.budget_evals;
+    pc.budget_seconds = context.budget_seconds;
+    pc.progress = context.progress;
+    pc.options = context.placer_options;
+    StrategyResult result;
+    result.spec = "place:" + spec.argument;
+    result.graph = graph;
+    result.placement = placer->place(graph, cluster, pc);
+    check_placement(graph, cluster, result.placement, "strategy '" + spec.text + "'");
+    int used = 0;
+    std::vector<char> seen(cluster.num_devices(), 0);
+    for (int d : result.placement.device_of_op) used += !seen[d]++;
+    result.devices_used = used;
     result.global_batch = graph.batch();
     return result;
   }

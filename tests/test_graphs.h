@@ -85,6 +85,25 @@ inline OpGraph fork_join_graph() {
   return g;
 }
 
+// x(10) -> {a(40), c(20)} -> y(5), c on the communication stream (Op::stream 1)
+// unless `c_stream` says otherwise. On one device: a and c overlap when c is on
+// stream 1 (step 55), and run one after the other on one stream (step 75).
+inline OpGraph two_stream_graph(int c_stream = 1) {
+  OpGraph g("two-stream");
+  const int x = g.add_op(timed_op("x", 10));
+  const int a = g.add_op(timed_op("a", 40));
+  Op comm = timed_op("c", 20);
+  comm.stream = c_stream;
+  const int c = g.add_op(comm);
+  const int y = g.add_op(timed_op("y", 5));
+  g.add_edge(x, a);
+  g.add_edge(x, c);
+  g.add_edge(a, y);
+  g.add_edge(c, y);
+  g.validate();
+  return g;
+}
+
 // A -> {B, C, D} -> E. A and E 10 us, B, C, D 100 us, every tensor 1000 bytes
 // (1 us on a 1 GB/s link).
 inline OpGraph fork_join3_graph() {

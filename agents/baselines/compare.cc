@@ -199,6 +199,21 @@ class CellJournal {
 
 }  // namespace
 
+namespace {
+
+// A scored cell: "ok", or "oom" / "infeasible" with the evaluator's reason.
+void record_step(const StepResult& step, MethodResult* r) {
+  r->step_time_us = step.step_time_us;
+  if (step.feasible) {
+    r->status = "ok";
+    return;
+  }
+  r->reason = step.infeasible_reason;
+  r->status = step.infeasible_reason.find("memory") != std::string::npos ? "oom" : "infeasible";
+}
+
+}  // namespace
+
 CompareTable run_compare(const CompareRequest& request) {
   CompareTable table;
   table.seed = request.seed;
@@ -314,14 +329,7 @@ CompareTable run_compare(const CompareRequest& request) {
             r.place_time_s =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             const StepResult s = evaluator->evaluate(applied.graph, cluster, applied.placement);
-            r.step_time_us = s.step_time_us;
-            if (s.feasible) {
-              r.status = "ok";
-            } else {
-              r.reason = s.infeasible_reason;
-              r.status = s.infeasible_reason.find("memory") != std::string::npos ? "oom"
-                                                                                : "infeasible";
-            }
+            record_step(s, &r);
           } catch (const Error& e) {
             r.status = "error";
             r.reason = e.what();
@@ -347,14 +355,7 @@ CompareTable run_compare(const CompareRequest& request) {
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             check_placement(graph, cluster, r.placement, method);
             const StepResult s = evaluator->evaluate(graph, cluster, r.placement);
-            r.step_time_us = s.step_time_us;
-            if (s.feasible) {
-              r.status = "ok";
-            } else {
-              r.reason = s.infeasible_reason;
-              r.status = s.infeasible_reason.find("memory") != std::string::npos ? "oom"
-                                                                                : "infeasible";
-            }
+            record_step(s, &r);
           } catch (const Error& e) {
             r.place_time_s =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -220,9 +220,11 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   p->ready.assign(D, {});
   p->bus.assign(D, {});
   for (auto& q : p->ready) q.reserve(n);
-  p->fifo.assign(D, {});
+  // Two lanes per device: its compute stream (lane d) and its communication stream
+  // (lane D + d), each running one op at a time.
+  p->fifo.assign(2 * static_cast<size_t>(D), {});
   for (auto& q : p->fifo) q.reserve(n);
-  p->fifo_head.assign(D, 0);
+  p->fifo_head.assign(2 * static_cast<size_t>(D), 0);
   p->staged.reserve(n);
   for (auto& q : p->bus) q.reserve(n + 1);
   p->events.reserve(4 * (n + edges) + 4 * D + 16);
@@ -235,7 +237,9 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   p->end_us.resize(n);
   p->device_free_us.resize(D);
   p->bus_free_us.resize(D);
-  p->device_busy.resize(D);
+  p->device_busy.resize(2 * static_cast<size_t>(D));
+  p->stream.resize(n);
+  for (int op = 0; op < n; ++op) p->stream[op] = graph.op(op).stream;
   p->channel_free_us.resize(p->num_channels);
   p->route_queue.assign(static_cast<size_t>(D) * D, {});
   for (auto& q : p->route_queue) q.reserve(edges / std::max(1, D) + 1);
@@ -363,11 +367,13 @@ class ContentionRun {
       std::sort(p_.staged.begin(), p_.staged.end(),
                 [&](int x, int y) { return p_.topo_rank[x] < p_.topo_rank[y]; });
     }
-    for (int op : p_.staged) p_.fifo[placement_[op]].push_back(op);
+    for (int op : p_.staged) p_.fifo[lane_of(op)].push_back(op);
     p_.staged.clear();
-    for (int d = 0; d < D_; ++d) {
-      if (p_.device_busy[d] || p_.fifo_head[d] == static_cast<int>(p_.fifo[d].size())) continue;
-      const ReadyEntry e{now_, 0, p_.fifo[d][p_.fifo_head[d]++]};
+    for (int lane = 0; lane < 2 * D_; ++lane) {
+      if (p_.device_busy[lane] || p_.fifo_head[lane] == static_cast<int>(p_.fifo[lane].size()))
+        continue;
+      const int d = lane % D_;
+      const ReadyEntry e{now_, 0, p_.fifo[lane][p_.fifo_head[lane]++]};
       double cost = p_.costs.time_us(e.op, d);
       if (!interference_.none() && D_ > 1) {
         int others_busy = 0;
@@ -377,7 +383,7 @@ class ContentionRun {
                                     : interference_.compute;
         cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
       }
-      p_.device_busy[d] = 1;
+      p_.device_busy[lane] = 1;
       p_.start_us[e.op] = now_;
       p_.end_us[e.op] = now_ + cost;
       result_.device_busy_us[d] += cost;
@@ -401,9 +407,11 @@ class ContentionRun {
     }
   }
 
+  int lane_of(int op) const { return placement_[op] + (p_.stream[op] != 0 ? D_ : 0); }
+
   void finish_op(int op) {
     const int d = placement_[op];
-    p_.device_busy[d] = 0;
+    p_.device_busy[lane_of(op)] = 0;
     ++finished_;
     p_.mem_now[d] -= p_.temp_bytes[op];
     release_consumed_inputs(op, d);

@@ -29,6 +29,7 @@ struct AnalyticSimulator::Prepared {
   std::vector<double> out_total_bytes;
   std::vector<double> param_bytes;
   std::vector<double> temp_bytes;
+  std::vector<int> stream;         // 0 compute, 1 communication (Op::stream)
   // Routes, flattened: channels of route (s, d) are
   // route_channels[route_begin[s*D+d] .. route_begin[s*D+d+1]).
   std::vector<int> route_begin;
@@ -79,7 +80,7 @@ struct AnalyticSimulator::Prepared {
     int refs;
   };
   std::vector<std::vector<ReadyEntry>> ready;  // placeto: per device heap
-  std::vector<std::vector<int>> fifo;          // contention: per device ready queue
+  std::vector<std::vector<int>> fifo;          // contention: per lane ready queue
   std::vector<int> fifo_head;
   std::vector<int> staged;                     // contention: ops made ready in this batch
   std::vector<std::vector<ReadyEntry>> bus;    // placeto: per device bus heap (op = transfer id)
@@ -93,7 +94,7 @@ struct AnalyticSimulator::Prepared {
   std::vector<double> end_us;
   std::vector<double> device_free_us;
   std::vector<double> bus_free_us;
-  std::vector<char> device_busy;
+  std::vector<char> device_busy;  // contention: per lane (compute lanes first)
   std::vector<double> channel_free_us;  // contention: when each directed channel is next free
   std::vector<std::vector<int>> route_queue;  // contention: booked transfers per route, in order
   std::vector<int> route_head;                // contention: first unfinished entry per route

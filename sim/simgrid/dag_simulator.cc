@@ -134,7 +134,9 @@ void DagSimulator::load_cluster(const Cluster& cluster, const std::string& platf
     for (int d = 0; d < D; ++d) {
       const Device& dev = cluster.device(d);
       m.speed[d] = dev.peak_flops * dev.efficiency;
-      m.hosts[d] = zone->create_host(dev.name, m.speed[d])->seal();
+      // Two cores at the device's speed: its compute and communication streams run
+      // side by side without sharing (an exec uses one core; each stream is in order).
+      m.hosts[d] = zone->create_host(dev.name, m.speed[d])->set_core_count(2)->seal();
     }
     for (const std::string& sw : cluster.switches()) zone->create_router(sw);
     std::vector<sg4::Link*> links(cluster.num_links());
@@ -181,7 +183,9 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
 
   // 1. The order each device runs its ops: the analytic contention schedule.
   m.analytic.evaluate(graph, cluster, placement, &m.order_trace);
-  std::vector<std::vector<int>> order(D);
+  // Lanes: each device's compute stream (d) and communication stream (D + d), each
+  // in the order the analytic schedule ran it.
+  std::vector<std::vector<int>> order(2 * static_cast<size_t>(D));
   {
     std::vector<int> ops(n);
     std::iota(ops.begin(), ops.end(), 0);
@@ -191,7 +195,7 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
       if (spans[a].end_us != spans[b].end_us) return spans[a].end_us < spans[b].end_us;
       return m.topo_rank[a] < m.topo_rank[b];
     });
-    for (int op : ops) order[placement[op]].push_back(op);
+    for (int op : ops) order[placement[op] + (graph.op(op).stream != 0 ? D : 0)].push_back(op);
   }
 
   // 2. Activities: an Exec per op, a Comm per (op, output, destination device).
@@ -267,8 +271,8 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     }
   }
   for (size_t t = 0; t < transfers.size(); ++t) execs[transfers[t].src_op]->add_successor(comms[t]);
-  for (int d = 0; d < D; ++d) {
-    for (size_t k = 1; k < order[d].size(); ++k) exec_edge(order[d][k - 1], order[d][k]);
+  for (const std::vector<int>& lane : order) {
+    for (size_t k = 1; k < lane.size(); ++k) exec_edge(lane[k - 1], lane[k]);
   }
 
   // 4. Run. Roots start now; the others start when SimGrid releases them.

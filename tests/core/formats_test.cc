@@ -48,12 +48,22 @@ TEST(Formats, GraphRoundTripIsIdentical) {
   g.mutable_op(6).block = "encoder";
   g.mutable_op(6).layer = 2;
   g.mutable_op(7).forward_of = 1;
+  g.mutable_op(8).stream = 1;
   g.set_batch(96);
   const std::string path = tmp_path("roundtrip.json");
   write_graph_file(g, path);
   const OpGraph back = read_graph_file(path);
   EXPECT_EQ(back.batch(), 96);
+  EXPECT_EQ(back.op(8).stream, 1);
   EXPECT_EQ(graph_to_json(back).dump(), graph_to_json(g).dump());
+}
+
+TEST(Formats, OpStreamIsZeroOrOne) {
+  const std::string path = tmp_path("stream.json");
+  std::string text = kGoodGraph;
+  text.replace(text.find("\"flops\":100"), 11, "\"flops\":100,\"stream\":2");
+  write(path, text);
+  expect_parse_error([&] { read_graph_file(path); }, {path, "op 'a'", "stream"});
 }
 
 TEST(Formats, GraphBatchMustBePositiveAndFinite) {

@@ -35,6 +35,24 @@ TEST(AnalyticContention, ChainOnOneDeviceIsTheSumOfItsOps) {
   EXPECT_DOUBLE_EQ(r.device_busy_us[0], 60);
 }
 
+TEST(AnalyticContention, CommunicationStreamRunsBesideCompute) {
+  // x [0,10]; a [10,50] on the compute stream, c [10,30] on the communication stream; y [50,55].
+  Trace t;
+  const StepResult r =
+      run(AnalyticMode::kContention, testing::two_stream_graph(1), star_cluster(1), {0, 0, 0, 0}, &t);
+  EXPECT_DOUBLE_EQ(r.step_time_us, 55);
+  EXPECT_DOUBLE_EQ(t.ops[2].start_us, 10);
+  EXPECT_DOUBLE_EQ(t.ops[2].end_us, 30);
+  // The same op on the compute stream waits for a: x, a, c, y = 75.
+  EXPECT_DOUBLE_EQ(
+      run(AnalyticMode::kContention, testing::two_stream_graph(0), star_cluster(1), {0, 0, 0, 0}).step_time_us,
+      75);
+  // Placeto's simulator has one stream per device.
+  EXPECT_DOUBLE_EQ(
+      run(AnalyticMode::kPlaceto, testing::two_stream_graph(1), star_cluster(1), {0, 0, 0, 0}).step_time_us,
+      run(AnalyticMode::kPlaceto, testing::two_stream_graph(0), star_cluster(1), {0, 0, 0, 0}).step_time_us);
+}
+
 TEST(AnalyticContention, ChainAcrossDevicesPaysTwoTransfers) {
   // a [0,10] | a->dev1 [10,13] | b [13,33] | b->dev0 [33,36] | c [36,66]
   Trace t;

@@ -127,6 +127,15 @@ TEST(SimGridConformance, EveryZooModelOnOneDevice) {
   }
 }
 
+TEST(SimGridConformance, CommunicationStreamRunsBesideCompute) {
+  REQUIRE_WORKER();
+  const Cluster cl = mesh_cluster(1);
+  SimGridEvaluator s(small_pool(1));
+  // As the analytic contention mode: 55 with c on stream 1, 75 on one stream.
+  EXPECT_NEAR(s.evaluate(testing::two_stream_graph(1), cl, Placement({0, 0, 0, 0})).step_time_us, 55, 0.01);
+  EXPECT_NEAR(s.evaluate(testing::two_stream_graph(0), cl, Placement({0, 0, 0, 0})).step_time_us, 75, 0.01);
+}
+
 TEST(SimGridConformance, ChainAcrossThreeDevices) {
   REQUIRE_WORKER();
   OpGraph g("chain");
