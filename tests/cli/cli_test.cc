@@ -398,7 +398,7 @@ TEST(Cli, FuseShrinksTheGraphAndKeepsTheSingleDeviceStep) {
 TEST(Cli, EverySubcommandHasHelp) {
   for (const char* sub : {"graph build", "graph family", "graph info", "graph export", "cluster show",
                           "simulate", "bench simulate", "bench scaling", "place", "compare",
-                          "strategy apply", "strategy list"}) {
+                          "strategy apply", "strategy list", "strategy search"}) {
     const Outcome r = aware(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.output;
     EXPECT_TRUE(contains(r.output, "Usage")) << sub;
@@ -444,6 +444,28 @@ TEST(Cli, StrategyFlagOnSimulatePlaceAndCompare) {
   EXPECT_EQ(doc["strategies"].size(), 3u);
   EXPECT_EQ(doc["rows"][0]["results"][2]["method"], "dp:4,collective=ps");
   EXPECT_NE(doc["rows"][0]["winner"], "bagging");  // trains other models: never the winner
+}
+
+TEST(Cli, StrategySearchRanksCandidatesAndWritesTheWinner) {
+  const std::string dir = tmp("strategy-search");
+  std::filesystem::remove_all(dir);
+  const Outcome r = aware("strategy search --graph zoo:resnet50:batch=8 --cluster preset:k40x2 "
+                          "--collectives ring,ps --no-pipelines -o " + dir + " --json", true);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);
+  // place:m-etf, dp:2 x {ring, ps}; no hybrid leaves two devices per group on 2 GPUs.
+  EXPECT_EQ(doc["candidates"].size(), 3u);
+  double best = 1e300;
+  for (const auto& c : doc["candidates"])
+    if (c["status"] == "ok") best = std::min(best, c["step_time_us"].get<double>());
+  EXPECT_DOUBLE_EQ(doc["best_step_time_us"].get<double>(), best);
+  std::ifstream summary(dir + "/strategy.json");
+  ASSERT_TRUE(summary.good());
+  EXPECT_EQ(nlohmann::json::parse(summary)["spec"], doc["best"]);
+  const Outcome bad = aware("strategy search --graph zoo:resnet50 --collectives mesh -o " + dir + "-bad");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(contains(bad.output, "collective 'mesh'")) << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "-bad"));
 }
 
 TEST(Cli, StrategyBadInputFailsInOneLineAndWritesNothing) {
