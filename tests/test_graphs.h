@@ -104,6 +104,57 @@ inline OpGraph two_stream_graph(int c_stream = 1) {
   return g;
 }
 
+// A two-layer MLP training step with batch 8. Costs are measured times (they scale
+// with the batch share); weights 4000 and 2000 bytes.
+//   x, w1 -> fc1(40) ; fc1, w2 -> fc2(20) -> loss(4)
+//   loss, w2 -> fc2/grad_in(20) ; loss, fc1 -> fc2/grad_w(20, out 2000)
+//   fc2/grad_in, x -> fc1/grad_w(40, out 4000)
+//   w1, fc1/grad_w -> w1/update(10) ; w2, fc2/grad_w -> w2/update(5)
+inline OpGraph two_layer_mlp_graph() {
+  OpGraph g("mlp2");
+  g.set_batch(8);
+  auto op = [&](const std::string& name, const std::string& type, Phase phase, double us,
+                double out, double params = 0) {
+    Op o = timed_op(name, us, out, params);
+    o.type = type;
+    o.phase = phase;
+    if (us == 0) o.compute_us = -1;
+    return g.add_op(o);
+  };
+  const int x = op("x", "Placeholder", Phase::kForward, 0, 800);
+  const int w1 = op("w1", "VariableV2", Phase::kForward, 0, 4000, 4000);
+  const int w2 = op("w2", "VariableV2", Phase::kForward, 0, 2000, 2000);
+  const int fc1 = op("fc1", "MatMul", Phase::kForward, 40, 400);
+  const int fc2 = op("fc2", "MatMul", Phase::kForward, 20, 80);
+  const int loss = op("loss", "Xent", Phase::kForward, 4, 8);
+  const int g2i = op("fc2/grad_in", "MatMulGradInput", Phase::kBackward, 20, 400);
+  const int g2w = op("fc2/grad_w", "MatMulGradWeight", Phase::kBackward, 20, 2000);
+  const int g1w = op("fc1/grad_w", "MatMulGradWeight", Phase::kBackward, 40, 4000);
+  const int u1 = op("w1/update", "ApplyGradientDescent", Phase::kUpdate, 10, 0);
+  const int u2 = op("w2/update", "ApplyGradientDescent", Phase::kUpdate, 5, 0);
+  for (int b : {g2i, g2w}) g.mutable_op(b).forward_of = fc2;
+  g.mutable_op(g1w).forward_of = fc1;
+  g.mutable_op(u1).forward_of = w1;
+  g.mutable_op(u2).forward_of = w2;
+  g.add_edge(x, fc1);
+  g.add_edge(w1, fc1);
+  g.add_edge(fc1, fc2);
+  g.add_edge(w2, fc2);
+  g.add_edge(fc2, loss);
+  g.add_edge(loss, g2i);
+  g.add_edge(w2, g2i);
+  g.add_edge(loss, g2w);
+  g.add_edge(fc1, g2w);
+  g.add_edge(g2i, g1w);
+  g.add_edge(x, g1w);
+  g.add_edge(w1, u1);
+  g.add_edge(g1w, u1);
+  g.add_edge(w2, u2);
+  g.add_edge(g2w, u2);
+  g.validate();
+  return g;
+}
+
 // A -> {B, C, D} -> E. A and E 10 us, B, C, D 100 us, every tensor 1000 bytes
 // (1 us on a 1 GB/s link).
 inline OpGraph fork_join3_graph() {
