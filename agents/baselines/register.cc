@@ -42,6 +42,14 @@ void register_baseline_placers() {
         {{"temperature", T::kDouble, "0.05", "start temperature, a fraction of the start step time"},
          {"cooling_to", T::kDouble, "0.001", "final temperature, a fraction of the start"}},
         make_anneal_placer);
+  r.add("genetic", "genetic algorithm over group moves on the evaluator (tournament, two-point "
+        "crossover in topological order, run mutation, elitism)",
+        {{"population", T::kInt, "24", "individuals per generation"},
+         {"elite", T::kInt, "2", "best individuals kept unchanged each generation"},
+         {"tournament", T::kInt, "3", "tournament size for picking parents"},
+         {"crossover", T::kDouble, "0.9", "probability a child crosses two parents"},
+         {"mutation", T::kDouble, "0.3", "probability a child gets a run of units moved"}},
+        make_genetic_placer);
 }
 
 }  // namespace aware

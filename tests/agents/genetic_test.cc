@@ -1,0 +1,56 @@
+// The genetic placer: never worse than the cheap placers it starts from, within its
+// budget, deterministic, and usable inside a hybrid strategy.
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
+#include "core/evaluator.h"
+#include "core/placer.h"
+#include "strategies/strategy.h"
+#include "tests/test_graphs.h"
+
+namespace aware {
+namespace {
+
+double step(const OpGraph& g, const Cluster& c, const Placement& p) {
+  return EvaluatorRegistry::instance().create("analytic")->evaluate(g, c, p).step_time_us;
+}
+
+Placement run(const std::string& method, const OpGraph& g, const Cluster& c, long long budget,
+              std::uint64_t seed = 1, Options options = {}) {
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  PlaceContext context;
+  context.evaluator = sim.get();
+  context.seed = seed;
+  context.budget_evals = budget;
+  context.options = std::move(options);
+  return PlacerRegistry::instance().create(method)->place(g, c, context);
+}
+
+TEST(Genetic, ImprovesOnItsSeedsWithinTheBudget) {
+  const OpGraph g = testing::layered_dag(60, 3);
+  const Cluster c = testing::star_cluster(4);
+  const double seed_best = std::min({step(g, c, run("m-etf", g, c, 0)), step(g, c, run("heft", g, c, 0)),
+                                     step(g, c, run("m-sct", g, c, 0))});
+  const Placement p = run("genetic", g, c, 400);
+  check_placement(g, c, p);
+  EXPECT_LE(step(g, c, p), seed_best);
+  EXPECT_EQ(p, run("genetic", g, c, 400));             // same seed, same placement
+  EXPECT_THROW(run("genetic", g, c, 50, 1, {{"population", "1"}}), ConfigError);
+  EXPECT_THROW(run("genetic", g, c, 50, 1, {{"mutation", "2"}}), ConfigError);
+}
+
+TEST(Genetic, PlacesTheGroupsOfAHybridStrategy) {
+  const OpGraph g = testing::two_layer_mlp_graph();
+  const Cluster c = testing::star_cluster(4);
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  StrategyContext context;
+  context.evaluator = sim.get();
+  context.budget_evals = 60;
+  const StrategyResult r = apply_strategy(g, c, "hybrid:2xgenetic", context);
+  EXPECT_EQ(r.replicas, 2);
+  check_placement(r.graph, c, r.placement);
+  EXPECT_GT(sim->evaluate(r.graph, c, r.placement).step_time_us, 0);
+}
+
+}  // namespace
+}  // namespace aware
