@@ -90,20 +90,7 @@ StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
     append_copy(piece, graph, roles, shares[0] / batch, "");
     piece.set_batch(shares[0]);
     const Cluster sub = restrict_devices(cluster, group);
-    auto placer = PlacerRegistry::instance().create(placer_name);
-    if (placer->needs_evaluator() && context.evaluator == nullptr) {
-      throw ConfigError("strategy '" + spec.text + "': method '" + placer_name +
-                        "' searches by simulation and needs an evaluator");
-    }
-    PlaceContext pc;
-    pc.evaluator = context.evaluator;
-    pc.seed = context.seed;
-    pc.budget_evals = context.budget_evals;
-    pc.budget_seconds = context.budget_seconds;
-    pc.progress = context.progress;
-    pc.options = context.placer_options;
-    const Placement placed = placer->place(piece, sub, pc);
-    check_placement(piece, sub, placed, "strategy '" + spec.text + "'");
+    const Placement placed = place_with(placer_name, piece, sub, context, spec.text);
     slot = placed.device_of_op;
     result.notes.push_back("each replica's " + std::to_string(group) + " devices placed by '" +
                            placer_name + "' on a copy with " + std::to_string(int(shares[0])) +

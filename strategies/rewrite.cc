@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/placer.h"
 
 namespace aware::strategies_detail {
 
@@ -27,6 +28,25 @@ int parse_count(const std::string& text, const std::string& spec, const std::str
                       "' is not a whole number >= 1");
   }
   return value;
+}
+
+Placement place_with(const std::string& method, const OpGraph& graph, const Cluster& cluster,
+                     const StrategyContext& context, const std::string& spec) {
+  auto placer = PlacerRegistry::instance().create(method);  // unknown: ConfigError
+  if (placer->needs_evaluator() && context.evaluator == nullptr) {
+    throw ConfigError("strategy '" + spec + "': method '" + method +
+                      "' searches by simulation and needs an evaluator");
+  }
+  PlaceContext pc;
+  pc.evaluator = context.evaluator;
+  pc.seed = context.seed;
+  pc.budget_evals = context.budget_evals;
+  pc.budget_seconds = context.budget_seconds;
+  pc.progress = context.progress;
+  pc.options = context.placer_options;
+  Placement placed = placer->place(graph, cluster, pc);
+  check_placement(graph, cluster, placed, "strategy '" + spec + "'");
+  return placed;
 }
 
 namespace {

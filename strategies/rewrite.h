@@ -104,6 +104,13 @@ StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
 // whole number >= 1" otherwise.
 int parse_count(const std::string& text, const std::string& spec, const std::string& what);
 
+// Places `graph` on `cluster` with the registered placer `method`, given the
+// strategy's evaluator, seed, budget and progress; throws ConfigError naming `spec`
+// for an unknown method or one that needs an evaluator it was not given. The
+// placement is checked.
+Placement place_with(const std::string& method, const OpGraph& graph, const Cluster& cluster,
+                     const StrategyContext& context, const std::string& spec);
+
 // "graph 'NAME' (SOURCE)" for messages.
 std::string graph_where(const OpGraph& graph);
 

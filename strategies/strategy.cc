@@ -5,7 +5,6 @@
 
 #include "core/cluster.h"
 #include "core/errors.h"
-#include "core/placer.h"
 #include "strategies/rewrite.h"
 
 namespace aware {
@@ -163,23 +162,11 @@ StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
     if (spec.argument.empty()) {
       throw ConfigError("strategy '" + spec.text + "': place takes a method, e.g. place:m-etf");
     }
-    auto placer = PlacerRegistry::instance().create(spec.argument);  // unknown: ConfigError
-    if (placer->needs_evaluator() && context.evaluator == nullptr) {
-      throw ConfigError("strategy '" + spec.text + "': method '" + spec.argument +
-                        "' searches by simulation and needs an evaluator");
-    }
-    PlaceContext pc;
-    pc.evaluator = context.evaluator;
-    pc.seed = context.seed;
-    pc.budget_evals = context.budget_evals;
-    pc.budget_seconds = context.budget_seconds;
-    pc.progress = context.progress;
-    pc.options = context.placer_options;
     StrategyResult result;
     result.spec = "place:" + spec.argument;
     result.graph = graph;
-    result.placement = placer->place(graph, cluster, pc);
-    check_placement(graph, cluster, result.placement, "strategy '" + spec.text + "'");
+    result.placement =
+        strategies_detail::place_with(spec.argument, graph, cluster, context, spec.text);
     int used = 0;
     std::vector<char> seen(cluster.num_devices(), 0);
     for (int d : result.placement.device_of_op) used += !seen[d]++;
