@@ -123,14 +123,25 @@ void parameter_server(Builder& b, const std::vector<const Gradient*>& bucket, do
 
 }  // namespace
 
+const std::vector<std::string>& collective_names() {
+  static const std::vector<std::string> names = {"ring", "tree", "ps", "reduce"};
+  return names;
+}
+
+std::string collective_list() {
+  std::string out;
+  for (const std::string& n : collective_names()) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 CollectiveOptions collective_options(const StrategySpec& spec) {
   CollectiveOptions options;
   const std::string owner = "strategy '" + spec.text + "'";
   options.algorithm = option_string(spec.options, "collective", options.algorithm);
-  static const std::vector<std::string> known = {"ring", "tree", "ps", "reduce", "none"};
+  const auto& known = collective_names();
   if (std::find(known.begin(), known.end(), options.algorithm) == known.end()) {
-    throw ConfigError(owner + ": collective '" + options.algorithm +
-                      "' is unknown (known: ring, tree, ps, reduce, none)");
+    throw ConfigError(owner + ": collective '" + options.algorithm + "' is unknown (known: " +
+                      collective_list() + ")");
   }
   const double bucket_mb = option_double(spec.options, "bucket_mb", 25, owner);
   if (!(bucket_mb > 0) || !std::isfinite(bucket_mb)) {

@@ -15,11 +15,6 @@ namespace aware::strategies_detail {
 
 namespace {
 
-const std::vector<std::string>& collective_names() {
-  static const std::vector<std::string> names = {"ring", "tree", "ps", "reduce"};
-  return names;
-}
-
 std::string canonical(const StrategySpec& spec, const std::string& argument,
                       const CollectiveOptions& c, bool with_collective) {
   std::string out = spec.kind + ":" + argument;
@@ -53,7 +48,6 @@ StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
     }
   } else if (spec.kind == "bagging") {
     if (!spec.argument.empty()) replicas = parse_count(spec.argument, spec.text, "the replica count");
-    spec.options["collective"] = "none";
   } else if (spec.kind == "hybrid") {
     const std::size_t x = spec.argument.find_first_of("xX*");
     if (x == std::string::npos || x == 0 || x + 1 >= spec.argument.size()) {
@@ -74,7 +68,8 @@ StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
                       std::to_string(devices));
   }
   if (spec.kind == "hybrid") group = devices / replicas;
-  const CollectiveOptions collective = collective_options(spec);
+  CollectiveOptions collective = collective_options(spec);
+  if (spec.kind == "bagging") collective.algorithm = "none";  // independent replicas
 
   const BatchRoles roles = classify_batch_roles(graph);
   require_batch_metadata(graph, roles, spec.text, spec.kind != "bagging");

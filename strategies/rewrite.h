@@ -74,7 +74,7 @@ struct Gradient {
 };
 
 struct CollectiveOptions {
-  std::string algorithm = "ring";  // ring | tree | ps | reduce
+  std::string algorithm = "ring";  // ring | tree | ps | reduce | none (bagging: no exchange)
   double bucket_bytes = 25e6;
   bool overlap = true;             // false: one bucket, exchanged after the whole backward
 };
@@ -89,7 +89,13 @@ void insert_gradient_exchange(OpGraph& out, std::vector<int>& device_of,
                               const std::vector<int>& rank_device,
                               const CollectiveOptions& options, const std::string& prefix);
 
-// Reads the collective options a dp-like spec takes (collective, bucket_mb, overlap).
+// The collectives a spec may name: ring, tree, ps, reduce.
+const std::vector<std::string>& collective_names();
+// "ring, tree, ps, reduce", for messages.
+std::string collective_list();
+
+// Reads the collective options a dp-like spec takes (collective, bucket_mb, overlap);
+// ConfigError for a collective not in collective_names().
 CollectiveOptions collective_options(const StrategySpec& spec);
 
 // The rewrites, one per kind (strategy.cc dispatches).

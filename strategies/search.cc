@@ -9,6 +9,7 @@
 #include "core/op_graph.h"
 #include "core/placer.h"
 #include "core/progress.h"
+#include "strategies/rewrite.h"
 
 namespace aware {
 
@@ -68,10 +69,11 @@ StrategySearchResult search_strategies(const OpGraph& graph, const Cluster& clus
   if (options.methods.empty()) throw ConfigError("strategy search: no methods given");
   for (const std::string& m : options.methods) PlacerRegistry::instance().info(m);  // known?
   if (!options.refine.empty()) PlacerRegistry::instance().info(options.refine);
+  const auto& known = strategies_detail::collective_names();
   for (const std::string& c : options.collectives) {
-    static const std::vector<std::string> known = {"ring", "tree", "ps", "reduce"};
     if (std::find(known.begin(), known.end(), c) == known.end()) {
-      throw ConfigError("strategy search: collective '" + c + "' is unknown (known: ring, tree, ps, reduce)");
+      throw ConfigError("strategy search: collective '" + c + "' is unknown (known: " +
+                        strategies_detail::collective_list() + ")");
     }
   }
   std::vector<std::string> specs;

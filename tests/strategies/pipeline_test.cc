@@ -1,0 +1,253 @@
+// The pipeline rewrite: a hand-drawn GPipe schedule, the bubble formula, stages,
+// FLOPs and bad input.
+#include <gtest/gtest.h>
+
+#include "tests/strategies/strategy_test_support.h"
+
+namespace aware {
+namespace {
+
+using namespace strategy_tests;
+using testing::timed_op;
+
+// ---- pipeline
+
+// Devices on one switch with free links: 1e18 B/s, no latency.
+Cluster free_star(int n) {
+  Device d;
+  d.name = "dev";
+  d.kind = "test";
+  d.peak_flops = 1e18;
+  d.memory_bytes = 1e9;
+  d.memory_Bps = 1e18;
+  return star_cluster("free", d, n, "sw", 1e18, 0);
+}
+
+// A two-layer chain with batch 2, measured costs at the whole batch:
+//   x(0), w1 -> f1(20, out 2000) ; f1, w2 -> f2(20, out 2000)
+//   f2, w2 -> b2(40; out 0: 2000 to b1, out 1: the 1000-byte gradient of w2)
+//   b2:0, x -> b1(40; the 1000-byte gradient of w1) ; u1(4), u2(2)
+OpGraph pipe_chain() {
+  OpGraph g("pipe-chain");
+  g.set_batch(2);
+  auto op = [&](const std::string& name, const std::string& type, Phase phase, double us,
+                std::vector<double> out, double params = 0) {
+    Op o = timed_op(name, us, 0, params);
+    o.output_bytes = std::move(out);
+    o.type = type;
+    o.phase = phase;
+    return g.add_op(o);
+  };
+  const int x = op("x", "Placeholder", Phase::kForward, 0, {100});
+  const int w1 = op("w1", "VariableV2", Phase::kForward, 0, {1000}, 1000);
+  const int w2 = op("w2", "VariableV2", Phase::kForward, 0, {1000}, 1000);
+  const int f1 = op("f1", "MatMul", Phase::kForward, 20, {2000});
+  const int f2 = op("f2", "MatMul", Phase::kForward, 20, {2000});
+  const int b2 = op("b2", "MatMulGrad", Phase::kBackward, 40, {2000, 1000});
+  const int b1 = op("b1", "MatMulGrad", Phase::kBackward, 40, {1000});
+  const int u1 = op("u1", "ApplyGradientDescent", Phase::kUpdate, 4, {0});
+  const int u2 = op("u2", "ApplyGradientDescent", Phase::kUpdate, 2, {0});
+  g.mutable_op(b2).forward_of = f2;
+  g.mutable_op(b1).forward_of = f1;
+  g.mutable_op(u1).forward_of = w1;
+  g.mutable_op(u2).forward_of = w2;
+  g.add_edge(x, f1);
+  g.add_edge(w1, f1);
+  g.add_edge(f1, f2);
+  g.add_edge(w2, f2);
+  g.add_edge(f2, b2);
+  g.add_edge(w2, b2);
+  g.add_edge(b2, b1, 0);
+  g.add_edge(x, b1);
+  g.add_edge(w1, u1);
+  g.add_edge(b1, u1);
+  g.add_edge(w2, u2);
+  g.add_edge(b2, u2, 1);
+  g.validate();
+  return g;
+}
+
+// pipeline:2,micro=2 on fast_star(2) (a cross-device tensor: 2 us + bytes/1000).
+// Cut: forward costs x 0, f1 20, f2 20 -> stage 0 {x, f1, w1, b1, u1}, stage 1
+// {f2, w2, b2, u2}. Each micro-batch has 1 sample: f 10 us, b 20 us, a 1000-byte
+// activation (3 us). GPipe schedule:
+//   stage 0: m0/f1 0-10, m1/f1 10-20 | m1/b1 56-76, m0/b1 76-96 | acc, u1 96-100
+//   link   : m0/f1 -> 10-13, m1/f1 -> 20-23 ; m1/b2 -> 53-56, m0/b2 -> 73-76
+//   stage 1: m0/f2 13-23, m1/f2 23-33 | m1/b2 33-53, m0/b2 53-73 | acc, u2 73-75
+// Step 100 us; the two accumulations cost ~0 on these devices.
+TEST(Pipeline, GPipeScheduleOnTwoStagesByHand) {
+  const OpGraph g = pipe_chain();
+  const Cluster c = fast_star(2);
+  const StrategyResult r = apply_strategy(g, c, "pipeline:2,micro=2");
+  EXPECT_EQ(r.spec, "pipeline:2,micro=2");
+  EXPECT_EQ(r.replicas, 1);
+  EXPECT_EQ(r.devices_used, 2);
+  EXPECT_EQ(r.global_batch, 2);
+  EXPECT_EQ(r.graph.batch(), 2);
+  EXPECT_EQ(count_type(r.graph, "AccumulateGrad"), 2);
+  // Stage 0: F0|F1, F1|B1, B1|B0; stage 1 likewise.
+  EXPECT_EQ(count_type(r.graph, "Barrier"), 6);
+  Trace trace;
+  EXPECT_NEAR(step_us(r, c, &trace), 100, 1e-6);
+  const std::map<std::string, std::pair<double, int>> expected = {
+      {"m0/f1", {0, 0}},   {"m1/f1", {10, 0}},  {"m0/f2", {13, 1}}, {"m1/f2", {23, 1}},
+      {"m1/b2", {33, 1}},  {"m0/b2", {53, 1}},  {"m1/b1", {56, 0}}, {"m0/b1", {76, 0}},
+      {"u2", {73, 1}},     {"u1", {96, 0}}};
+  for (const auto& [name, when] : expected) {
+    const int id = r.graph.find(name);
+    ASSERT_GE(id, 0) << name;
+    EXPECT_EQ(r.placement[id], when.second) << name;
+    EXPECT_NEAR(trace.ops[id].start_us, when.first, 1e-6) << name;
+  }
+  EXPECT_EQ(r.placement[r.graph.find("w1")], 0);
+  EXPECT_EQ(r.placement[r.graph.find("w2")], 1);
+  // Four activations cross, 1000 bytes each; the weights stay with their stage.
+  EXPECT_EQ(trace.transfers.size(), 4u);
+  for (const auto& t : trace.transfers) EXPECT_DOUBLE_EQ(t.bytes, 1000);
+}
+
+TEST(Pipeline, OneStageOneMicroBatchIsTheSingleDeviceStep) {
+  const Cluster star = fast_star(2);
+  EXPECT_NEAR(step_us(apply_strategy(mlp2(), star, "pipeline:1,micro=1"), star),
+              step_us(apply_strategy(mlp2(), star, "single"), star), 1e-9);
+  const Cluster c = make_cluster_preset("k40x4");
+  for (const OpGraph& g : property_graphs()) {
+    const double single = step_us(apply_strategy(g, c, "single"), c);
+    EXPECT_NEAR(step_us(apply_strategy(g, c, "pipeline:1,micro=1"), c), single, 1e-6 * single)
+        << g.name();
+  }
+}
+
+// S layers of equal cost, forward F and backward B at the whole batch, one per
+// stage; free links and free updates. In GPipe order the last stage finishes its
+// forward of micro-batch M-1 at (M + S - 1) F / M, and the backward wave runs the
+// same way back, so step = (M + S - 1)(F + B) / M while one stage's own work is
+// ideal = F + B:
+//   (step - ideal) / ideal = (S - 1) / M            (Megatron-LM's bubble / ideal)
+//   (step - ideal) / step  = (S - 1) / (M + S - 1)  (GPipe's bubble fraction)
+OpGraph balanced_chain(int layers, double batch, double forward_us, double backward_us) {
+  OpGraph g("balanced-" + std::to_string(layers));
+  g.set_batch(batch);
+  Op x = timed_op("x", 0, 16);
+  x.type = "Placeholder";
+  int previous = g.add_op(x);
+  const int input = previous;
+  std::vector<int> fwd, var;
+  for (int l = 0; l < layers; ++l) {
+    Op w = timed_op("w" + std::to_string(l), 0, 64, 64);
+    w.type = "VariableV2";
+    var.push_back(g.add_op(w));
+    const int f = g.add_op(timed_op("f" + std::to_string(l), forward_us, 16));
+    g.add_edge(previous, f);
+    g.add_edge(var.back(), f);
+    fwd.push_back(f);
+    previous = f;
+  }
+  for (int l = layers - 1; l >= 0; --l) {
+    Op b = timed_op("b" + std::to_string(l), backward_us);
+    b.output_bytes = {16, 64};
+    b.phase = Phase::kBackward;
+    b.forward_of = fwd[l];
+    const int id = g.add_op(b);
+    g.add_edge(previous, id, 0);
+    g.add_edge(l == 0 ? input : fwd[l - 1], id);
+    Op u = timed_op("u" + std::to_string(l), 0, 0);
+    u.phase = Phase::kUpdate;
+    u.forward_of = var[l];
+    const int update = g.add_op(u);
+    g.add_edge(var[l], update);
+    g.add_edge(id, update, 1);
+    previous = id;
+  }
+  g.validate();
+  return g;
+}
+
+TEST(Pipeline, BubbleIsStagesMinusOneOverMicroBatches) {
+  for (int stages : {2, 4}) {
+    const Cluster c = free_star(stages);
+    const OpGraph g = balanced_chain(stages, 16, 16, 32);
+    const double ideal = 16 + 32;
+    for (int micro : {1, 2, 4, 8, 16}) {
+      const StrategyResult r =
+          apply_strategy(g, c, "pipeline:" + std::to_string(stages) + ",micro=" + std::to_string(micro));
+      const double step = step_us(r, c);
+      std::printf("pipeline S=%d M=%2d: step %.3f us, ideal %.0f, bubble/ideal %.4f = (S-1)/M %.4f, "
+                  "bubble/step %.4f = (S-1)/(M+S-1) %.4f\n",
+                  stages, micro, step, ideal, (step - ideal) / ideal, (stages - 1.0) / micro,
+                  (step - ideal) / step, (stages - 1.0) / (micro + stages - 1));
+      EXPECT_NEAR((step - ideal) / ideal, (stages - 1.0) / micro, 1e-6) << stages << " " << micro;
+      EXPECT_NEAR((step - ideal) / step, (stages - 1.0) / (micro + stages - 1), 1e-6);
+    }
+  }
+  // The reference check: p = 4, m = 8 leaves 3/11 of the step idle.
+  const Cluster c = free_star(4);
+  const double step = step_us(apply_strategy(balanced_chain(4, 16, 16, 32), c, "pipeline:4,micro=8"), c);
+  EXPECT_NEAR((step - 48) / step, 3.0 / 11, 1e-6);
+}
+
+TEST(Pipeline, DefaultsAndStages) {
+  const OpGraph g = balanced_chain(4, 64, 10, 20);
+  const Cluster c = free_star(4);
+  const StrategyResult r = apply_strategy(g, c, "pipeline");
+  EXPECT_EQ(r.spec, "pipeline:4,micro=16");  // every device, 4 x S micro-batches
+  for (int l = 0; l < 4; ++l) {
+    EXPECT_EQ(r.placement[r.graph.find("m0/f" + std::to_string(l))], l);
+    EXPECT_EQ(r.placement[r.graph.find("m5/b" + std::to_string(l))], l);
+    EXPECT_EQ(r.placement[r.graph.find("w" + std::to_string(l))], l);
+    EXPECT_EQ(r.placement[r.graph.find("u" + std::to_string(l))], l);
+  }
+  // A batch smaller than 4 x S: one sample per micro-batch.
+  OpGraph small = g;
+  small.set_batch(6);
+  EXPECT_EQ(apply_strategy(small, c, "pipeline:4").spec, "pipeline:4,micro=6");
+  // Uneven micro-batches are said so.
+  const StrategyResult uneven = apply_strategy(g, c, "pipeline:2,micro=5");
+  EXPECT_NE(uneven.notes[0].find("micro-batches"), std::string::npos) << uneven.notes[0];
+  bool recompute_note = false;
+  for (const auto& note : uneven.notes) recompute_note |= note.find("re-materialisation") != std::string::npos;
+  EXPECT_TRUE(recompute_note);
+}
+
+
+TEST(Pipeline, FlopsAreConservedAndUpdatesRunOnce) {
+  using strategies_detail::Role;
+  const Cluster c = make_cluster_preset("k40x4");
+  for (const OpGraph& g : property_graphs()) {
+    const auto before = flops_by_role(g);
+    for (int micro : {3, 4}) {
+      const StrategyResult r = apply_strategy(g, c, "pipeline:4,micro=" + std::to_string(micro));
+      auto after = flops_by_role(r.graph);
+      auto original = before;
+      EXPECT_NEAR(after[Role::kModel], original[Role::kModel], 1e-9 * original[Role::kModel]) << g.name();
+      EXPECT_NEAR(after[Role::kUpdate], original[Role::kUpdate], 1e-9 * original[Role::kUpdate] + 1e-9)
+          << g.name();
+      // A shared weight's gradient sum runs once per micro-batch.
+      EXPECT_NEAR(after[Role::kParamSide], micro * original[Role::kParamSide],
+                  1e-9 * micro * original[Role::kParamSide] + 1e-9)
+          << g.name();
+      check_placement(r.graph, c, r.placement);
+      std::set<int> used(r.placement.device_of_op.begin(), r.placement.device_of_op.end());
+      EXPECT_EQ(used.size(), 4u) << g.name();
+    }
+  }
+}
+
+TEST(Pipeline, BadInputIsRefusedInOneLine) {
+  const OpGraph g = mlp2();
+  const Cluster c = fast_star(2);
+  auto message = [&](const OpGraph& graph, const std::string& spec) {
+    return strategy_error(graph, c, spec);
+  };
+  EXPECT_NE(message(g, "pipeline:3").find("cluster 'star' has 2"), std::string::npos);
+  EXPECT_NE(message(g, "pipeline:2,micro=9").find("cannot be split into 9"), std::string::npos);
+  EXPECT_NE(message(g, "pipeline:2,micro=0").find("not a whole number"), std::string::npos);
+  EXPECT_NE(message(g, "pipeline:x").find("stage count 'x'"), std::string::npos);
+  EXPECT_NE(message(g, "pipeline:2,schedule=1f1b").find("takes no option 'schedule'"), std::string::npos);
+  OpGraph no_batch = g;
+  no_batch.set_batch(0);
+  EXPECT_NE(message(no_batch, "pipeline:2").find("no batch size"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aware
