@@ -176,8 +176,14 @@ void run_validate(const ValidateArgs& a) {
   if (uncalibrated.num_devices() != cluster.num_devices())
     throw ConfigError("--uncalibrated cluster has " + std::to_string(uncalibrated.num_devices()) +
                       " devices, --cluster " + std::to_string(cluster.num_devices()));
-  std::unique_ptr<Evaluator> backend_evaluator = make_evaluator(a.backend, "", a.options);
-  HardwareEvaluator& hw = as_hardware(*backend_evaluator, a.backend);
+  // --measured replays an earlier run: nothing is run, so no backend is opened (the
+  // figures of a GPU run can be predicted again on a machine without one).
+  std::unique_ptr<Evaluator> backend_evaluator;
+  HardwareEvaluator* hw = nullptr;
+  if (a.measured.empty()) {
+    backend_evaluator = make_evaluator(a.backend, "", a.options);
+    hw = &as_hardware(*backend_evaluator, a.backend);
+  }
 
   // The predictors: each simulator on the calibrated cluster with the cost table,
   // and the uncalibrated cost model (roofline on the preset, no table).
@@ -256,8 +262,11 @@ void run_validate(const ValidateArgs& a) {
   // --measured: the measurements of an earlier run (same graphs, seed and methods),
   // to predict them again with other simulator settings without running anything.
   std::map<std::pair<std::string, std::string>, std::pair<double, double>> earlier;
+  std::string backend_settings = hw != nullptr ? hw->describe() : std::string();
   if (!a.measured.empty()) {
     const nlohmann::json doc = parse_json_text(read_text_file(a.measured), a.measured);
+    if (doc.contains("backend_settings") && doc["backend_settings"].is_string())
+      backend_settings = doc["backend_settings"].get<std::string>() + " (replayed from " + a.measured + ")";
     if (!doc.contains("rows") || !doc["rows"].is_array())
       throw ParseError(a.measured + ": not an aware validate JSON (no 'rows')");
     for (const auto& r : doc["rows"])
@@ -284,7 +293,7 @@ void run_validate(const ValidateArgs& a) {
       if (!keep[j]) continue;
       const Job& job = jobs[j];
       const OpGraph& g = graphs[job.graph];
-      const StepResult measured = hw.evaluate(g, cluster, job.placement);
+      const StepResult measured = hw->evaluate(g, cluster, job.placement);
       ++done;
       const std::string where = "[" + std::to_string(done) + "/" + std::to_string(total) + "] " +
                                 g.name() + " " + job.label;
@@ -293,7 +302,7 @@ void run_validate(const ValidateArgs& a) {
         keep[j] = 0;
         continue;
       }
-      const Measurement& m = hw.last_measurement();
+      const Measurement& m = hw->last_measurement();
       samples[j].insert(samples[j].end(), m.step_us.begin(), m.step_us.end());
       iqrs[j].push_back(m.iqr_us);
       log_line("validate", where + ": measured " + format_ms(m.median_us));
@@ -339,7 +348,7 @@ void run_validate(const ValidateArgs& a) {
 
   nlohmann::json doc;
   doc["backend"] = a.backend;
-  doc["backend_settings"] = hw.describe();
+  doc["backend_settings"] = backend_settings;
   doc["cluster"] = a.cluster;
   doc["costs"] = a.costs;
   doc["rounds"] = a.rounds;
