@@ -18,15 +18,29 @@ double CostTable::lookup(const std::string& op_name, const std::string& device_k
   return it == us.end() ? -1 : it->second;
 }
 
+double CostTable::lookup(const std::string& graph_name, const std::string& op_name,
+                         const std::string& device_kind) const {
+  if (!graph_name.empty()) {
+    const double scoped = lookup(scoped_op_name(graph_name, op_name), device_kind);
+    if (scoped >= 0) return scoped;
+  }
+  return lookup(op_name, device_kind);
+}
+
+std::string scoped_op_name(const std::string& graph_name, const std::string& op_name) {
+  return graph_name + "::" + op_name;
+}
+
 double roofline_time_us(const Op& op, const Device& device) {
   const double compute_s = op.flops / (device.peak_flops * device.efficiency);
   const double memory_s = op.bytes_accessed / device.memory_Bps;
   return std::max(compute_s, memory_s) * 1e6 + device.launch_overhead_us;
 }
 
-double op_time_us(const Op& op, const Device& device, const CostTable* table) {
+double op_time_us(const Op& op, const Device& device, const CostTable* table,
+                  const std::string& graph_name) {
   if (table != nullptr && !table->empty()) {
-    const double measured = table->lookup(op.name, device.kind);
+    const double measured = table->lookup(graph_name, op.name, device.kind);
     if (measured >= 0) return measured;
   }
   if (op.has_measured_cost()) return op.compute_us;
@@ -41,7 +55,7 @@ OpCostMatrix::OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const C
   mean_time_us_.assign(n, 0);
   for (int op = 0; op < n; ++op) {
     for (int d = 0; d < num_devices_; ++d) {
-      const double t = op_time_us(graph.op(op), cluster.device(d), table);
+      const double t = op_time_us(graph.op(op), cluster.device(d), table, graph.name());
       if (!std::isfinite(t)) {
         // e.g. peak_flops 1e-300: a step time of inf helps nobody; name the inputs.
         const Op& o = graph.op(op);

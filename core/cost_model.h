@@ -17,17 +17,29 @@ struct Device;
 
 // Measured op costs that override the roofline: (op name, device kind) -> µs.
 // A kind of "*" matches every device. Filled by hw/ profiling or imported.
+// An op name may be scoped to one graph as "GRAPH::OP" (see scoped_op_name): a
+// table profiled over several graphs that share an op name, with different sizes
+// (two models' "softmax/logits/grad_weight"), keeps one entry per graph.
 struct CostTable {
   std::map<std::pair<std::string, std::string>, double> us;
   bool empty() const { return us.empty(); }
   // Returns the entry for (op, kind), or (op, "*"), or -1.
   double lookup(const std::string& op_name, const std::string& device_kind) const;
+  // The same for an op of the graph named `graph_name`: its scoped entry
+  // ("GRAPH::OP", kind then "*") first, else the plain one.
+  double lookup(const std::string& graph_name, const std::string& op_name,
+                const std::string& device_kind) const;
 };
+
+// "GRAPH::OP": the name under which a table keeps an op of one graph only.
+std::string scoped_op_name(const std::string& graph_name, const std::string& op_name);
 
 // Roofline time of `op` on `device`, µs (ignores measured costs).
 double roofline_time_us(const Op& op, const Device& device);
-// Time of `op` on `device`, µs: measured if available, else roofline.
-double op_time_us(const Op& op, const Device& device, const CostTable* table = nullptr);
+// Time of `op` on `device`, µs: measured if available, else roofline. With a
+// graph name, the table's entries scoped to that graph come first.
+double op_time_us(const Op& op, const Device& device, const CostTable* table = nullptr,
+                  const std::string& graph_name = {});
 
 // Dense op x device time matrix, computed once per (graph, cluster).
 class OpCostMatrix {

@@ -143,7 +143,7 @@ CostTableCoverage cost_table_coverage(const CostTable& table, const OpGraph& gra
   for (int op = 0; op < graph.num_ops(); ++op) {
     bool missed = false;
     for (int d = 0; d < cluster.num_devices(); ++d) {
-      if (table.lookup(graph.op(op).name, cluster.device(d).kind) >= 0) {
+      if (table.lookup(graph.name(), graph.op(op).name, cluster.device(d).kind) >= 0) {
         ++coverage.pairs_from_table;
       } else {
         missed = true;
@@ -153,19 +153,29 @@ CostTableCoverage cost_table_coverage(const CostTable& table, const OpGraph& gra
   }
   std::set<std::string> kinds;
   for (int d = 0; d < cluster.num_devices(); ++d) kinds.insert(cluster.device(d).kind);
+  const std::string scope = scoped_op_name(graph.name(), "");
   for (const auto& [key, us] : table.us) {
     const bool kind_used = key.second == "*" || kinds.count(key.second) > 0;
-    if (!kind_used || graph.find(key.first) < 0) {
+    // A scoped entry names its op after "GRAPH::"; one scoped to another graph is
+    // unused here (an op name with "::" of its own still matches plainly).
+    const bool scoped_here = key.first.compare(0, scope.size(), scope) == 0;
+    const std::string op_name = scoped_here ? key.first.substr(scope.size()) : key.first;
+    if (!kind_used || graph.find(op_name) < 0) {
       ++coverage.entries_unused;
       continue;
     }
-    // A "*" entry shadowed on every device by kind-specific entries is unused too.
-    if (key.second == "*") {
-      bool reached = false;
-      for (const std::string& kind : kinds)
-        reached = reached || table.us.count({key.first, kind}) == 0;
-      if (!reached) ++coverage.entries_unused;
+    // An entry shadowed on every device (a "*" entry by kind-specific ones, a
+    // plain entry by scoped ones) is unused too.
+    bool reached = false;
+    for (const std::string& kind : kinds) {
+      if (key.second != "*" && key.second != kind) continue;
+      const bool shadowed_by_scope =
+          !scoped_here && (table.us.count({scope + op_name, kind}) > 0 ||
+                           table.us.count({scope + op_name, "*"}) > 0);
+      const bool shadowed_by_kind = key.second == "*" && table.us.count({key.first, kind}) > 0;
+      reached = reached || (!shadowed_by_scope && !shadowed_by_kind);
     }
+    if (!reached) ++coverage.entries_unused;
   }
   return coverage;
 }

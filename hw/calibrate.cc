@@ -220,11 +220,31 @@ CostTable profile_graphs(HardwareEvaluator& backend, const std::vector<OpGraph>&
       }
     }
   }
-  CostTable table;
+  // An op name in several graphs (two language models' "softmax/.../grad_weight",
+  // of different sizes) is kept once per graph, as "GRAPH::OP"; names in one graph
+  // only stay plain, so the table still prices rewrites that keep them.
+  std::map<std::string, std::vector<size_t>> graphs_of;
   for (size_t gi = 0; gi < graphs.size(); ++gi)
-    for (const auto& [kind, per_op] : samples[gi])
-      for (int op = 0; op < graphs[gi].num_ops(); ++op)
-        table.us[{graphs[gi].op(op).name, kind}] = median_of(per_op[op]);
+    for (int op = 0; op < graphs[gi].num_ops(); ++op) graphs_of[graphs[gi].op(op).name].push_back(gi);
+  CostTable table;
+  for (size_t gi = 0; gi < graphs.size(); ++gi) {
+    for (const auto& [kind, per_op] : samples[gi]) {
+      for (int op = 0; op < graphs[gi].num_ops(); ++op) {
+        const std::string& name = graphs[gi].op(op).name;
+        const std::vector<size_t>& in = graphs_of[name];
+        std::string key = name;
+        if (in.size() > 1) {
+          for (size_t other : in)
+            if (other != gi && graphs[other].name() == graphs[gi].name())
+              throw ConfigError("profiling: two graphs are both named '" + graphs[gi].name() +
+                                "' and share op '" + name +
+                                "'; profile them into separate cost tables");
+          key = scoped_op_name(graphs[gi].name(), name);
+        }
+        table.us[{key, kind}] = median_of(per_op[op]);
+      }
+    }
+  }
   return table;
 }
 

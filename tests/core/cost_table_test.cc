@@ -172,5 +172,48 @@ TEST(CostTableCoverage, CountsMissedOpsAndUnusedEntries) {
   EXPECT_EQ(coverage.entries_unused, 3);
 }
 
+TEST(CostTable, EntriesScopedToAGraphPriceThatGraphOnly) {
+  // Two models share the op name "x" with different sizes: a table profiled over
+  // both keeps "small::x" and "big::x"; a plain entry prices every other graph.
+  OpGraph small("small");
+  small.add_op(testing::timed_op("x", 1));
+  small.add_op(testing::timed_op("y", 1));
+  Cluster cluster("one-gpu");
+  cluster.add_device(device_of_kind("g0", "gpu"));
+  cluster.add_device(device_of_kind("g1", "gpu"));
+  cluster.connect("g0", "g1", 1e9, 1);
+  cluster.finalize();
+
+  CostTable table;
+  table.us[{"x", "*"}] = 1;                             // shadowed in "small" by its own entry
+  table.us[{scoped_op_name("small", "x"), "*"}] = 2;
+  table.us[{scoped_op_name("big", "x"), "gpu"}] = 9;    // another graph's: unused here
+  table.us[{"y", "gpu"}] = 3;
+  EXPECT_EQ(scoped_op_name("small", "x"), "small::x");
+  EXPECT_EQ(table.lookup("small", "x", "gpu"), 2);
+  EXPECT_EQ(table.lookup("big", "x", "gpu"), 9);
+  EXPECT_EQ(table.lookup("other", "x", "gpu"), 1);
+  EXPECT_EQ(table.lookup("big", "x", "cpu"), 1);  // "big::x" has no cpu or "*" entry
+  EXPECT_EQ(table.lookup("small", "y", "gpu"), 3);
+  EXPECT_EQ(table.lookup("small", "z", "gpu"), -1);
+
+  // The simulators' cost matrix takes the graph's scoped entries.
+  const OpCostMatrix costs(small, cluster, &table);
+  EXPECT_EQ(costs.time_us(0, 0), 2);
+  EXPECT_EQ(costs.time_us(1, 1), 3);
+  small.set_name("renamed");
+  EXPECT_EQ(OpCostMatrix(small, cluster, &table).time_us(0, 0), 1);
+  small.set_name("small");
+
+  const CostTableCoverage coverage = cost_table_coverage(table, small, cluster);
+  EXPECT_EQ(coverage.pairs_from_table, 4);
+  EXPECT_EQ(coverage.ops_missed, 0);
+  EXPECT_EQ(coverage.entries_unused, 2);  // the shadowed plain "x" and "big::x"
+
+  // Scoped names are plain strings in the file: they survive a round trip.
+  const CostTable back = cost_table_from_json(cost_table_to_json(table), "memory");
+  EXPECT_EQ(back.us, table.us);
+}
+
 }  // namespace
 }  // namespace aware

@@ -95,6 +95,39 @@ TEST(Calibration, ProfileGivesEveryOpAnEntryPerKind) {
   for (const Op& op : g.ops()) EXPECT_LT(again.lookup(op.name, "test"), op.compute_us * 1.5 + 200) << op.name;
 }
 
+TEST(Calibration, ProfilingTwoGraphsKeepsTheirSharedOpNamesApart) {
+  // "x" is in both graphs, four times longer in "big": one table, two entries.
+  std::unique_ptr<Evaluator> holder;
+  HardwareEvaluator& hw = cpu(holder);
+  OpGraph small("small"), big("big");
+  small.add_op(testing::timed_op("x", 200));
+  small.add_op(testing::timed_op("only_small", 200));
+  big.add_op(testing::timed_op("x", 800));
+  const Cluster cluster = testing::star_cluster(2);
+  const CostTable table = profile_graphs(hw, {small, big}, cluster, 1);
+  ASSERT_EQ(table.us.size(), 3u);
+  EXPECT_EQ(table.lookup("x", "test"), -1);  // no plain entry: it would price one of them wrongly
+  const double small_x = table.lookup("small", "x", "test");
+  const double big_x = table.lookup("big", "x", "test");
+  EXPECT_GE(small_x, 200);
+  EXPECT_GE(big_x, 800);
+  EXPECT_GT(big_x, small_x);
+  EXPECT_GE(table.lookup("only_small", "test"), 200);  // in one graph only: plain
+  EXPECT_GT(OpCostMatrix(big, cluster, &table).time_us(0, 0),
+            OpCostMatrix(small, cluster, &table).time_us(0, 0));
+
+  // Two graphs of one name (a model and its scaled copy) cannot share a table.
+  OpGraph scaled("small");
+  scaled.add_op(testing::timed_op("x", 400));
+  try {
+    profile_graphs(hw, {small, scaled}, cluster, 1);
+    ADD_FAILURE() << "two graphs named 'small' were profiled into one table";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'small'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("separate cost tables"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Validation, KendallTauOnHandSeries) {
   EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3, 4}, {10, 20, 30, 40}), 1);
   EXPECT_DOUBLE_EQ(kendall_tau({1, 2, 3, 4}, {40, 30, 20, 10}), -1);
