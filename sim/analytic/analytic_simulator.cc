@@ -25,7 +25,7 @@ AnalyticSimulator::AnalyticSimulator(AnalyticMode mode, PlacetoConstants constan
 std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options& options) {
   check_known_options(options,
                       {"mode", "placeto.delta1_us", "placeto.delta2_us", "placeto.bytes_per_us",
-                       "costs", "slowdown.compute", "slowdown.memory"},
+                       "costs", "slowdown.compute", "slowdown.memory", "copies"},
                       "evaluator 'analytic'");
   const std::string mode = option_string(options, "mode", "contention");
   AnalyticMode m;
@@ -49,8 +49,14 @@ std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options
   interference.memory = option_double(options, "slowdown.memory", 1, owner);
   for (double f : {interference.compute, interference.memory})
     if (!(f > 0) || !std::isfinite(f)) throw ConfigError(owner + ": slowdown factors must be positive");
-  if (m == AnalyticMode::kPlaceto && !interference.none())
+  const std::string copies = option_string(options, "copies", "links");
+  if (copies != "links" && copies != "consumer")
+    throw ConfigError(owner + ": copies '" + copies + "' unknown (known: links, consumer)");
+  interference.copies_on_consumer = copies == "consumer";
+  if (m == AnalyticMode::kPlaceto && interference.slows())
     throw ConfigError(owner + ": slowdown.* applies to contention mode only");
+  if (m == AnalyticMode::kPlaceto && interference.copies_on_consumer)
+    throw ConfigError(owner + ": copies=consumer applies to contention mode only");
   auto simulator = std::make_unique<AnalyticSimulator>(m, c);
   simulator->set_interference(interference);
   const std::string costs = option_string(options, "costs", "");
@@ -91,13 +97,14 @@ std::string AnalyticSimulator::describe() const {
             std::to_string(cost_table_->us.size()) +
             (cost_table_->us.size() == 1 ? " entry" : " entries") + ", roofline elsewhere)";
   }
-  if (!interference_.none()) {
+  if (interference_.slows()) {
     char buffer[160];
     std::snprintf(buffer, sizeof buffer,
                   "; devices slow each other: x%.3g compute-bound, x%.3g memory-bound",
                   interference_.compute, interference_.memory);
     text += buffer;
   }
+  if (interference_.copies_on_consumer) text += "; copies run on the consumer's compute stream";
   return text + ")";
 }
 
@@ -362,20 +369,33 @@ class ContentionRun {
   // Ops made ready in this batch join their device's queue in topological order.
   // Ready times never decrease, so each queue stays ordered by (ready time,
   // topological rank) without a heap. Then every idle device starts its next op.
+  //
+  // With copies on the consumer, a staged id of num_ops + t is transfer t's copy
+  // task, ranked just after its producer.
   void dispatch_ready_ops() {
     if (p_.staged.size() > 1) {
-      std::sort(p_.staged.begin(), p_.staged.end(),
-                [&](int x, int y) { return p_.topo_rank[x] < p_.topo_rank[y]; });
+      if (interference_.copies_on_consumer) {
+        std::sort(p_.staged.begin(), p_.staged.end(),
+                  [&](int x, int y) { return task_rank(x) < task_rank(y); });
+      } else {
+        std::sort(p_.staged.begin(), p_.staged.end(),
+                  [&](int x, int y) { return p_.topo_rank[x] < p_.topo_rank[y]; });
+      }
     }
-    for (int op : p_.staged) p_.fifo[lane_of(op)].push_back(op);
+    for (int id : p_.staged) p_.fifo[id < p_.num_ops ? lane_of(id) : copy_lane(id)].push_back(id);
     p_.staged.clear();
     for (int lane = 0; lane < 2 * D_; ++lane) {
       if (p_.device_busy[lane] || p_.fifo_head[lane] == static_cast<int>(p_.fifo[lane].size()))
         continue;
       const int d = lane % D_;
-      const ReadyEntry e{now_, 0, p_.fifo[lane][p_.fifo_head[lane]++]};
+      const int id = p_.fifo[lane][p_.fifo_head[lane]++];
+      if (id >= p_.num_ops) {
+        start_copy_task(id - p_.num_ops, lane);
+        continue;
+      }
+      const ReadyEntry e{now_, 0, id};
       double cost = p_.costs.time_us(e.op, d);
-      if (!interference_.none() && D_ > 1) {
+      if (interference_.slows() && D_ > 1) {
         int others_busy = 0;
         for (int o = 0; o < D_; ++o) others_busy += o != d && p_.device_busy[o];
         const double slowdown = p_.memory_bound[static_cast<size_t>(e.op) * D_ + d]
@@ -408,6 +428,32 @@ class ContentionRun {
   }
 
   int lane_of(int op) const { return placement_[op] + (p_.stream[op] != 0 ? D_ : 0); }
+
+  // copies_on_consumer: a copy task's lane is its destination's compute stream;
+  // ops rank 2 * topological rank, copies 2 * their producer's + 1.
+  int copy_lane(int id) const { return p_.transfers[id - p_.num_ops].dst_dev; }
+  long long task_rank(int id) const {
+    if (id < p_.num_ops) return 2LL * p_.topo_rank[id];
+    return 2LL * p_.topo_rank[p_.transfers[id - p_.num_ops].src_op] + 1;
+  }
+
+  // The copy starts now on its destination's compute stream (slowed like a
+  // memory-bound op while other devices are busy).
+  void start_copy_task(int tid, int lane) {
+    Prepared::Transfer& t = p_.transfers[tid];
+    const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
+    double cost = p_.route_latency_us[r] + t.bytes / p_.route_bandwidth_Bps[r] * 1e6;
+    if (interference_.slows() && D_ > 1) {
+      int others_busy = 0;
+      for (int o = 0; o < D_; ++o) others_busy += o != t.dst_dev && p_.device_busy[o];
+      cost *= 1 + (interference_.memory - 1) * others_busy / (D_ - 1);
+    }
+    p_.device_busy[lane] = 1;
+    t.start_us = now_;
+    t.end_us = now_ + cost;
+    result_.device_busy_us[t.dst_dev] += cost;
+    heap_push(p_.events, Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
+  }
 
   void finish_op(int op) {
     const int d = placement_[op];
@@ -470,9 +516,15 @@ class ContentionRun {
 
   // Books the new transfers on their routes, first come first served: each starts
   // once every channel of its route is free of earlier bookings.
+  // With copies on the consumer, each becomes a task on its destination instead.
   void book_transfers_from(int first_new) {
     for (int tid = first_new; tid < static_cast<int>(p_.transfers.size()); ++tid) {
       Prepared::Transfer& t = p_.transfers[tid];
+      if (interference_.copies_on_consumer) {
+        allocate(t.dst_dev, t.bytes, t.src_op);
+        p_.staged.push_back(p_.num_ops + tid);
+        continue;
+      }
       const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
       double start = now_;
       for (int c = p_.route_begin[r]; c < p_.route_begin[r + 1]; ++c)
@@ -496,11 +548,15 @@ class ContentionRun {
   // sender's buffer may be freed, and its consumers on the destination are released.
   void finish_transfer(int tid) {
     const Prepared::Transfer& t = p_.transfers[tid];
-    const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
-    const int next = ++p_.route_head[r];
-    if (next < static_cast<int>(p_.route_queue[r].size())) {
-      const int queued = p_.route_queue[r][next];
-      heap_push(p_.events, Event{p_.transfers[queued].end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(queued))});
+    if (interference_.copies_on_consumer) {
+      p_.device_busy[t.dst_dev] = 0;  // the consumer's compute stream is free again
+    } else {
+      const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
+      const int next = ++p_.route_head[r];
+      if (next < static_cast<int>(p_.route_queue[r].size())) {
+        const int queued = p_.route_queue[r][next];
+        heap_push(p_.events, Event{p_.transfers[queued].end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(queued))});
+      }
     }
     result_.bytes_moved += t.bytes;
     ++result_.transfers;

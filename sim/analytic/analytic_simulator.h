@@ -47,10 +47,19 @@ struct PlacetoConstants {
 // cost, with the memory-bound factor for ops whose roofline is memory-bound on
 // their device and the compute-bound factor for the others. 1 = independent
 // devices (the default). `aware calibrate` measures both factors.
+//
+// copies_on_consumer: a cross-device copy also occupies the receiving device's
+// compute stream for its duration (route latency + bytes / route bandwidth, not
+// booked on the links), queued behind the ops already ready there in topological
+// order (as its producer's rank + 0.5). That is how the hardware executors run a
+// copy (hw/README.md): on the consumer's core or CUDA stream, not overlapping
+// its compute.
 struct Interference {
   double compute = 1;
   double memory = 1;
-  bool none() const { return compute == 1 && memory == 1; }
+  bool copies_on_consumer = false;
+  bool none() const { return compute == 1 && memory == 1 && !copies_on_consumer; }
+  bool slows() const { return compute != 1 || memory != 1; }
 };
 
 class AnalyticSimulator final : public Evaluator {
@@ -59,7 +68,7 @@ class AnalyticSimulator final : public Evaluator {
                              PlacetoConstants constants = {});
   // Options: mode=contention|placeto; placeto.delta1_us, placeto.delta2_us,
   // placeto.bytes_per_us; costs=FILE (a cost table); slowdown.compute,
-  // slowdown.memory (Interference, contention mode). Throws ConfigError on unknown
+  // slowdown.memory, copies=links|consumer (Interference, contention mode). Throws ConfigError on unknown
   // keys or values, ParseError naming the option and the file for a bad table.
   static std::unique_ptr<AnalyticSimulator> from_options(const Options& options);
 

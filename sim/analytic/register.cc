@@ -21,6 +21,10 @@ void register_analytic_evaluator() {
            "busy (1 = independent devices; aware calibrate measures it)"},
           {"slowdown.memory", T::kDouble, "1",
            "contention mode: the same for memory-bound ops (devices sharing memory bandwidth)"},
+          {"copies", T::kString, "links",
+           "contention mode: links (a copy uses the links and overlaps compute) or consumer "
+           "(it also holds the receiving device's compute stream, as the cpu and cuda "
+           "executors run it)"},
           {"costs", T::kPath, "", "a cost table (aware-cost-table JSON): measured µs per op "
                                   "and device kind; other ops keep the roofline"},
        },

@@ -348,5 +348,50 @@ TEST(AnalyticInterference, HandComputedTwoChains) {
   EXPECT_NE(slowed->describe().find("slow each other"), std::string::npos);
 }
 
+TEST(AnalyticContention, CopiesOnTheConsumerHoldItsComputeStream) {
+  // a (gpu0, 10 us) -> b (gpu1, 10 us) with 1 MB between them; c (gpu1, source)
+  // keeps gpu1 busy. On the links the copy overlaps c; on the consumer it waits
+  // for c and then holds gpu1 itself.
+  const Cluster cluster = testing::star_cluster(2);  // 1 GB/s, 1 us per hop
+  const double copy_us = cluster.route_latency_us(0, 1) + 1e6 / cluster.route_bandwidth_Bps(0, 1) * 1e6;
+  auto chain_beside = [](double c_us) {
+    OpGraph g("copy-on-consumer");
+    const int a = g.add_op(testing::timed_op("a", 10, 1e6));
+    const int b = g.add_op(testing::timed_op("b", 10));
+    g.add_op(testing::timed_op("c", c_us));
+    g.add_edge(a, b, 0, 1e6);
+    return g;
+  };
+  auto links = AnalyticSimulator::from_options({});
+  auto consumer = AnalyticSimulator::from_options({{"copies", "consumer"}});
+  const Placement split({0, 1, 1});
+
+  // c runs 0..2000 us, longer than a and its copy: the copy waits for gpu1.
+  const OpGraph busy = chain_beside(2000);
+  EXPECT_DOUBLE_EQ(links->evaluate(busy, cluster, split).step_time_us, 2000 + 10);
+  Trace trace;
+  const StepResult r = consumer->evaluate(busy, cluster, split, &trace);
+  EXPECT_DOUBLE_EQ(r.step_time_us, 2000 + copy_us + 10);
+  ASSERT_EQ(trace.transfers.size(), 1u);
+  EXPECT_DOUBLE_EQ(trace.transfers[0].start_us, 2000);
+  EXPECT_DOUBLE_EQ(trace.transfers[0].end_us, 2000 + copy_us);
+  EXPECT_DOUBLE_EQ(r.device_busy_us[1], 2000 + copy_us + 10);  // the copy counts as gpu1's work
+  EXPECT_EQ(r.transfers, 1);
+  EXPECT_DOUBLE_EQ(r.bytes_moved, 1e6);
+
+  // c is short: gpu1 is idle when a ends, and both give a + copy + b.
+  const OpGraph idle = chain_beside(5);
+  EXPECT_DOUBLE_EQ(links->evaluate(idle, cluster, split).step_time_us, 10 + copy_us + 10);
+  EXPECT_DOUBLE_EQ(consumer->evaluate(idle, cluster, split).step_time_us, 10 + copy_us + 10);
+  // No copies, no difference; clones keep the setting; bad values are refused.
+  EXPECT_DOUBLE_EQ(consumer->evaluate(busy, cluster, Placement({1, 1, 1})).step_time_us, 2020);
+  EXPECT_DOUBLE_EQ(consumer->clone()->evaluate(busy, cluster, split).step_time_us,
+                   2000 + copy_us + 10);
+  EXPECT_NE(consumer->describe().find("consumer"), std::string::npos);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"copies", "sideways"}}), ConfigError);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"mode", "placeto"}, {"copies", "consumer"}}),
+               ConfigError);
+}
+
 }  // namespace
 }  // namespace aware
