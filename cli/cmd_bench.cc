@@ -5,6 +5,7 @@
 
 #include "cli/cli_common.h"
 #include "core/errors.h"
+#include "core/evaluator_pool.h"
 #include "core/formats.h"
 #include "core/random_dag.h"
 #include "datasets/load.h"
@@ -22,6 +23,7 @@ struct BenchArgs {
   long long seed = 1;
   std::string out = "bench-simulate.json";
   std::string placement;  // empty: random placements
+  std::string threads = "1";  // comma list: one measurement per thread count
   bool json = false;
 };
 
@@ -61,6 +63,54 @@ Measured measure(Evaluator& evaluator, const OpGraph& graph, const Cluster& clus
   return m;
 }
 
+// The same on `threads` clones at once: batches of the placement pool through an
+// EvaluatorPool until `seconds` pass.
+Measured measure_threads(const Evaluator& prototype, const OpGraph& graph, const Cluster& cluster,
+                         double seconds, std::uint64_t seed, int threads,
+                         const Placement* fixed = nullptr) {
+  using clock = std::chrono::steady_clock;
+  std::uint64_t state = seed;
+  std::vector<Placement> pool(64 * threads, Placement(std::vector<int>(graph.num_ops(), 0)));
+  for (auto& p : pool) {
+    if (fixed != nullptr) {
+      p = *fixed;
+      continue;
+    }
+    for (int op = 0; op < graph.num_ops(); ++op) p[op] = uniform_below(state, cluster.num_devices());
+  }
+  EvaluatorPool evaluators(prototype, threads);
+  evaluators.evaluate_batch(graph, cluster, pool);  // warm-up: every clone prepares the graph
+  Measured m;
+  double sum = 0;
+  const auto start = clock::now();
+  for (;;) {
+    for (const StepResult& r : evaluators.evaluate_batch(graph, cluster, pool)) sum += r.step_time_us;
+    m.evaluations += static_cast<long long>(pool.size());
+    m.seconds = std::chrono::duration<double>(clock::now() - start).count();
+    if (m.seconds >= seconds) break;
+  }
+  m.mean_step_us = sum / m.evaluations;
+  return m;
+}
+
+std::vector<int> parse_thread_counts(const std::string& text) {
+  std::vector<int> counts;
+  for (const std::string& item : split_list(text)) {
+    int n = 0;
+    try {
+      size_t used = 0;
+      n = std::stoi(item, &used);
+      if (used != item.size()) n = 0;
+    } catch (const std::exception&) {
+      n = 0;
+    }
+    if (n < 1 || n > 256) throw ConfigError("--threads: '" + item + "' is not a thread count 1..256");
+    counts.push_back(n);
+  }
+  if (counts.empty()) throw ConfigError("--threads: give at least one thread count (e.g. 1,2)");
+  return counts;
+}
+
 void run_bench_simulate(const BenchArgs& a) {
   prepare_output_path(a.out, "-o");
   if (!(a.seconds > 0)) throw ConfigError("--seconds must be positive");
@@ -69,8 +119,29 @@ void run_bench_simulate(const BenchArgs& a) {
   auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
   Placement fixed;
   if (!a.placement.empty()) fixed = resolve_placement(a.placement, graph, cluster);
-  const Measured m = measure(*evaluator, graph, cluster, a.seconds, static_cast<std::uint64_t>(a.seed),
-                             a.placement.empty() ? nullptr : &fixed);
+  const std::vector<int> thread_counts = parse_thread_counts(a.threads);
+  // The first count is the headline; every count is a row, its speed-up relative to
+  // the first, all measured in this one run.
+  nlohmann::json rows = nlohmann::json::array();
+  Measured m;
+  double first_per_s = 0;
+  for (int threads : thread_counts) {
+    const Placement* one = a.placement.empty() ? nullptr : &fixed;
+    const Measured t = threads == 1 && thread_counts.size() == 1
+                           ? measure(*evaluator, graph, cluster, a.seconds, static_cast<std::uint64_t>(a.seed), one)
+                           : measure_threads(*evaluator, graph, cluster, a.seconds,
+                                             static_cast<std::uint64_t>(a.seed), threads, one);
+    const double t_per_s = t.evaluations / t.seconds;
+    if (rows.empty()) {
+      m = t;
+      first_per_s = t_per_s;
+    }
+    rows.push_back({{"threads", threads},
+                    {"evaluations", t.evaluations},
+                    {"seconds", t.seconds},
+                    {"evaluations_per_second", t_per_s},
+                    {"speedup", t_per_s / first_per_s}});
+  }
   const double per_s = m.evaluations / m.seconds;
   nlohmann::json out = {{"benchmark", "simulate"},
                         {"graph", graph.name()},
@@ -85,7 +156,8 @@ void run_bench_simulate(const BenchArgs& a) {
                         {"us_per_evaluation", 1e6 / per_s},
                         {"placements", a.placement.empty() ? std::string("random") : a.placement},
                         {"mean_step_us", m.mean_step_us},
-                        {"threads", 1}};
+                        {"threads", thread_counts.front()},
+                        {"by_threads", rows}};
   write_json_file(a.out, out);
   if (a.json) {
     std::cout << out.dump(1) << "\n";
@@ -94,8 +166,17 @@ void run_bench_simulate(const BenchArgs& a) {
   std::printf("%s (%d ops, %d edges) on %s, %s\n", graph.name().c_str(), graph.num_ops(),
               graph.num_edges(), cluster.name().c_str(), evaluator->describe().c_str());
   std::printf("placements: %s\n", a.placement.empty() ? "random (a new one each call, seeded)" : a.placement.c_str());
-  std::printf("%lld evaluations in %.2f s: %.0f evaluations/s, %.1f us each (one thread)\n",
-              m.evaluations, m.seconds, per_s, 1e6 / per_s);
+  if (rows.size() == 1) {
+    std::printf("%lld evaluations in %.2f s: %.0f evaluations/s, %.1f us each (%d thread%s)\n",
+                m.evaluations, m.seconds, per_s, 1e6 / per_s, thread_counts.front(),
+                thread_counts.front() == 1 ? "" : "s");
+  } else {
+    std::printf("%8s %12s %10s %14s %9s\n", "threads", "evaluations", "seconds", "evals/s", "speedup");
+    for (const auto& r : rows)
+      std::printf("%8d %12lld %10.2f %14.0f %8.2fx\n", r["threads"].get<int>(),
+                  r["evaluations"].get<long long>(), r["seconds"].get<double>(),
+                  r["evaluations_per_second"].get<double>(), r["speedup"].get<double>());
+  }
   std::printf("wrote %s\n", a.out.c_str());
 }
 
@@ -145,6 +226,10 @@ void add_bench_commands(CLI::App& app) {
   add_common(s, *sim);
   s->add_option("-o,--output", sim->out, "Write the figures here as JSON")->capture_default_str();
   s->add_option("--placement", sim->placement, "Evaluate this placement (file, single, round-robin) instead of random ones");
+  s->add_option("--threads", sim->threads,
+                "Thread counts to measure, comma list (e.g. 1,2): each thread evaluates on its "
+                "own clone of the evaluator; speed-ups are relative to the first count")
+      ->capture_default_str();
   s->callback([sim] { run_bench_simulate(*sim); });
   auto sc = std::make_shared<BenchArgs>();
   sc->seconds = 1;

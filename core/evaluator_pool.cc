@@ -1,0 +1,94 @@
+#include "core/evaluator_pool.h"
+
+#include <string>
+
+#include "core/errors.h"
+
+namespace aware {
+
+EvaluatorPool::EvaluatorPool(const Evaluator& prototype, int threads) {
+  if (threads < 1 || threads > 1024)
+    throw ConfigError("evaluator pool: threads must be 1..1024, got " + std::to_string(threads));
+  for (int i = 0; i < threads; ++i) evaluators_.push_back(prototype.clone());
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker(i); });
+}
+
+EvaluatorPool::~EvaluatorPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  start_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+// Takes items one at a time (evaluations are short and uneven: a shared counter
+// balances them better than fixed slices). After an error nothing new starts.
+void EvaluatorPool::run_items(int index) {
+  Evaluator& evaluator = *evaluators_[index];
+  for (;;) {
+    std::size_t item;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (error_ || next_ >= placements_->size()) return;
+      item = next_++;
+    }
+    try {
+      (*results_)[item] = evaluator.evaluate(*graph_, *cluster_, (*placements_)[item]);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+      return;
+    }
+  }
+}
+
+void EvaluatorPool::worker(int index) {
+  long long seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+    }
+    run_items(index);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--busy_ == 0) done_.notify_all();
+    }
+  }
+}
+
+std::vector<StepResult> EvaluatorPool::evaluate_batch(const OpGraph& graph, const Cluster& cluster,
+                                                      const std::vector<Placement>& placements) {
+  std::vector<StepResult> results(placements.size());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    graph_ = &graph;
+    cluster_ = &cluster;
+    placements_ = &placements;
+    results_ = &results;
+    next_ = 0;
+    error_ = nullptr;
+    // Helpers are woken only when there is more than one item for them to share.
+    busy_ = placements.size() > 1 ? static_cast<int>(workers_.size()) : 0;
+    if (busy_ > 0) ++generation_;
+  }
+  if (busy_ > 0) start_.notify_all();
+  run_items(0);
+  std::exception_ptr error;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return busy_ == 0; });
+    error = error_;
+    graph_ = nullptr;
+    cluster_ = nullptr;
+    placements_ = nullptr;
+    results_ = nullptr;
+  }
+  if (error) std::rethrow_exception(error);
+  return results;
+}
+
+}  // namespace aware
