@@ -65,6 +65,25 @@ TEST(Cli, SimulatePrintsStepTimeAndJson) {
   EXPECT_EQ(doc["devices"].size(), 2u);
 }
 
+TEST(Cli, BenchSimulateMeasuresEveryThreadCountInOneRun) {
+  const std::string out = tmp("bench-threads.json");
+  const Outcome run = aware("bench simulate --graph random:60:1 --cluster preset:k40x2 --threads 1,2 "
+                            "--seconds 0.2 --json -o " + out, true);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto doc = nlohmann::json::parse(run.output);
+  ASSERT_EQ(doc["by_threads"].size(), 2u);
+  EXPECT_EQ(doc["by_threads"][0]["threads"], 1);
+  EXPECT_EQ(doc["by_threads"][1]["threads"], 2);
+  EXPECT_DOUBLE_EQ(doc["by_threads"][0]["speedup"].get<double>(), 1.0);
+  EXPECT_GT(doc["by_threads"][1]["evaluations"].get<long long>(), 0);
+  EXPECT_TRUE(std::filesystem::exists(out));
+  for (const char* bad : {"0", "two", "-1", "1,300"}) {
+    const Outcome r = aware(std::string("bench simulate --graph random:60:1 --seconds 0.1 --threads ") + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_TRUE(contains(r.output, "--threads")) << bad << ": " << r.output;
+  }
+}
+
 TEST(Cli, TraceOpensAsChromeTraceEvents) {
   const std::string trace = tmp("trace.json");
   std::filesystem::remove(trace);
