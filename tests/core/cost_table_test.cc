@@ -43,6 +43,16 @@ Device device_of_kind(const std::string& name, const std::string& kind) {
   return d;
 }
 
+// Two linked devices of the given kinds, named as the kinds with a 0 and a 1.
+Cluster pair_of_kinds(const std::string& name, const std::string& kind0, const std::string& kind1) {
+  Cluster cluster(name);
+  cluster.add_device(device_of_kind(kind0 + "0", kind0));
+  cluster.add_device(device_of_kind(kind1 + (kind0 == kind1 ? "1" : "0"), kind1));
+  cluster.connect(cluster.device(0).name, cluster.device(1).name, 1e9, 1);
+  cluster.finalize();
+  return cluster;
+}
+
 TEST(CostTableFile, RoundTripKeepsEveryEntryAndTheInfo) {
   CostTable table;
   table.us[{"conv1", "V100"}] = 812.5;
@@ -150,11 +160,7 @@ TEST(CostTableCoverage, CountsMissedOpsAndUnusedEntries) {
   graph.add_op(testing::timed_op("a", 1));
   graph.add_op(testing::timed_op("b", 1));
   graph.add_op(testing::timed_op("c", 1));
-  Cluster cluster("two-kinds");
-  cluster.add_device(device_of_kind("g0", "gpu"));
-  cluster.add_device(device_of_kind("c0", "cpu"));
-  cluster.connect("g0", "c0", 1e9, 1);
-  cluster.finalize();
+  const Cluster cluster = pair_of_kinds("two-kinds", "gpu", "cpu");
 
   CostTable table;
   table.us[{"a", "*"}] = 1;    // prices a on both devices
@@ -178,11 +184,7 @@ TEST(CostTable, EntriesScopedToAGraphPriceThatGraphOnly) {
   OpGraph small("small");
   small.add_op(testing::timed_op("x", 1));
   small.add_op(testing::timed_op("y", 1));
-  Cluster cluster("one-gpu");
-  cluster.add_device(device_of_kind("g0", "gpu"));
-  cluster.add_device(device_of_kind("g1", "gpu"));
-  cluster.connect("g0", "g1", 1e9, 1);
-  cluster.finalize();
+  const Cluster cluster = pair_of_kinds("one-gpu", "gpu", "gpu");
 
   CostTable table;
   table.us[{"x", "*"}] = 1;                             // shadowed in "small" by its own entry
