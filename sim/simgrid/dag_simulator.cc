@@ -6,7 +6,9 @@
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <numeric>
+#include <queue>
 #include <unordered_set>
 
 #include <simgrid/s4u.hpp>
@@ -41,11 +43,92 @@ std::string format_gb(double bytes) {
   return buffer;
 }
 
+// order=ready: each device stream picks, in SimGrid's own time, its next op among
+// those whose inputs have arrived. Non-root execs are created without a host, so
+// SimGrid vetoes them once their dependencies are solved (on_veto); the scheduler
+// queues each on its lane (earliest ready first, then topological rank) and gives
+// it the lane's host when the lane is free, which starts it. When an exec
+// completes, its lane takes the next queued op. Only one simulation runs at a time
+// in a worker process, so the callbacks reach it through one pointer.
+struct ReadyScheduler {
+  struct Entry {
+    double ready;
+    int rank;
+    int op;
+    bool operator>(const Entry& o) const {
+      return ready != o.ready ? ready > o.ready : rank > o.rank;
+    }
+  };
+  std::vector<sg4::ExecPtr>* execs = nullptr;
+  std::vector<int> lane_of_op;
+  std::vector<sg4::Host*> lane_host;
+  std::vector<char> lane_busy;
+  std::vector<std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>> queue;
+  const std::vector<int>* topo_rank = nullptr;
+  int n = 0;
+
+  // The op an activity stands for (its data is op + 1), or -1 for comms and
+  // anything else.
+  int op_of(const sg4::Activity& a) const {
+    const auto tag = reinterpret_cast<std::intptr_t>(a.get_data<void>());
+    return tag >= 1 && tag <= n ? static_cast<int>(tag - 1) : -1;
+  }
+
+  void start_next(int lane) {
+    if (lane_busy[lane] || queue[lane].empty()) return;
+    const int op = queue[lane].top().op;
+    queue[lane].pop();
+    lane_busy[lane] = 1;
+    sg4::Exec& exec = *(*execs)[op];
+    exec.set_host(lane_host[lane]);
+    // Setting the host of a vetoed exec starts it; make sure whatever the version.
+    if (exec.get_state() == sg4::Activity::State::STARTING) exec.vetoable_start();
+  }
+
+  void on_ready(const sg4::Activity& a) {
+    const int op = op_of(a);
+    if (op < 0 || !a.dependencies_solved()) return;
+    const int lane = lane_of_op[op];
+    queue[lane].push(Entry{sg4::Engine::get_clock(), (*topo_rank)[op], op});
+    start_next(lane);
+  }
+
+  void on_done(const sg4::Activity& a) {
+    const int op = op_of(a);
+    if (op < 0) return;
+    lane_busy[lane_of_op[op]] = 0;
+    start_next(lane_of_op[op]);
+  }
+};
+
+ReadyScheduler* g_ready = nullptr;
+
+void connect_ready_callbacks() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    sg4::Activity::on_veto_cb([](sg4::Activity& a) {
+      if (g_ready != nullptr) g_ready->on_ready(a);
+    });
+    sg4::Activity::on_completion_cb([](const sg4::Activity& a) {
+      if (g_ready != nullptr && a.get_state() == sg4::Activity::State::FINISHED) g_ready->on_done(a);
+    });
+  });
+}
+
+// Clears the scheduler pointer however the simulation ends.
+struct ReadyScope {
+  explicit ReadyScope(ReadyScheduler* s) { g_ready = s; }
+  ~ReadyScope() { g_ready = nullptr; }
+  ReadyScope(const ReadyScope&) = delete;
+  ReadyScope& operator=(const ReadyScope&) = delete;
+};
+
 }  // namespace
 
 struct DagSimulator::Impl {
   std::unique_ptr<sg4::Engine> engine;
   std::vector<std::string> cfg_used;
+  bool order_ready = true;  // aware/order: ready (default) or analytic
   std::string platform_desc;
   Cluster cluster;
   std::vector<sg4::Host*> hosts;  // by device id
@@ -71,10 +154,21 @@ DagSimulator::DagSimulator(const std::vector<std::string>& cfg) : impl_(std::mak
   impl_->engine = std::make_unique<sg4::Engine>(&argc, argv);
   std::vector<std::string> entries = kExactNetwork;
   entries.insert(entries.end(), cfg.begin(), cfg.end());
+  std::vector<std::string> used;
   for (const std::string& entry : entries) {
     if (entry.find(':') == std::string::npos) {
       throw ConfigError("evaluator 'simgrid': cfg entry '" + entry + "' must be KEY:VALUE");
     }
+    // Our own settings travel with SimGrid's cfg entries, under "aware/".
+    if (entry.rfind("aware/", 0) == 0) {
+      if (entry == "aware/order:ready" || entry == "aware/order:analytic") {
+        impl_->order_ready = entry == "aware/order:ready";
+        continue;
+      }
+      throw ConfigError("evaluator 'simgrid': unknown setting '" + entry +
+                        "' (known: aware/order:ready, aware/order:analytic)");
+    }
+    used.push_back(entry);
     try {
       sg4::Engine::set_config(entry);
     } catch (const std::exception& e) {
@@ -82,7 +176,8 @@ DagSimulator::DagSimulator(const std::vector<std::string>& cfg) : impl_(std::mak
                         "': " + first_line(e.what()));
     }
   }
-  impl_->cfg_used = entries;
+  impl_->cfg_used = used;
+  if (impl_->order_ready) connect_ready_callbacks();
 }
 
 DagSimulator::~DagSimulator() = default;
@@ -95,7 +190,11 @@ void DagSimulator::set_cost_table(CostTable table) {
 }
 
 std::string DagSimulator::describe() const {
-  std::string out = "simgrid 3.32 (flow-level network, one in-order stream per device; cfg ";
+  std::string out = impl_->order_ready
+                        ? "simgrid 3.32 (flow-level network, one stream per device running its first "
+                          "ready op in SimGrid's time; cfg "
+                        : "simgrid 3.32 (flow-level network, one in-order stream per device, order "
+                          "from the analytic schedule; cfg ";
   for (size_t i = 0; i < impl_->cfg_used.size(); ++i) out += (i ? "," : "") + impl_->cfg_used[i];
   out += ")";
   if (!impl_->platform_desc.empty()) out += " on " + impl_->platform_desc;
@@ -181,12 +280,13 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     m.graph_ready = true;
   }
 
-  // 1. The order each device runs its ops: the analytic contention schedule.
-  m.analytic.evaluate(graph, cluster, placement, &m.order_trace);
-  // Lanes: each device's compute stream (d) and communication stream (D + d), each
-  // in the order the analytic schedule ran it.
+  // 1. order=analytic: the order each device runs its ops is the analytic
+  // contention schedule's. Lanes: each device's compute stream (d) and
+  // communication stream (D + d), each in the order the analytic schedule ran it.
+  // order=ready leaves the order to the ReadyScheduler, during the run.
   std::vector<std::vector<int>> order(2 * static_cast<size_t>(D));
-  {
+  if (!m.order_ready) {
+    m.analytic.evaluate(graph, cluster, placement, &m.order_trace);
     std::vector<int> ops(n);
     std::iota(ops.begin(), ops.end(), 0);
     const auto& spans = m.order_trace.ops;
@@ -207,9 +307,13 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
   std::vector<sg4::ExecPtr> execs(n);
   for (int op = 0; op < n; ++op) {
     const int d = placement[op];
-    execs[op] = sg4::Exec::init()
-                    ->set_flops_amount(m.costs.time_us(op, d) * 1e-6 * m.speed[d])
-                    ->set_host(m.hosts[d]);
+    execs[op] = sg4::Exec::init()->set_flops_amount(m.costs.time_us(op, d) * 1e-6 * m.speed[d]);
+    // order=ready: no host yet (the scheduler assigns it), and the op is the tag.
+    if (m.order_ready) {
+      execs[op]->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(op) + 1));
+    } else {
+      execs[op]->set_host(m.hosts[d]);
+    }
   }
   std::vector<Transfer> transfers;
   std::vector<int> edge_transfer(graph.num_edges(), -1);
@@ -275,12 +379,33 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     for (size_t k = 1; k < lane.size(); ++k) exec_edge(lane[k - 1], lane[k]);
   }
 
-  // 4. Run. Roots start now; the others start when SimGrid releases them.
+  // 4. Run. Roots start now; the others start when SimGrid releases them
+  // (order=analytic), or when the scheduler gives them their lane (order=ready).
   const double t0 = sg4::Engine::get_clock();
-  for (int op = 0; op < n; ++op) {
-    if (!has_pred[op]) execs[op]->start();
+  if (m.order_ready) {
+    ReadyScheduler scheduler;
+    scheduler.execs = &execs;
+    scheduler.n = n;
+    scheduler.topo_rank = &m.topo_rank;
+    scheduler.lane_of_op.resize(n);
+    for (int op = 0; op < n; ++op)
+      scheduler.lane_of_op[op] = placement[op] + (graph.op(op).stream != 0 ? D : 0);
+    scheduler.lane_host.resize(2 * static_cast<size_t>(D));
+    for (int lane = 0; lane < 2 * D; ++lane) scheduler.lane_host[lane] = m.hosts[lane % D];
+    scheduler.lane_busy.assign(2 * static_cast<size_t>(D), 0);
+    scheduler.queue.resize(2 * static_cast<size_t>(D));
+    ReadyScope scope(&scheduler);
+    // A root without a host is vetoed at once: the scheduler queues it.
+    for (int op = 0; op < n; ++op) {
+      if (!has_pred[op]) execs[op]->vetoable_start();
+    }
+    m.engine->run();
+  } else {
+    for (int op = 0; op < n; ++op) {
+      if (!has_pred[op]) execs[op]->start();
+    }
+    m.engine->run();
   }
-  m.engine->run();
 
   StepResult result;
   result.evaluator = "simgrid";

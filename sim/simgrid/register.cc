@@ -21,6 +21,9 @@ void register_simgrid_evaluator() {
           {"cfg.*", T::kString, "", "one SimGrid setting, cfg.KEY=VALUE"},
           {"costs", T::kPath, "", "a cost table (aware-cost-table JSON): measured µs per op "
                                   "and device kind; other ops keep the roofline"},
+          {"order", T::kString, "ready",
+           "how a device stream picks its next op: ready (the first whose inputs have "
+           "arrived, in SimGrid's time) or analytic (the analytic schedule's order)"},
           {"debug.fail_first", T::kString, "", "testing: crash or hang the first request"},
        },
        {{"deterministic", "1"},

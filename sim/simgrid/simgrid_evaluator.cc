@@ -82,6 +82,11 @@ SimGridEvaluator::SimGridEvaluator(SimGridOptions options) : options_(std::move(
       options_.debug_fail_first != "hang") {
     throw ConfigError(std::string(kOwner) + ": debug.fail_first must be crash or hang");
   }
+  if (options_.order != "ready" && options_.order != "analytic")
+    throw ConfigError(std::string(kOwner) + ": order '" + options_.order +
+                      "' unknown (known: ready, analytic)");
+  // The worker reads it among the cfg entries (DagSimulator takes "aware/" ones).
+  if (options_.order == "analytic") options_.cfg.push_back("aware/order:analytic");
   if (options_.cost_table == nullptr && !options_.costs.empty()) {
     try {
       options_.cost_table = std::make_shared<const CostTable>(read_cost_table_file(options_.costs));
@@ -125,11 +130,13 @@ std::unique_ptr<SimGridEvaluator> SimGridEvaluator::from_options(const Options& 
       o.cfg.push_back(key.substr(4) + ":" + value);
     } else if (key == "costs") {
       o.costs = value;
+    } else if (key == "order") {
+      o.order = value;
     } else if (key == "debug.fail_first") {
       o.debug_fail_first = value;
     } else {
       throw ConfigError(std::string(kOwner) + ": unknown option '" + key +
-                        "' (known: workers, timeout_s, worker, cfg, cfg.KEY, costs, "
+                        "' (known: workers, timeout_s, worker, cfg, cfg.KEY, costs, order, "
                         "debug.fail_first)");
     }
   }
@@ -139,7 +146,8 @@ std::unique_ptr<SimGridEvaluator> SimGridEvaluator::from_options(const Options& 
 std::string SimGridEvaluator::describe() const {
   std::vector<std::string> cfg = {"network/latency-factor:1", "network/bandwidth-factor:1",
                                   "network/crosstraffic:0", "network/TCP-gamma:0"};
-  cfg.insert(cfg.end(), options_.cfg.begin(), options_.cfg.end());
+  for (const std::string& entry : options_.cfg)
+    if (entry.rfind("aware/", 0) != 0) cfg.push_back(entry);
   char buffer[96];
   std::snprintf(buffer, sizeof buffer, "; %d worker processes, timeout %g s)", options_.workers,
                 options_.timeout_s);
@@ -149,8 +157,10 @@ std::string SimGridEvaluator::describe() const {
             " (" + std::to_string(options_.cost_table->us.size()) +
             (options_.cost_table->us.size() == 1 ? " entry" : " entries") + ", roofline elsewhere)";
   }
-  return "simgrid 3.32 (flow-level network, fair link sharing; one in-order stream per device, "
-         "order from the analytic contention schedule; cfg " +
+  return std::string("simgrid 3.32 (flow-level network, fair link sharing; one stream per device, ") +
+         (options_.order == "ready"
+              ? "each running its first ready op in SimGrid's time; cfg "
+              : "in the order of the analytic contention schedule; cfg ") +
          join(cfg, ",") + costs + buffer;
 }
 

@@ -27,6 +27,10 @@ struct SimGridOptions {
   // network/crosstraffic:0, network/TCP-gamma:0), so they may override them.
   std::vector<std::string> cfg;
   std::string worker_path;  // empty: find_simgrid_worker()
+  // How each device stream picks its next op: "ready" (the first whose inputs have
+  // arrived, in SimGrid's own time; ties by topological rank) or "analytic" (the
+  // order of the analytic contention schedule, fixed before the run).
+  std::string order = "ready";
   // A measured cost table (core/cost_table.h) both the SimGrid execs and the
   // analytic device order use; ops it lacks keep compute_us or the roofline.
   // `costs` is its file, read by the constructor unless `cost_table` is given

@@ -265,6 +265,54 @@ TEST(SimGridContention, TwoTransfersOnOneLinkShareItsBandwidth) {
   EXPECT_NEAR(analytic.evaluate(g, cl, Placement({0, 1, 2})).step_time_us, 200140, 0.01);
 }
 
+TEST(SimGridContention, ADeviceRunsTheOpWhoseInputArrivedFirst) {
+  REQUIRE_WORKER();
+  // d0 and d1 each send to d2 over one shared d2 link (10 GB/s, no latency): 1 GB
+  // from a (d0) for x, 0.5 GB from b (d1) for y, a 1 s op. x comes first in
+  // topological order. Fair sharing delivers y's input at 0.1 s and x's at
+  // 0.15 s. Ready first, d2 runs y from 0.1 s to 1.1 s and x after it; in the
+  // analytic order (x, then y) y waits for x: 0.15 s + 1 s.
+  Cluster cl("into-d2");
+  for (int d = 0; d < 3; ++d) cl.add_device(make_device("d" + std::to_string(d)));
+  cl.add_switch("sw");
+  cl.connect("d0", "sw", 100e9, 0);
+  cl.connect("d1", "sw", 100e9, 0);
+  cl.connect("d2", "sw", 10e9, 0);
+  cl.finalize();
+  OpGraph g("two-into-one");
+  const int a = add(g, "a", 0, 1e9);
+  const int b = add(g, "b", 0, 0.5e9);
+  const int x = add(g, "x", 1, 1);
+  const int y = add(g, "y", 1e6, 1);
+  g.add_edge(a, x);
+  g.add_edge(b, y);
+  const Placement p({0, 1, 2, 2});
+  ASSERT_LT(topological_rank(g)[x], topological_rank(g)[y]);
+
+  SimGridEvaluator ready(small_pool(1));
+  Trace trace;
+  const StepResult r = ready.evaluate(g, cl, p, &trace);
+  EXPECT_NEAR(trace.ops[y].start_us, 100000, 0.5);
+  EXPECT_NEAR(trace.ops[y].end_us, 1100000, 0.5);
+  EXPECT_NEAR(trace.ops[x].start_us, 1100000, 0.5);  // its input arrived at 0.15 s; d2 was busy
+  EXPECT_NEAR(r.step_time_us, 1100001, 0.5);
+  EXPECT_NE(ready.describe().find("ready"), std::string::npos) << ready.describe();
+
+  SimGridOptions fixed = small_pool(1);
+  fixed.order = "analytic";
+  SimGridEvaluator analytic_order(fixed);
+  Trace fixed_trace;
+  const StepResult f = analytic_order.evaluate(g, cl, p, &fixed_trace);
+  EXPECT_NEAR(fixed_trace.ops[x].start_us, 150000, 0.5);
+  EXPECT_NEAR(fixed_trace.ops[y].start_us, 150001, 0.5);
+  EXPECT_NEAR(f.step_time_us, 1150001, 0.5);
+  EXPECT_NE(analytic_order.describe().find("analytic contention schedule"), std::string::npos);
+
+  SimGridOptions bad = small_pool(1);
+  bad.order = "sideways";
+  EXPECT_THROW(SimGridEvaluator{bad}, ConfigError);
+}
+
 TEST(SimGridContention, MultiHopRouteCostsTheSumOfLatencies) {
   REQUIRE_WORKER();
   // d0 - s1 - s2 - d1 with 10, 20 and 30 us; 1e3 bytes at 1 GB/s = 1 us.
