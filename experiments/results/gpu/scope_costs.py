@@ -32,7 +32,7 @@ def main():
         fixed = {}
         for name, us in per_op.items():
             fixed[("rnnlm::" + name) if name in shared else name] = us
-        for name in shared:
+        for name in sorted(shared):
             fixed["nmt2::" + name] = spans[name]
         out[kind] = fixed
     table["costs"] = out
