@@ -126,6 +126,19 @@ double MemoryLedger::added_bytes(int op, int device) const {
 
 bool MemoryLedger::fits(int op, int device, double cap_bytes) const {
   const double cap = cap_bytes < 0 ? capacity_bytes(device) : cap_bytes;
+  // Cheap bound first: every input from another device counted in full is at
+  // least the copies it would really add. Clearly under the cap (by more than
+  // rounding could move the exact sum), it fits without building the copy map.
+  const Op& o = graph_->op(op);
+  double upper = 0;
+  for (int e : graph_->in_edges(op)) {
+    const Edge& edge = graph_->edge(e);
+    const int src_dev = device_of_[edge.src];
+    if (src_dev >= 0 && src_dev != device) upper += edge.bytes;
+  }
+  const double bound = used_bytes(device) + (o.param_bytes + o.total_output_bytes() + upper +
+                                             std::max(0.0, o.temp_bytes - max_temp_[device]));
+  if (bound <= cap - 1e-9 * std::abs(cap)) return true;
   return used_bytes(device) + added_bytes(op, device) <= cap;
 }
 

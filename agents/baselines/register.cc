@@ -30,14 +30,17 @@ void register_baseline_placers() {
   r.add("m-etf", "Baechi m-ETF: memory-aware earliest-task-first", make_m_etf_placer);
   r.add("m-sct", "Baechi m-SCT: ETF with favourite children (greedy rounding, no LP)",
         make_m_sct_placer);
+  const OptionSpec threads{"threads", T::kInt, "1",
+                           "evaluate batches on this many clones of the evaluator at once "
+                           "(the same placements and result as one thread)"};
   r.add("random-search",
         "the best cheap placer (m-etf, heft, m-sct, expert, m-topo, single, round-robin), then "
         "random placements within the evaluator budget; the best seen",
-        make_random_search_placer);
+        {threads}, make_random_search_placer);
   r.add("random-sampling",
         "best of uniform random placements within the evaluator budget (no seeded start: the "
         "control for learned agents, which start from random placements too)",
-        make_random_sampling_placer);
+        {threads}, make_random_sampling_placer);
   r.add("anneal", "simulated annealing over single-op/group moves on the evaluator",
         {{"temperature", T::kDouble, "0.05", "start temperature, a fraction of the start step time"},
          {"cooling_to", T::kDouble, "0.001", "final temperature, a fraction of the start"}},

@@ -13,6 +13,7 @@
 #include "agents/baselines/common.h"
 #include "agents/baselines/placers.h"
 #include "core/errors.h"
+#include "core/evaluator_pool.h"
 #include "core/graph_algorithms.h"
 #include "core/progress.h"
 
@@ -51,9 +52,11 @@ class SearchLoop {
     if (context_.progress != nullptr && context_.progress->cancelled()) return true;
     return context_.budget_seconds > 0 && elapsed_s() >= context_.budget_seconds;
   }
+  long long remaining() const { return std::max<long long>(0, budget_ - used_); }
   // One evaluator call; updates the best.
-  Score evaluate(const Placement& p) {
-    const StepResult r = context_.evaluator->evaluate(graph_, cluster_, p);
+  Score evaluate(const Placement& p) { return record(p, context_.evaluator->evaluate(graph_, cluster_, p)); }
+  // An evaluation made elsewhere (an EvaluatorPool's batch), counted as one call.
+  Score record(const Placement& p, const StepResult& r) {
     ++used_;
     const Score s{r.feasible, r.step_time_us};
     if (best_placement_.size() == 0 || s.better_than(best_)) {
@@ -139,9 +142,27 @@ class RandomSearchPlacer final : public Placer {
     const Units units = colocation_units(graph);
     const std::vector<int> order = topological_order(graph);
     MersenneRng rng(context.seed);
-    // At least one evaluation, so a search cancelled before it began still returns a placement.
-    while (loop.used() == 0 || !loop.exhausted())
-      loop.evaluate(random_placement(graph, cluster, units, order, rng));
+    const long long threads = option_int(context.options, "threads", 1, name());
+    if (threads < 1 || threads > 256) throw ConfigError(name() + ": 'threads' must be 1..256");
+    if (threads == 1) {
+      // At least one evaluation, so a search cancelled before it began still returns a placement.
+      while (loop.used() == 0 || !loop.exhausted())
+        loop.evaluate(random_placement(graph, cluster, units, order, rng));
+    } else {
+      // The same placements in the same order, evaluated a batch at a time on
+      // `threads` clones of the evaluator: the result is the one-thread result. The
+      // evaluation budget is exact; time and cancellation are checked per batch.
+      EvaluatorPool pool(*context.evaluator, static_cast<int>(threads));
+      const long long batch_size = 16 * threads;
+      std::vector<Placement> batch;
+      while (loop.used() == 0 || !loop.exhausted()) {
+        batch.clear();
+        const long long n = std::max<long long>(1, std::min(batch_size, loop.remaining()));
+        for (long long i = 0; i < n; ++i) batch.push_back(random_placement(graph, cluster, units, order, rng));
+        const std::vector<StepResult> results = pool.evaluate_batch(graph, cluster, batch);
+        for (size_t i = 0; i < batch.size(); ++i) loop.record(batch[i], results[i]);
+      }
+    }
     loop.report(true);
     return loop.best_placement();
   }

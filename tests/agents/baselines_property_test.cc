@@ -13,6 +13,8 @@
 #include "core/graph_algorithms.h"
 #include "core/placer.h"
 #include "core/progress.h"
+#include "core/random_dag.h"
+#include "core/cluster.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "tests/test_graphs.h"
 
@@ -175,6 +177,39 @@ TEST(BaselinesSearch, CancelStopsEarly) {
     const Placement p = PlacerRegistry::instance().create(m)->place(g, c, context);
     EXPECT_NO_THROW(check_placement(g, c, p, m));
     EXPECT_LT(observer.last.done, 10) << m;
+  }
+}
+
+// Counts evaluations, whichever evaluator (or clone of it) makes them.
+class CountingProgress final : public ProgressObserver {
+ public:
+  void on_progress(const Progress& p) override { last = p; }
+  Progress last;
+};
+
+TEST(BaselinesSearch, RandomSearchOnSeveralThreadsFindsTheOneThreadResult) {
+  const OpGraph g = random_layered_dag(120, 5);
+  const Cluster c = make_cluster_preset("k40x4");
+  AnalyticSimulator sim;
+  for (const char* m : {"random-search", "random-sampling"}) {
+    PlaceContext one = context_for(&sim, 11);
+    one.budget_evals = 150;  // not a multiple of a batch: the last batch is short
+    CountingProgress one_progress, many_progress;
+    one.progress = &one_progress;
+    const Placement serial = PlacerRegistry::instance().create(m)->place(g, c, one);
+    for (const char* threads : {"2", "3"}) {
+      PlaceContext many = one;
+      many.options["threads"] = threads;
+      many.progress = &many_progress;
+      const Placement parallel = PlacerRegistry::instance().create(m)->place(g, c, many);
+      EXPECT_EQ(parallel, serial) << m << " on " << threads << " threads";
+      EXPECT_EQ(many_progress.last.done, one_progress.last.done) << m;
+      EXPECT_EQ(many_progress.last.done, 150) << m;
+      EXPECT_EQ(many_progress.last.best_step_us, one_progress.last.best_step_us) << m;
+    }
+    PlaceContext bad = one;
+    bad.options["threads"] = "0";
+    EXPECT_THROW(PlacerRegistry::instance().create(m)->place(g, c, bad), ConfigError) << m;
   }
 }
 

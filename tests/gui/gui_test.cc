@@ -1,8 +1,10 @@
 // GUI tests: run offscreen (QT_QPA_PLATFORM=offscreen), skip cleanly when no
 // QApplication can be made.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <QApplication>
@@ -189,16 +191,23 @@ TEST(Search, LongSearchCancelsAndWindowStaysResponsive) {
   ASSERT_TRUE(w.openGraph("random:1000:1"));
   ASSERT_TRUE(w.startSearch("anneal", 100000000));
   ASSERT_TRUE(w.searchRunning());
-  // While it runs, a zero-delay timer fires within 100 ms, several times over.
+  // While it runs, a zero-delay timer fires every time (within 2 s; a window the
+  // search blocked would not turn its loop for the search's whole length), and in
+  // the median of five tries within 100 ms. The median, not every try: on a
+  // loaded 2-core machine (ctest -j2) one try in a few is stretched past 100 ms by
+  // the scheduler, which says nothing about the window.
+  std::vector<long long> waits;
   for (int round = 0; round < 5; ++round) {
     QElapsedTimer timer;
     timer.start();
     bool fired = false;
     QTimer::singleShot(0, [&] { fired = true; });
     while (!fired && timer.elapsed() < 2000) QApplication::processEvents(QEventLoop::AllEvents, 10);
-    EXPECT_TRUE(fired);
-    EXPECT_LT(timer.elapsed(), 100);
+    EXPECT_TRUE(fired) << "round " << round;
+    waits.push_back(timer.elapsed());
   }
+  std::sort(waits.begin(), waits.end());
+  EXPECT_LT(waits[waits.size() / 2], 100) << "slowest " << waits.back() << " ms";
   EXPECT_TRUE(w.searchRunning());
   QElapsedTimer timer;
   timer.start();
