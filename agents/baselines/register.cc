@@ -51,7 +51,8 @@ void register_baseline_placers() {
          {"elite", T::kInt, "2", "best individuals kept unchanged each generation"},
          {"tournament", T::kInt, "3", "tournament size for picking parents"},
          {"crossover", T::kDouble, "0.9", "probability a child crosses two parents"},
-         {"mutation", T::kDouble, "0.3", "probability a child gets a run of units moved"}},
+         {"mutation", T::kDouble, "0.3", "probability a child gets a run of units moved"},
+         threads},
         make_genetic_placer);
 }
 

@@ -310,8 +310,32 @@ class GeneticPlacer final : public Placer {
         add(genes_of(make()->place(graph, cluster, cheap)));
       }
     }
-    while (static_cast<long long>(pop.size()) < population && !loop.exhausted())
-      add(genes_of(random_placement(graph, cluster, units, topo, rng)));
+    // threads > 1: each batch of new individuals (the random start, then each
+    // generation's children) is drawn first, in the one-thread order, and evaluated
+    // on an EvaluatorPool; the result is the one-thread result when only the
+    // evaluation budget ends the search (time and cancellation are checked per batch).
+    const long long threads = option_int(context.options, "threads", 1, name());
+    if (threads < 1 || threads > 256) throw ConfigError(name() + ": 'threads' must be 1..256");
+    std::unique_ptr<EvaluatorPool> pool;
+    if (threads > 1) pool = std::make_unique<EvaluatorPool>(*context.evaluator, static_cast<int>(threads));
+    auto add_batch = [&](std::vector<std::vector<int>> batch, std::vector<Individual>& into) {
+      std::vector<Placement> placements;
+      for (const std::vector<int>& genes : batch) placements.push_back(to_placement(genes));
+      const std::vector<StepResult> results = pool->evaluate_batch(graph, cluster, placements);
+      for (size_t i = 0; i < batch.size(); ++i)
+        into.push_back({std::move(batch[i]), loop.record(placements[i], results[i])});
+    };
+    if (pool) {
+      if (static_cast<long long>(pop.size()) < population && !loop.exhausted()) {
+        std::vector<std::vector<int>> batch;
+        const long long n = std::min(population - static_cast<long long>(pop.size()), loop.remaining());
+        for (long long i = 0; i < n; ++i) batch.push_back(genes_of(random_placement(graph, cluster, units, topo, rng)));
+        add_batch(std::move(batch), pop);
+      }
+    } else {
+      while (static_cast<long long>(pop.size()) < population && !loop.exhausted())
+        add(genes_of(random_placement(graph, cluster, units, topo, rng)));
+    }
     if (D < 2 || U == 0 || pop.size() < 2) {
       loop.report(true);
       return loop.best_placement();
@@ -331,7 +355,7 @@ class GeneticPlacer final : public Placer {
       std::stable_sort(ranked.begin(), ranked.end(),
                        [&](int a, int b) { return pop[a].score.better_than(pop[b].score); });
       for (int i = 0; i < elite && i < static_cast<int>(ranked.size()); ++i) next.push_back(pop[ranked[i]]);
-      while (static_cast<long long>(next.size()) < population && !loop.exhausted()) {
+      auto breed = [&]() {
         std::vector<int> child = pick().device_of_unit;
         if (rng.unit() < crossover) {
           const std::vector<int>& other = pick().device_of_unit;
@@ -345,6 +369,18 @@ class GeneticPlacer final : public Placer {
           const int device = rng.below(D);
           for (int k = first; k < std::min(U, first + run); ++k) child[unit_order[k]] = device;
         }
+        return child;
+      };
+      if (pool) {
+        std::vector<std::vector<int>> batch;
+        const long long n = std::min(population - static_cast<long long>(next.size()), loop.remaining());
+        for (long long i = 0; i < n; ++i) batch.push_back(breed());
+        add_batch(std::move(batch), next);
+        pop = std::move(next);
+        continue;
+      }
+      while (static_cast<long long>(next.size()) < population && !loop.exhausted()) {
+        std::vector<int> child = breed();
         const Score s = loop.evaluate(to_placement(child));
         next.push_back({std::move(child), s});
       }

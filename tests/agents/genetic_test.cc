@@ -39,6 +39,20 @@ TEST(Genetic, ImprovesOnItsSeedsWithinTheBudget) {
   EXPECT_THROW(run("genetic", g, c, 50, 1, {{"mutation", "2"}}), ConfigError);
 }
 
+TEST(Genetic, SeveralThreadsFindTheOneThreadResult) {
+  // Each generation's children are bred first and evaluated as one batch; with only
+  // the evaluation budget ending the search, the result is the one-thread one. 137
+  // evaluations: the last generation is cut short.
+  const OpGraph g = testing::layered_dag(60, 3);
+  const Cluster c = testing::star_cluster(4);
+  const Placement one = run("genetic", g, c, 137);
+  for (const char* threads : {"2", "3"})
+    EXPECT_EQ(run("genetic", g, c, 137, 1, {{"threads", threads}}), one) << threads << " threads";
+  EXPECT_EQ(run("genetic", g, c, 137, 1, {{"threads", "2"}, {"population", "7"}, {"elite", "3"}}),
+            run("genetic", g, c, 137, 1, {{"population", "7"}, {"elite", "3"}}));
+  EXPECT_THROW(run("genetic", g, c, 50, 1, {{"threads", "0"}}), ConfigError);
+}
+
 TEST(Genetic, PlacesTheGroupsOfAHybridStrategy) {
   const OpGraph g = testing::two_layer_mlp_graph();
   const Cluster c = testing::star_cluster(4);
