@@ -33,13 +33,12 @@ struct Measured {
   double mean_step_us = 0;
 };
 
-// Runs `evaluator` on fresh random placements (one per call) until `seconds` pass.
-Measured measure(Evaluator& evaluator, const OpGraph& graph, const Cluster& cluster, double seconds,
-                 std::uint64_t seed, const Placement* fixed = nullptr) {
-  using clock = std::chrono::steady_clock;
+// `count` seeded uniform random placements (or copies of `fixed`), made before
+// timing so that generating them is not timed.
+std::vector<Placement> placement_pool(const OpGraph& graph, const Cluster& cluster, std::uint64_t seed,
+                                      std::size_t count, const Placement* fixed) {
   std::uint64_t state = seed;
-  // Pre-generate a pool of placements so generation is not timed.
-  std::vector<Placement> pool(64, Placement(std::vector<int>(graph.num_ops(), 0)));
+  std::vector<Placement> pool(count, Placement(std::vector<int>(graph.num_ops(), 0)));
   for (auto& p : pool) {
     if (fixed != nullptr) {
       p = *fixed;
@@ -47,6 +46,14 @@ Measured measure(Evaluator& evaluator, const OpGraph& graph, const Cluster& clus
     }
     for (int op = 0; op < graph.num_ops(); ++op) p[op] = uniform_below(state, cluster.num_devices());
   }
+  return pool;
+}
+
+// Runs `evaluator` on fresh random placements (one per call) until `seconds` pass.
+Measured measure(Evaluator& evaluator, const OpGraph& graph, const Cluster& cluster, double seconds,
+                 std::uint64_t seed, const Placement* fixed = nullptr) {
+  using clock = std::chrono::steady_clock;
+  const std::vector<Placement> pool = placement_pool(graph, cluster, seed, 64, fixed);
   evaluator.evaluate(graph, cluster, pool[0]);  // warm-up: preparation is not timed
   Measured m;
   double sum = 0;
@@ -69,15 +76,8 @@ Measured measure_threads(const Evaluator& prototype, const OpGraph& graph, const
                          double seconds, std::uint64_t seed, int threads,
                          const Placement* fixed = nullptr) {
   using clock = std::chrono::steady_clock;
-  std::uint64_t state = seed;
-  std::vector<Placement> pool(64 * threads, Placement(std::vector<int>(graph.num_ops(), 0)));
-  for (auto& p : pool) {
-    if (fixed != nullptr) {
-      p = *fixed;
-      continue;
-    }
-    for (int op = 0; op < graph.num_ops(); ++op) p[op] = uniform_below(state, cluster.num_devices());
-  }
+  const std::vector<Placement> pool =
+      placement_pool(graph, cluster, seed, 64 * static_cast<std::size_t>(threads), fixed);
   EvaluatorPool evaluators(prototype, threads);
   evaluators.evaluate_batch(graph, cluster, pool);  // warm-up: every clone prepares the graph
   Measured m;
@@ -121,7 +121,9 @@ void run_bench_simulate(const BenchArgs& a) {
   if (!a.placement.empty()) fixed = resolve_placement(a.placement, graph, cluster);
   const std::vector<int> thread_counts = parse_thread_counts(a.threads);
   // The first count is the headline; every count is a row, its speed-up relative to
-  // the first, all measured in this one run.
+  // the first, all measured in this one run. A lone count of 1 times the evaluator
+  // itself (as the figures before --threads were); a list times every count,
+  // 1 included, through an EvaluatorPool, so that the rows compare like with like.
   nlohmann::json rows = nlohmann::json::array();
   Measured m;
   double first_per_s = 0;

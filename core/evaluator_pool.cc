@@ -63,6 +63,7 @@ void EvaluatorPool::worker(int index) {
 std::vector<StepResult> EvaluatorPool::evaluate_batch(const OpGraph& graph, const Cluster& cluster,
                                                       const std::vector<Placement>& placements) {
   std::vector<StepResult> results(placements.size());
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     graph_ = &graph;
@@ -73,9 +74,11 @@ std::vector<StepResult> EvaluatorPool::evaluate_batch(const OpGraph& graph, cons
     error_ = nullptr;
     // Helpers are woken only when there is more than one item for them to share.
     busy_ = placements.size() > 1 ? static_cast<int>(workers_.size()) : 0;
-    if (busy_ > 0) ++generation_;
+    wake = busy_ > 0;
+    if (wake) ++generation_;
   }
-  if (busy_ > 0) start_.notify_all();
+  // Read under the lock above: helpers decrement busy_ as soon as they are woken.
+  if (wake) start_.notify_all();
   run_items(0);
   std::exception_ptr error;
   {

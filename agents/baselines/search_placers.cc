@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,15 @@ class SearchLoop {
   long long remaining() const { return std::max<long long>(0, budget_ - used_); }
   // One evaluator call; updates the best.
   Score evaluate(const Placement& p) { return record(p, context_.evaluator->evaluate(graph_, cluster_, p)); }
-  // An evaluation made elsewhere (an EvaluatorPool's batch), counted as one call.
+  // A batch evaluated on `pool`, recorded in order; returns the scores.
+  std::vector<Score> evaluate_batch(EvaluatorPool& pool, const std::vector<Placement>& batch) {
+    const std::vector<StepResult> results = pool.evaluate_batch(graph_, cluster_, batch);
+    std::vector<Score> scores;
+    scores.reserve(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) scores.push_back(record(batch[i], results[i]));
+    return scores;
+  }
+  // An evaluation made elsewhere, counted as one call.
   Score record(const Placement& p, const StepResult& r) {
     ++used_;
     const Score s{r.feasible, r.step_time_us};
@@ -97,6 +106,15 @@ class SearchLoop {
   Placement best_placement_;
   std::chrono::steady_clock::time_point begin_;
 };
+
+// The "threads" option: an EvaluatorPool of that many clones of the context's
+// evaluator, or null for one thread (evaluate in place).
+std::unique_ptr<EvaluatorPool> pool_for(const PlaceContext& context, const std::string& placer) {
+  const long long threads = option_int(context.options, "threads", 1, placer);
+  if (threads < 1 || threads > 256) throw ConfigError(placer + ": 'threads' must be 1..256");
+  if (threads == 1) return nullptr;
+  return std::make_unique<EvaluatorPool>(*context.evaluator, static_cast<int>(threads));
+}
 
 void require_evaluator(const PlaceContext& context, const std::string& placer) {
   if (context.evaluator == nullptr)
@@ -142,25 +160,22 @@ class RandomSearchPlacer final : public Placer {
     const Units units = colocation_units(graph);
     const std::vector<int> order = topological_order(graph);
     MersenneRng rng(context.seed);
-    const long long threads = option_int(context.options, "threads", 1, name());
-    if (threads < 1 || threads > 256) throw ConfigError(name() + ": 'threads' must be 1..256");
-    if (threads == 1) {
+    const std::unique_ptr<EvaluatorPool> pool = pool_for(context, name());
+    if (!pool) {
       // At least one evaluation, so a search cancelled before it began still returns a placement.
       while (loop.used() == 0 || !loop.exhausted())
         loop.evaluate(random_placement(graph, cluster, units, order, rng));
     } else {
-      // The same placements in the same order, evaluated a batch at a time on
-      // `threads` clones of the evaluator: the result is the one-thread result. The
-      // evaluation budget is exact; time and cancellation are checked per batch.
-      EvaluatorPool pool(*context.evaluator, static_cast<int>(threads));
-      const long long batch_size = 16 * threads;
+      // The same placements in the same order, evaluated a batch at a time on the
+      // pool: the result is the one-thread result. The evaluation budget is exact;
+      // time and cancellation are checked per batch.
+      const long long batch_size = 16LL * pool->threads();
       std::vector<Placement> batch;
       while (loop.used() == 0 || !loop.exhausted()) {
         batch.clear();
         const long long n = std::max<long long>(1, std::min(batch_size, loop.remaining()));
         for (long long i = 0; i < n; ++i) batch.push_back(random_placement(graph, cluster, units, order, rng));
-        const std::vector<StepResult> results = pool.evaluate_batch(graph, cluster, batch);
-        for (size_t i = 0; i < batch.size(); ++i) loop.record(batch[i], results[i]);
+        loop.evaluate_batch(*pool, batch);
       }
     }
     loop.report(true);
@@ -314,16 +329,12 @@ class GeneticPlacer final : public Placer {
     // generation's children) is drawn first, in the one-thread order, and evaluated
     // on an EvaluatorPool; the result is the one-thread result when only the
     // evaluation budget ends the search (time and cancellation are checked per batch).
-    const long long threads = option_int(context.options, "threads", 1, name());
-    if (threads < 1 || threads > 256) throw ConfigError(name() + ": 'threads' must be 1..256");
-    std::unique_ptr<EvaluatorPool> pool;
-    if (threads > 1) pool = std::make_unique<EvaluatorPool>(*context.evaluator, static_cast<int>(threads));
+    const std::unique_ptr<EvaluatorPool> pool = pool_for(context, name());
     auto add_batch = [&](std::vector<std::vector<int>> batch, std::vector<Individual>& into) {
       std::vector<Placement> placements;
       for (const std::vector<int>& genes : batch) placements.push_back(to_placement(genes));
-      const std::vector<StepResult> results = pool->evaluate_batch(graph, cluster, placements);
-      for (size_t i = 0; i < batch.size(); ++i)
-        into.push_back({std::move(batch[i]), loop.record(placements[i], results[i])});
+      const std::vector<Score> scores = loop.evaluate_batch(*pool, placements);
+      for (size_t i = 0; i < batch.size(); ++i) into.push_back({std::move(batch[i]), scores[i]});
     };
     if (pool) {
       if (static_cast<long long>(pop.size()) < population && !loop.exhausted()) {

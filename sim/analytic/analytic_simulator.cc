@@ -374,13 +374,11 @@ class ContentionRun {
   // task, ranked just after its producer.
   void dispatch_ready_ops() {
     if (p_.staged.size() > 1) {
-      if (interference_.copies_on_consumer) {
-        std::sort(p_.staged.begin(), p_.staged.end(),
-                  [&](int x, int y) { return task_rank(x) < task_rank(y); });
-      } else {
-        std::sort(p_.staged.begin(), p_.staged.end(),
-                  [&](int x, int y) { return p_.topo_rank[x] < p_.topo_rank[y]; });
-      }
+      std::sort(p_.staged.begin(), p_.staged.end(),
+                [&](int x, int y) {
+                  const long long rx = task_rank(x), ry = task_rank(y);
+                  return rx != ry ? rx < ry : x < y;  // two copies of one producer: booking order
+                });
     }
     for (int id : p_.staged) p_.fifo[id < p_.num_ops ? lane_of(id) : copy_lane(id)].push_back(id);
     p_.staged.clear();

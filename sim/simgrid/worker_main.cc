@@ -23,6 +23,7 @@
 #include "core/step_observer.h"
 #include "sim/simgrid/bench_inputs.h"
 #include "sim/simgrid/dag_simulator.h"
+#include "sim/simgrid/platform_import.h"
 #include "sim/simgrid/wire.h"
 
 namespace {
