@@ -12,17 +12,6 @@ using testing::timed_op;
 
 // ---- pipeline
 
-// Devices on one switch with free links: 1e18 B/s, no latency.
-Cluster free_star(int n) {
-  Device d;
-  d.name = "dev";
-  d.kind = "test";
-  d.peak_flops = 1e18;
-  d.memory_bytes = 1e9;
-  d.memory_Bps = 1e18;
-  return star_cluster("free", d, n, "sw", 1e18, 0);
-}
-
 // A two-layer chain with batch 2, measured costs at the whole batch:
 //   x(0), w1 -> f1(20, out 2000) ; f1, w2 -> f2(20, out 2000)
 //   f2, w2 -> b2(40; out 0: 2000 to b1, out 1: the 1000-byte gradient of w2)

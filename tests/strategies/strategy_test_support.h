@@ -26,15 +26,20 @@ inline OpGraph mlp2() { return testing::two_layer_mlp_graph(); }
 
 // Devices on one switch, 1000 B/us links with 1 us latency (2 hops between devices:
 // 2 us + bytes / 1000), memory so fast that the inserted collective ops cost ~0.
-inline Cluster fast_star(int n) {
+// Other link rates on request (free_star: links that cost nothing).
+inline Cluster fast_star(int n, double link_Bps = 1e9, double latency_us = 1,
+                         const std::string& name = "star") {
   Device d;
   d.name = "dev";
   d.kind = "test";
   d.peak_flops = 1e18;
   d.memory_bytes = 1e9;
   d.memory_Bps = 1e18;
-  return star_cluster("star", d, n, "sw", 1e9, 1);
+  return star_cluster(name, d, n, "sw", link_Bps, latency_us);
 }
+
+// Devices on one switch with free links: 1e18 B/s, no latency.
+inline Cluster free_star(int n) { return fast_star(n, 1e18, 0, "free"); }
 
 inline double step_us(const StrategyResult& r, const Cluster& c, Trace* trace = nullptr) {
   auto sim = EvaluatorRegistry::instance().create("analytic");
