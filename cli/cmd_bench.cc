@@ -25,6 +25,9 @@ struct BenchArgs {
   std::string placement;  // empty: random placements
   std::string threads = "1";  // comma list: one measurement per thread count
   bool json = false;
+  // bench moves
+  int ops_per_move = 1;
+  double accept = 0.25;
 };
 
 struct Measured {
@@ -207,6 +210,106 @@ void run_bench_scaling(const BenchArgs& a) {
   }
 }
 
+// One seeded sequence of moves: each moves `ops_per_move` random ops to random
+// other devices and is accepted with probability `accept` (at random, not by
+// its result, so that both ways of evaluating walk the same placements).
+struct MoveRun {
+  long long evaluations = 0;
+  double seconds = 0;
+  double checksum = 0;  // the sum of the step times: both ways must agree exactly
+};
+
+MoveRun run_moves(Evaluator& evaluator, const OpGraph& graph, const Cluster& cluster,
+                  const Placement& start, const BenchArgs& a, bool incremental, long long count) {
+  using clock = std::chrono::steady_clock;
+  std::uint64_t state = static_cast<std::uint64_t>(a.seed) * 2654435761u + 7;
+  const int D = cluster.num_devices();
+  Placement current = start;
+  Placement next = start;
+  std::vector<OpMove> moves;
+  MoveRun r;
+  evaluator.evaluate(graph, cluster, start);  // warm-up: preparation is not timed
+  const auto begin = clock::now();
+  for (;;) {
+    moves.clear();
+    for (int k = 0; k < a.ops_per_move; ++k) {
+      const int op = uniform_below(state, graph.num_ops());
+      int to = uniform_below(state, D - 1);
+      if (to >= next[op]) ++to;
+      moves.push_back({op, to});
+      next[op] = to;
+    }
+    const StepResult result = incremental ? evaluator.evaluate_move(graph, cluster, current, moves)
+                                          : evaluator.evaluate(graph, cluster, next);
+    r.checksum += result.step_time_us;
+    ++r.evaluations;
+    if (uniform_below(state, 1000000) < a.accept * 1e6) {
+      current = next;
+    } else {
+      next = current;
+    }
+    if (count > 0 ? r.evaluations >= count : r.evaluations % 64 == 0 &&
+        std::chrono::duration<double>(clock::now() - begin).count() >= a.seconds)
+      break;
+  }
+  r.seconds = std::chrono::duration<double>(clock::now() - begin).count();
+  return r;
+}
+
+void run_bench_moves(const BenchArgs& a) {
+  prepare_output_path(a.out, "-o");
+  if (!(a.seconds > 0)) throw ConfigError("--seconds must be positive");
+  if (a.ops_per_move < 1) throw ConfigError("--ops-per-move must be at least 1");
+  if (!(a.accept >= 0 && a.accept <= 1)) throw ConfigError("--accept must be in [0, 1]");
+  const OpGraph graph = load_graph(a.graph);
+  const Cluster cluster = load_cluster(a.cluster);
+  if (cluster.num_devices() < 2) throw ConfigError("bench moves: the cluster needs two devices");
+  auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  Placement start;
+  if (a.placement.empty()) {
+    start = placement_pool(graph, cluster, static_cast<std::uint64_t>(a.seed), 1, nullptr).front();
+  } else {
+    start = resolve_placement(a.placement, graph, cluster);
+  }
+  // evaluate_move for --seconds, then the same moves evaluated in full.
+  const MoveRun moved = run_moves(*evaluator, graph, cluster, start, a, true, 0);
+  auto fresh = evaluator->clone();
+  const MoveRun full = run_moves(*fresh, graph, cluster, start, a, false, moved.evaluations);
+  const bool identical = moved.checksum == full.checksum;
+  const double moved_per_s = moved.evaluations / moved.seconds;
+  const double full_per_s = full.evaluations / full.seconds;
+  nlohmann::json out = {{"benchmark", "moves"},
+                        {"graph", graph.name()},
+                        {"ops", graph.num_ops()},
+                        {"edges", graph.num_edges()},
+                        {"cluster", cluster.name()},
+                        {"evaluator", evaluator->describe()},
+                        {"start", a.placement.empty() ? std::string("random") : a.placement},
+                        {"ops_per_move", a.ops_per_move},
+                        {"accept", a.accept},
+                        {"evaluations", moved.evaluations},
+                        {"evaluate_move_per_second", moved_per_s},
+                        {"evaluate_per_second", full_per_s},
+                        {"speedup", moved_per_s / full_per_s},
+                        {"identical", identical}};
+  write_json_file(a.out, out);
+  if (a.json) {
+    std::cout << out.dump(1) << "\n";
+  } else {
+    std::printf("%s (%d ops, %d edges) on %s, %s\n", graph.name().c_str(), graph.num_ops(),
+                graph.num_edges(), cluster.name().c_str(), evaluator->describe().c_str());
+    std::printf("%lld moves of %d op%s from %s, %.0f%% accepted at random\n", moved.evaluations,
+                a.ops_per_move, a.ops_per_move == 1 ? "" : "s",
+                a.placement.empty() ? "a random placement" : a.placement.c_str(), a.accept * 100);
+    std::printf("%-15s %12.0f evaluations/s %9.1f us each\n", "evaluate_move", moved_per_s, 1e6 / moved_per_s);
+    std::printf("%-15s %12.0f evaluations/s %9.1f us each\n", "evaluate", full_per_s, 1e6 / full_per_s);
+    std::printf("speed-up %.2fx; results %s\n", moved_per_s / full_per_s,
+                identical ? "identical" : "DIFFER");
+    std::printf("wrote %s\n", a.out.c_str());
+  }
+  if (!identical) throw Error("bench moves: evaluate_move and evaluate gave different step times");
+}
+
 void add_common(CLI::App* c, BenchArgs& a) {
   c->add_option("--cluster", a.cluster, "preset:NAME or a cluster file")->capture_default_str();
   c->add_option("--evaluator", a.evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
@@ -233,6 +336,17 @@ void add_bench_commands(CLI::App& app) {
                 "own clone of the evaluator; speed-ups are relative to the first count")
       ->capture_default_str();
   s->callback([sim] { run_bench_simulate(*sim); });
+  auto mv = std::make_shared<BenchArgs>();
+  mv->out = "bench-moves.json";
+  CLI::App* m = bench->add_subcommand(
+      "moves", "Evaluations per second of small moves (evaluate_move) against full evaluations");
+  m->add_option("--graph", mv->graph, kGraphSpecHelp)->required();
+  add_common(m, *mv);
+  m->add_option("-o,--output", mv->out, "Write the figures here as JSON")->capture_default_str();
+  m->add_option("--placement", mv->placement, "Start here (file, single, round-robin) instead of a random placement");
+  m->add_option("--ops-per-move", mv->ops_per_move, "Ops each move changes")->capture_default_str();
+  m->add_option("--accept", mv->accept, "Fraction of moves accepted (at random)")->capture_default_str();
+  m->callback([mv] { run_bench_moves(*mv); });
   auto sc = std::make_shared<BenchArgs>();
   sc->seconds = 1;
   sc->out = "bench-scaling.json";

@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/cluster.h"
 #include "core/errors.h"
+#include "core/op_graph.h"
 
 namespace aware {
 namespace {
@@ -41,6 +43,32 @@ StepResult Evaluator::evaluate_observed(const OpGraph& graph, const Cluster& clu
   StepResult result = checked(run_step(graph, cluster, placement, observer), name());
   if (observer != nullptr) observer->on_step_end(result);
   return result;
+}
+
+StepResult Evaluator::evaluate_move(const OpGraph& graph, const Cluster& cluster,
+                                    const Placement& prev, const std::vector<OpMove>& moves) {
+  return checked(run_move(graph, cluster, prev, moves), name());
+}
+
+StepResult Evaluator::run_move(const OpGraph& graph, const Cluster& cluster, const Placement& prev,
+                               const std::vector<OpMove>& moves) {
+  Placement next = prev;
+  apply_moves(graph, cluster, next, moves);
+  return run_step(graph, cluster, next, nullptr);
+}
+
+void apply_moves(const OpGraph& graph, const Cluster& cluster, Placement& placement,
+                 const std::vector<OpMove>& moves) {
+  for (const OpMove& m : moves) {
+    if (m.op < 0 || m.op >= placement.size() || m.device < 0 || m.device >= cluster.num_devices()) {
+      std::ostringstream out;
+      out << "move: op " << m.op << " to device " << m.device << " is not an op of graph '"
+          << graph.name() << "' (" << placement.size() << " ops) and a device of cluster '"
+          << cluster.name() << "' (" << cluster.num_devices() << " devices)";
+      throw DeviceError(out.str());
+    }
+    placement[m.op] = m.device;
+  }
 }
 
 EvaluatorRegistry& EvaluatorRegistry::instance() {

@@ -40,12 +40,23 @@ class Evaluator {
   // on_op / on_transfer, then on_step_end.
   StepResult evaluate_observed(const OpGraph& graph, const Cluster& cluster,
                                const Placement& placement, StepObserver* observer);
+  // The step for `prev` with every op of `moves` on its new device: the same
+  // result, bit for bit, as evaluate() on the moved placement. An evaluator that
+  // can reuse its simulation of `prev` re-simulates only from the first moment a
+  // moved op can matter (the analytic simulator's contention mode keeps the last
+  // base placement and the last move, so a search that accepts or rejects one
+  // move at a time hits that state); the others evaluate the moved placement.
+  StepResult evaluate_move(const OpGraph& graph, const Cluster& cluster, const Placement& prev,
+                           const std::vector<OpMove>& moves);
   // An independent instance with the same settings.
   virtual std::unique_ptr<Evaluator> clone() const = 0;
 
  protected:
   virtual StepResult run_step(const OpGraph& graph, const Cluster& cluster,
                               const Placement& placement, StepObserver* observer) = 0;
+  // evaluate_move()'s work; by default applies the moves and runs the step.
+  virtual StepResult run_move(const OpGraph& graph, const Cluster& cluster, const Placement& prev,
+                              const std::vector<OpMove>& moves);
   // For evaluators that wrap another: runs `inner`'s step with the same observer,
   // without a second on_step_begin / on_step_end.
   static StepResult run_inner_step(Evaluator& inner, const OpGraph& graph, const Cluster& cluster,
@@ -64,6 +75,11 @@ class EvaluatorRegistry : public Registry<Evaluator, const Options&> {
  private:
   EvaluatorRegistry() : Registry("evaluator") {}
 };
+
+// Puts each op of `moves` on its device in `placement`. Throws DeviceError for an
+// op outside the placement or a device outside the cluster.
+void apply_moves(const OpGraph& graph, const Cluster& cluster, Placement& placement,
+                 const std::vector<OpMove>& moves);
 
 // Reads an option, or returns `fallback`. Throws ConfigError naming `owner` if the
 // value does not parse as the wanted type.

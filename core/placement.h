@@ -21,6 +21,12 @@ struct Placement {
   bool operator==(const Placement&) const = default;
 };
 
+// One op of a move and the device it moves to (Evaluator::evaluate_move).
+struct OpMove {
+  int op = -1;
+  int device = -1;
+};
+
 // Throws DeviceError naming `source`, the op and the device unless `placement`
 // gives every op of `graph` a device of `cluster`, and co-located ops share one.
 void check_placement(const OpGraph& graph, const Cluster& cluster, const Placement& placement,

@@ -12,6 +12,7 @@
 #include "core/graph_algorithms.h"
 #include "core/op_graph.h"
 #include "core/step_observer.h"
+#include "sim/analytic/contention.h"
 #include "sim/analytic/prepared.h"
 
 namespace aware {
@@ -76,6 +77,11 @@ void AnalyticSimulator::set_cost_table(std::shared_ptr<const CostTable> table, s
   cost_table_ = std::move(table);
   cost_table_label_ = cost_table_ ? std::move(label) : std::string();
   prepared_.reset();  // the op costs it holds came from the old table
+}
+
+void AnalyticSimulator::set_interference(Interference interference) {
+  interference_ = interference;
+  if (prepared_) prepared_->moves = {};  // its checkpoints were simulated with the old one
 }
 
 std::string AnalyticSimulator::describe() const {
@@ -224,48 +230,44 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
 
   // Scratch, sized for the worst case.
   const size_t edges = static_cast<size_t>(graph.num_edges());
-  p->ready.assign(D, {});
-  p->bus.assign(D, {});
-  for (auto& q : p->ready) q.reserve(n);
-  // Two lanes per device: its compute stream (lane d) and its communication stream
-  // (lane D + d), each running one op at a time.
-  p->fifo.assign(2 * static_cast<size_t>(D), {});
-  for (auto& q : p->fifo) q.reserve(n);
-  p->fifo_head.assign(2 * static_cast<size_t>(D), 0);
-  p->staged.reserve(n);
-  for (auto& q : p->bus) q.reserve(n + 1);
-  p->events.reserve(4 * (n + edges) + 4 * D + 16);
-  p->transfers.reserve(edges + 1);
-
-  p->deps_left.resize(n);
-  p->op_refs.resize(n);
-  p->edge_transfer.resize(edges);
-  p->start_us.resize(n);
-  p->end_us.resize(n);
-  p->device_free_us.resize(D);
-  p->bus_free_us.resize(D);
-  p->device_busy.resize(2 * static_cast<size_t>(D));
+  if (mode_ == AnalyticMode::kPlaceto) {
+    p->ready.assign(D, {});
+    p->bus.assign(D, {});
+    for (auto& q : p->ready) q.reserve(n);
+    for (auto& q : p->bus) q.reserve(n + 1);
+    p->events.reserve(4 * (n + edges) + 4 * D + 16);
+    p->transfers.reserve(edges + 1);
+    p->deps_left.resize(n);
+    p->start_us.resize(n);
+    p->end_us.resize(n);
+    p->device_free_us.resize(D);
+    p->bus_free_us.resize(D);
+    p->mem_now.resize(D);
+    p->mem_sweep.reserve(2 * static_cast<size_t>(n));
+    p->mem_sweep_device.reserve(2 * static_cast<size_t>(n));
+    p->sweep_order.reserve(2 * static_cast<size_t>(n));
+  } else {
+    size_contention_scratch(*p, graph.num_edges(), p->full);
+  }
   p->stream.resize(n);
   for (int op = 0; op < n; ++op) p->stream[op] = graph.op(op).stream;
-  p->channel_free_us.resize(p->num_channels);
-  p->route_queue.assign(static_cast<size_t>(D) * D, {});
-  for (auto& q : p->route_queue) q.reserve(edges / std::max(1, D) + 1);
-  p->route_head.assign(static_cast<size_t>(D) * D, 0);
-  p->mem_now.resize(D);
-  p->mem_sweep.reserve(2 * static_cast<size_t>(n));
-  p->mem_sweep_device.reserve(2 * static_cast<size_t>(n));
-  p->sweep_order.reserve(2 * static_cast<size_t>(n));
   prepared_ = std::move(p);
 }
 
-StepResult AnalyticSimulator::run_step(const OpGraph& graph, const Cluster& cluster,
-                                       const Placement& placement, StepObserver* observer) {
+namespace {
+void check_placement_fast(const OpGraph& graph, const Cluster& cluster, const Placement& placement) {
   if (placement.size() != graph.num_ops()) check_placement(graph, cluster, placement);
   for (int op = 0; op < graph.num_ops(); ++op) {
     if (placement[op] < 0 || placement[op] >= cluster.num_devices()) {
       check_placement(graph, cluster, placement);
     }
   }
+}
+}  // namespace
+
+StepResult AnalyticSimulator::run_step(const OpGraph& graph, const Cluster& cluster,
+                                       const Placement& placement, StepObserver* observer) {
+  check_placement_fast(graph, cluster, placement);
   prepare(graph, cluster);
   StepResult result = mode_ == AnalyticMode::kContention
                           ? run_contention(graph, cluster, placement, observer)
@@ -276,312 +278,93 @@ StepResult AnalyticSimulator::run_step(const OpGraph& graph, const Cluster& clus
 
 // ------------------------------------------------------------ contention mode
 
-namespace {
-
-// One contention-mode step over a prepared graph, in named steps: reset the
-// scratch, allocate parameters, then alternate dispatch_ready_ops() with
-// process_events_at_next_time() until nothing is left, and report the spans.
-class ContentionRun {
- public:
-  using Prepared = AnalyticSimulator::Prepared;
-
-  ContentionRun(Prepared& p, const OpGraph& graph, const Cluster& cluster,
-                const Placement& placement, const Interference& interference)
-      : p_(p),
-        graph_(graph),
-        cluster_(cluster),
-        placement_(placement),
-        interference_(interference),
-        D_(p.num_devices) {}
-
-  StepResult run() {
-    reset_scratch();
-    allocate_parameters_and_seed_ready();
-    for (;;) {
-      dispatch_ready_ops();
-      if (p_.events.empty()) break;
-      process_events_at_next_time();
-    }
-    AWARE_CHECK(finished_ == p_.num_ops, "every op must run once (a cycle would leave some unscheduled)");
-    result_.step_time_us = now_;
-    return std::move(result_);
-  }
-
-  // Reports every op span (op-id order), then every transfer (booking order).
-  void report(StepObserver& observer) const {
-    for (int op = 0; op < p_.num_ops; ++op)
-      observer.on_op(OpSpan{op, placement_[op], p_.start_us[op], p_.end_us[op]});
-    for (const Prepared::Transfer& t : p_.transfers) {
-      observer.on_transfer(link_transfer_span(cluster_, t.src_op, t.output, t.src_dev, t.dst_dev,
-                                              t.bytes, t.start_us, t.end_us));
-    }
-  }
-
- private:
-  using ReadyEntry = Prepared::ReadyEntry;
-  using Event = Prepared::Event;
-
-  void reset_scratch() {
-    result_.device_busy_us.assign(D_, 0);
-    result_.peak_memory_bytes.assign(D_, 0);
-    for (auto& q : p_.fifo) q.clear();
-    std::fill(p_.fifo_head.begin(), p_.fifo_head.end(), 0);
-    p_.staged.clear();
-    p_.events.clear();
-    p_.transfers.clear();
-    std::fill(p_.device_busy.begin(), p_.device_busy.end(), 0);
-    std::fill(p_.channel_free_us.begin(), p_.channel_free_us.end(), 0.0);
-    for (auto& q : p_.route_queue) q.clear();
-    std::fill(p_.route_head.begin(), p_.route_head.end(), 0);
-    std::fill(p_.mem_now.begin(), p_.mem_now.end(), 0.0);
-  }
-
-  void allocate(int device, double bytes, int op) {
-    p_.mem_now[device] += bytes;
-    if (p_.mem_now[device] > result_.peak_memory_bytes[device])
-      result_.peak_memory_bytes[device] = p_.mem_now[device];
-    if (result_.feasible && p_.mem_now[device] > cluster_.device(device).memory_bytes) {
-      result_.feasible = false;
-      result_.infeasible_reason = "device '" + cluster_.device(device).name +
-                                  "' out of memory at op '" + graph_.op(op).name + "': needs " +
-                                  format_bytes(p_.mem_now[device]) + ", has " +
-                                  format_bytes(cluster_.device(device).memory_bytes);
-    }
-  }
-
-  // One of `op`'s inputs has arrived; it is staged once all have.
-  void release(int op) {
-    if (--p_.deps_left[op] == 0) p_.staged.push_back(op);
-  }
-
-  // Parameters stay resident for the whole step; source ops are ready at 0.
-  void allocate_parameters_and_seed_ready() {
-    const int n = p_.num_ops;
-    for (int op = 0; op < n; ++op) {
-      if (p_.param_bytes[op] > 0) allocate(placement_[op], p_.param_bytes[op], op);
-    }
-    for (int op = 0; op < n; ++op) {
-      p_.deps_left[op] = p_.in_begin[op + 1] - p_.in_begin[op];
-      if (p_.deps_left[op] == 0) p_.staged.push_back(op);
-    }
-  }
-
-  // Ops made ready in this batch join their device's queue in topological order.
-  // Ready times never decrease, so each queue stays ordered by (ready time,
-  // topological rank) without a heap. Then every idle device starts its next op.
-  //
-  // With copies on the consumer, a staged id of num_ops + t is transfer t's copy
-  // task, ranked just after its producer.
-  void dispatch_ready_ops() {
-    if (p_.staged.size() > 1) {
-      std::sort(p_.staged.begin(), p_.staged.end(),
-                [&](int x, int y) {
-                  const long long rx = task_rank(x), ry = task_rank(y);
-                  return rx != ry ? rx < ry : x < y;  // two copies of one producer: booking order
-                });
-    }
-    for (int id : p_.staged) p_.fifo[id < p_.num_ops ? lane_of(id) : copy_lane(id)].push_back(id);
-    p_.staged.clear();
-    for (int lane = 0; lane < 2 * D_; ++lane) {
-      if (p_.device_busy[lane] || p_.fifo_head[lane] == static_cast<int>(p_.fifo[lane].size()))
-        continue;
-      const int d = lane % D_;
-      const int id = p_.fifo[lane][p_.fifo_head[lane]++];
-      if (id >= p_.num_ops) {
-        start_copy_task(id - p_.num_ops, lane);
-        continue;
-      }
-      const ReadyEntry e{now_, 0, id};
-      double cost = p_.costs.time_us(e.op, d);
-      if (interference_.slows() && D_ > 1) {
-        int others_busy = 0;
-        for (int o = 0; o < D_; ++o) others_busy += o != d && p_.device_busy[o];
-        const double slowdown = p_.memory_bound[static_cast<size_t>(e.op) * D_ + d]
-                                    ? interference_.memory
-                                    : interference_.compute;
-        cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
-      }
-      p_.device_busy[lane] = 1;
-      p_.start_us[e.op] = now_;
-      p_.end_us[e.op] = now_ + cost;
-      result_.device_busy_us[d] += cost;
-      allocate(d, p_.out_total_bytes[e.op] + p_.temp_bytes[e.op], e.op);
-      heap_push(p_.events, Event{now_ + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(e.op))});
-    }
-  }
-
-  // Every event at the earliest time is processed before dispatching again, so
-  // ops made ready at the same instant compete by topological rank.
-  void process_events_at_next_time() {
-    now_ = p_.events.front().time;
-    while (!p_.events.empty() && p_.events.front().time == now_) {
-      const Event ev = heap_pop(p_.events);
-      const int id = Prepared::second_of(ev.key);
-      if (Prepared::kind_of(ev.key) == 0) {
-        finish_op(id);
-      } else {
-        finish_transfer(id);
-      }
-    }
-  }
-
-  int lane_of(int op) const { return placement_[op] + (p_.stream[op] != 0 ? D_ : 0); }
-
-  // copies_on_consumer: a copy task's lane is its destination's compute stream;
-  // ops rank 2 * topological rank, copies 2 * their producer's + 1.
-  int copy_lane(int id) const { return p_.transfers[id - p_.num_ops].dst_dev; }
-  long long task_rank(int id) const {
-    if (id < p_.num_ops) return 2LL * p_.topo_rank[id];
-    return 2LL * p_.topo_rank[p_.transfers[id - p_.num_ops].src_op] + 1;
-  }
-
-  // The copy starts now on its destination's compute stream (slowed like a
-  // memory-bound op while other devices are busy).
-  void start_copy_task(int tid, int lane) {
-    Prepared::Transfer& t = p_.transfers[tid];
-    const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
-    double cost = p_.route_latency_us[r] + t.bytes / p_.route_bandwidth_Bps[r] * 1e6;
-    if (interference_.slows() && D_ > 1) {
-      int others_busy = 0;
-      for (int o = 0; o < D_; ++o) others_busy += o != t.dst_dev && p_.device_busy[o];
-      cost *= 1 + (interference_.memory - 1) * others_busy / (D_ - 1);
-    }
-    p_.device_busy[lane] = 1;
-    t.start_us = now_;
-    t.end_us = now_ + cost;
-    result_.device_busy_us[t.dst_dev] += cost;
-    heap_push(p_.events, Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
-  }
-
-  void finish_op(int op) {
-    const int d = placement_[op];
-    p_.device_busy[lane_of(op)] = 0;
-    ++finished_;
-    p_.mem_now[d] -= p_.temp_bytes[op];
-    release_consumed_inputs(op, d);
-    const int first_new = static_cast<int>(p_.transfers.size());
-    const int refs = send_outputs(op, d);
-    book_transfers_from(first_new);
-    p_.op_refs[op] = refs;
-    if (refs == 0) p_.mem_now[d] -= p_.out_total_bytes[op];
-  }
-
-  // `op`'s inputs are consumed: release the buffers it was holding.
-  void release_consumed_inputs(int op, int d) {
-    for (int i = p_.in_begin[op]; i < p_.in_begin[op + 1]; ++i) {
-      const int src = p_.in_src[i];
-      if (placement_[src] == d) {
-        if (--p_.op_refs[src] == 0) p_.mem_now[d] -= p_.out_total_bytes[src];
-      } else {
-        Prepared::Transfer& t = p_.transfers[p_.edge_transfer[p_.in_edge[i]]];
-        if (--t.refs == 0) p_.mem_now[d] -= t.bytes;
-      }
-    }
-  }
-
-  // Same-device consumers are released now; each (output, device) pair elsewhere
-  // gets one transfer. Returns how many holders keep `op`'s outputs alive.
-  int send_outputs(int op, int d) {
-    int refs = 0;
-    const int first_new = static_cast<int>(p_.transfers.size());
-    for (int i = p_.out_begin[op]; i < p_.out_begin[op + 1]; ++i) {
-      const int dst = p_.out_dst[i];
-      const int dst_dev = placement_[dst];
-      if (dst_dev == d) {
-        ++refs;
-        release(dst);
-        continue;
-      }
-      const int output = p_.out_output[i];
-      int tid = -1;
-      for (int t = first_new; t < static_cast<int>(p_.transfers.size()); ++t) {
-        if (p_.transfers[t].output == output && p_.transfers[t].dst_dev == dst_dev) {
-          tid = t;
-          break;
-        }
-      }
-      if (tid < 0) {
-        tid = static_cast<int>(p_.transfers.size());
-        p_.transfers.push_back(Prepared::Transfer{op, output, d, dst_dev, p_.out_bytes[i], now_, 0, 0, 0});
-        ++refs;
-      }
-      p_.transfers[tid].bytes = std::max(p_.transfers[tid].bytes, p_.out_bytes[i]);
-      ++p_.transfers[tid].refs;
-      p_.edge_transfer[p_.out_edge[i]] = tid;
-    }
-    return refs;
-  }
-
-  // Books the new transfers on their routes, first come first served: each starts
-  // once every channel of its route is free of earlier bookings.
-  // With copies on the consumer, each becomes a task on its destination instead.
-  void book_transfers_from(int first_new) {
-    for (int tid = first_new; tid < static_cast<int>(p_.transfers.size()); ++tid) {
-      Prepared::Transfer& t = p_.transfers[tid];
-      if (interference_.copies_on_consumer) {
-        allocate(t.dst_dev, t.bytes, t.src_op);
-        p_.staged.push_back(p_.num_ops + tid);
-        continue;
-      }
-      const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
-      double start = now_;
-      for (int c = p_.route_begin[r]; c < p_.route_begin[r + 1]; ++c)
-        start = std::max(start, p_.channel_free_us[p_.route_channels[c]]);
-      t.start_us = start;
-      t.end_us = start + p_.route_latency_us[r] + t.bytes / p_.route_bandwidth_Bps[r] * 1e6;
-      for (int c = p_.route_begin[r]; c < p_.route_begin[r + 1]; ++c)
-        p_.channel_free_us[p_.route_channels[c]] = t.end_us;
-      // The receiving buffer is reserved from the request on (conservative).
-      allocate(t.dst_dev, t.bytes, t.src_op);
-      // Bookings on one route end in order, so only each route's oldest transfer
-      // sits in the event heap; that keeps the heap tiny.
-      auto& queue = p_.route_queue[r];
-      if (p_.route_head[r] == static_cast<int>(queue.size()))
-        heap_push(p_.events, Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
-      queue.push_back(tid);
-    }
-  }
-
-  // A transfer arrived: the route's next booking enters the event heap, the
-  // sender's buffer may be freed, and its consumers on the destination are released.
-  void finish_transfer(int tid) {
-    const Prepared::Transfer& t = p_.transfers[tid];
-    if (interference_.copies_on_consumer) {
-      p_.device_busy[t.dst_dev] = 0;  // the consumer's compute stream is free again
-    } else {
-      const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
-      const int next = ++p_.route_head[r];
-      if (next < static_cast<int>(p_.route_queue[r].size())) {
-        const int queued = p_.route_queue[r][next];
-        heap_push(p_.events, Event{p_.transfers[queued].end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(queued))});
-      }
-    }
-    result_.bytes_moved += t.bytes;
-    ++result_.transfers;
-    if (--p_.op_refs[t.src_op] == 0) p_.mem_now[t.src_dev] -= p_.out_total_bytes[t.src_op];
-    for (int i = p_.out_begin[t.src_op]; i < p_.out_begin[t.src_op + 1]; ++i) {
-      if (p_.out_output[i] == t.output && placement_[p_.out_dst[i]] == t.dst_dev) release(p_.out_dst[i]);
-    }
-  }
-
-  Prepared& p_;
-  const OpGraph& graph_;
-  const Cluster& cluster_;
-  const Placement& placement_;
-  const Interference& interference_;
-  const int D_;
-  StepResult result_;
-  double now_ = 0;
-  int finished_ = 0;
-};
-
-}  // namespace
-
 StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster& cluster,
                                              const Placement& placement, StepObserver* observer) {
-  ContentionRun step(*prepared_, graph, cluster, placement, interference_);
+  ContentionRun step(*prepared_, prepared_->full, graph, cluster, placement.device_of_op,
+                     interference_);
   StepResult result = step.run();
   if (observer != nullptr) step.report(*observer);
+  return result;
+}
+
+// ------------------------------------------------------------ moves
+
+namespace {
+// Checkpoints per step: more cost a full run more copying, fewer leave a move
+// more rounds to re-simulate.
+constexpr int kCheckpointsPerStep = 32;
+}  // namespace
+
+StepResult AnalyticSimulator::run_move(const OpGraph& graph, const Cluster& cluster,
+                                       const Placement& prev, const std::vector<OpMove>& moves) {
+  if (mode_ != AnalyticMode::kContention) return Evaluator::run_move(graph, cluster, prev, moves);
+  check_placement_fast(graph, cluster, prev);
+  prepare(graph, cluster);
+  Prepared& p = *prepared_;
+  Prepared::Moves& m = p.moves;
+  if (m.base_log.stride == 0) {
+    size_contention_scratch(p, graph.num_edges(), m.base);
+    size_contention_scratch(p, graph.num_edges(), m.candidate);
+    // Rounds: about one per op end and one per transfer end.
+    const int rounds_estimate = p.num_ops + graph.num_edges() / 2;
+    m.base_log.stride = m.candidate_log.stride = std::max(1, rounds_estimate / kCheckpointsPerStep);
+  }
+  // The state `prev` continues from: the last move (accepted), the base
+  // (the move was rejected), or neither (a full run becomes the base).
+  if (m.have_candidate && prev.device_of_op == m.candidate_placement) {
+    std::swap(m.base, m.candidate);
+    m.base_placement.swap(m.candidate_placement);
+    std::swap(m.base_result, m.candidate_result);
+    if (m.candidate_from < 0) {
+      std::swap(m.base_log, m.candidate_log);
+    } else {
+      m.base_log.used = m.candidate_from + 1;
+      for (int i = 0; i < m.candidate_log.used; ++i) {
+        if (m.base_log.used == static_cast<int>(m.base_log.entries.size())) m.base_log.entries.emplace_back();
+        std::swap(m.base_log.entries[m.base_log.used++], m.candidate_log.entries[i]);
+      }
+    }
+    m.have_candidate = false;
+  } else if (!m.have_base || prev.device_of_op != m.base_placement) {
+    m.base_placement = prev.device_of_op;
+    ContentionRun run(p, m.base, graph, cluster, m.base_placement, interference_, &m.base_log);
+    m.base_result = run.run();
+    m.base_result.evaluator = "analytic";
+    m.have_base = true;
+    m.have_candidate = false;
+  }
+  m.candidate_placement = m.base_placement;
+  Placement next(std::move(m.candidate_placement));
+  apply_moves(graph, cluster, next, moves);
+  m.candidate_placement = std::move(next.device_of_op);
+  // The first round any moved op's placement is read: when its first producer ends.
+  int first_round = std::numeric_limits<int>::max();
+  for (const OpMove& move : moves) {
+    if (m.base_placement[move.op] == move.device) continue;
+    if (p.in_begin[move.op] == p.in_begin[move.op + 1]) first_round = 0;
+    for (int i = p.in_begin[move.op]; i < p.in_begin[move.op + 1]; ++i)
+      first_round = std::min(first_round, m.base.finish_round[p.in_src[i]]);
+  }
+  if (first_round == std::numeric_limits<int>::max()) {  // nothing moves
+    m.have_candidate = false;  // its placement was just overwritten
+    return m.base_result;
+  }
+  int from = 0;
+  while (from + 1 < m.base_log.used && m.base_log.entries[from + 1].round <= first_round) ++from;
+  ContentionRun run(p, m.candidate, graph, cluster, m.candidate_placement, interference_,
+                    &m.candidate_log);
+  StepResult result;
+  if (run.resume(m.base, m.base_log.entries[from], result)) {
+    m.candidate_from = from;
+  } else {
+    ContentionRun full(p, m.candidate, graph, cluster, m.candidate_placement, interference_,
+                       &m.candidate_log);
+    result = full.run();
+    m.candidate_from = -1;
+  }
+  m.have_candidate = true;
+  result.evaluator = "analytic";
+  m.candidate_result = result;
   return result;
 }
 

@@ -19,7 +19,8 @@
 // the others keep their compute_us or the roofline.
 //
 // Deterministic. After the first call on a (graph, cluster) pair, evaluate()
-// allocates nothing. An instance is not thread-safe; clone() one per thread.
+// allocates nothing. evaluate_move() in contention mode keeps checkpoints of the
+// last base step and re-simulates a move from the last one before it matters. An instance is not thread-safe; clone() one per thread.
 #pragma once
 
 #include <cstdint>
@@ -83,7 +84,7 @@ class AnalyticSimulator final : public Evaluator {
   // `label` names it in describe() (the file it came from).
   void set_cost_table(std::shared_ptr<const CostTable> table, std::string label);
   const CostTable* cost_table() const { return cost_table_.get(); }
-  void set_interference(Interference interference) { interference_ = interference; }
+  void set_interference(Interference interference);
   const Interference& interference() const { return interference_; }
 
   // Per-(graph, cluster) state and scratch; defined in prepared.h (internal).
@@ -92,6 +93,11 @@ class AnalyticSimulator final : public Evaluator {
  protected:
   StepResult run_step(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
                       StepObserver* observer) override;
+  // Contention mode: resumes the last base's (or the last move's) step at its
+  // latest checkpoint before any moved op's placement is read (the round its
+  // first producer finished; round 0 for a source op). Placeto mode: in full.
+  StepResult run_move(const OpGraph& graph, const Cluster& cluster, const Placement& prev,
+                      const std::vector<OpMove>& moves) override;
 
  private:
   void prepare(const OpGraph& graph, const Cluster& cluster);

@@ -10,10 +10,85 @@
 #include <vector>
 
 #include "core/cost_model.h"
+#include "core/placement.h"
 #include "core/units.h"
 #include "sim/analytic/analytic_simulator.h"
 
 namespace aware {
+
+namespace analytic_detail {
+
+struct ReadyEntry {
+  double time;
+  int key;  // contention: topological rank; placeto: insertion counter
+  int op;
+  bool operator>(const ReadyEntry& o) const {
+    return time != o.time ? time > o.time : key > o.key;
+  }
+};
+// 16 bytes: the time and one key that orders ties. Placeto mode packs
+// (kind, first payload rank, second payload rank) into the key so ties follow
+// the original's tuple order; contention mode packs (kind, id).
+struct Event {
+  double time;
+  std::uint64_t key;
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : key > o.key; }
+};
+struct Transfer {
+  int src_op, output, src_dev, dst_dev;
+  double bytes, ready_us, start_us, end_us;
+  int refs;
+};
+
+// The contention mode's per-step state (contention.cc). One set per run that must
+// survive the next: full evaluations, and a move's base and candidate.
+struct ContentionScratch {
+  std::vector<std::vector<int>> fifo;  // per lane ready queue; appended to, never reordered
+  std::vector<int> fifo_head;
+  std::vector<int> staged;             // ops (and copy tasks) made ready in this round
+  std::vector<Event> events;
+  std::vector<Transfer> transfers;
+  std::vector<int> deps_left;
+  std::vector<int> op_refs;
+  std::vector<int> edge_transfer;
+  std::vector<double> start_us;
+  std::vector<double> end_us;
+  std::vector<char> device_busy;        // per lane (compute lanes first)
+  std::vector<double> channel_free_us;  // when each directed channel is next free
+  std::vector<std::vector<int>> route_queue;  // booked transfers per route, in order
+  std::vector<int> route_head;                // first unfinished entry per route
+  std::vector<double> param_bytes;   // per device: parameters, resident all step
+  std::vector<double> mem_now;       // per device: everything else, now
+  std::vector<double> peak_dynamic;  // per device: the highest mem_now so far
+  std::vector<int> finish_round;     // per op: the round its end was processed in
+};
+
+// The state of a contention step at the start of one round, minus what a later
+// round never rewrites (the appended queues, booked transfers and the edges'
+// transfer ids: those are read from the finished run's scratch).
+struct ContentionCheckpoint {
+  int round = 0;
+  double now = 0;
+  int finished = 0;
+  int transfers = 0;
+  std::vector<int> fifo_size, fifo_head, route_size, route_head;
+  std::vector<Event> events;
+  std::vector<int> staged;
+  std::vector<char> device_busy;
+  std::vector<double> channel_free_us, mem_now, peak_dynamic, device_busy_us;
+  double bytes_moved = 0;
+  int transfers_done = 0;
+  std::vector<int> deps_left, op_refs, transfer_refs;
+};
+
+// Checkpoints of one run, every `stride` rounds; entries are reused across runs.
+struct CheckpointLog {
+  int stride = 0;  // 0: record nothing
+  int used = 0;
+  std::vector<ContentionCheckpoint> entries;
+};
+
+}  // namespace analytic_detail
 
 // Everything that depends only on (graph, cluster), plus the scratch buffers the
 // simulation reuses, sized once so evaluate() does not allocate.
@@ -52,56 +127,44 @@ struct AnalyticSimulator::Prepared {
   std::vector<double> out_bytes;
 
   // ---- scratch
-  struct ReadyEntry {
-    double time;
-    int key;  // contention: topological rank; placeto: insertion counter
-    int op;
-    bool operator>(const ReadyEntry& o) const {
-      return time != o.time ? time > o.time : key > o.key;
-    }
-  };
-  // 16 bytes: the time and one key that orders ties. Placeto mode packs
-  // (kind, first payload rank, second payload rank) into the key so ties follow
-  // the original's tuple order; contention mode packs (kind, id).
-  struct Event {
-    double time;
-    std::uint64_t key;
-    bool operator>(const Event& o) const { return time != o.time ? time > o.time : key > o.key; }
-  };
+  using ReadyEntry = analytic_detail::ReadyEntry;
+  using Event = analytic_detail::Event;
+  using Transfer = analytic_detail::Transfer;
   static std::uint64_t pack(std::uint64_t kind, std::uint64_t a, std::uint64_t b) {
     return (kind << 60) | (a << 30) | b;
   }
   static int kind_of(std::uint64_t key) { return static_cast<int>(key >> 60); }
   static int first_of(std::uint64_t key) { return static_cast<int>((key >> 30) & ((1u << 30) - 1)); }
   static int second_of(std::uint64_t key) { return static_cast<int>(key & ((1u << 30) - 1)); }
-  struct Transfer {
-    int src_op, output, src_dev, dst_dev;
-    double bytes, ready_us, start_us, end_us;
-    int refs;
-  };
-  std::vector<std::vector<ReadyEntry>> ready;  // placeto: per device heap
-  std::vector<std::vector<int>> fifo;          // contention: per lane ready queue
-  std::vector<int> fifo_head;
-  std::vector<int> staged;                     // contention: ops made ready in this batch
-  std::vector<std::vector<ReadyEntry>> bus;    // placeto: per device bus heap (op = transfer id)
+  // Placeto mode.
+  std::vector<std::vector<ReadyEntry>> ready;  // per device heap
+  std::vector<std::vector<ReadyEntry>> bus;    // per device bus heap (op = transfer id)
   std::vector<Event> events;
   std::vector<Transfer> transfers;
-
   std::vector<int> deps_left;
-  std::vector<int> op_refs;
-  std::vector<int> edge_transfer;
   std::vector<double> start_us;
   std::vector<double> end_us;
   std::vector<double> device_free_us;
   std::vector<double> bus_free_us;
-  std::vector<char> device_busy;  // contention: per lane (compute lanes first)
-  std::vector<double> channel_free_us;  // contention: when each directed channel is next free
-  std::vector<std::vector<int>> route_queue;  // contention: booked transfers per route, in order
-  std::vector<int> route_head;                // contention: first unfinished entry per route
   std::vector<double> mem_now;
-  std::vector<std::pair<double, double>> mem_sweep;  // placeto: (time, +/- bytes) per device
+  std::vector<std::pair<double, double>> mem_sweep;  // (time, +/- bytes) per device
   std::vector<int> mem_sweep_device;
   std::vector<int> sweep_order;
+
+  // Contention mode: evaluate()'s state, and evaluate_move()'s.
+  analytic_detail::ContentionScratch full;
+  struct Moves {
+    // The last placement evaluated in full as a base, its finished state and
+    // checkpoints; the last move evaluated from it (the candidate), likewise,
+    // with the checkpoints it recorded after `candidate_from` (an index into the
+    // base's log: the checkpoint it resumed from).
+    bool have_base = false, have_candidate = false;
+    std::vector<int> base_placement, candidate_placement;
+    analytic_detail::ContentionScratch base, candidate;
+    analytic_detail::CheckpointLog base_log, candidate_log;
+    int candidate_from = 0;  // -1: the candidate ran in full (its log starts at round 0)
+    StepResult base_result, candidate_result;
+  } moves;
 };
 
 namespace analytic_detail {
