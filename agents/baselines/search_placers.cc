@@ -56,6 +56,11 @@ class SearchLoop {
   long long remaining() const { return std::max<long long>(0, budget_ - used_); }
   // One evaluator call; updates the best.
   Score evaluate(const Placement& p) { return record(p, context_.evaluator->evaluate(graph_, cluster_, p)); }
+  // One evaluator call on `prev` with `moves` applied (Evaluator::evaluate_move);
+  // updates the best. `prev` is left as it was.
+  Score evaluate_move(const Placement& prev, const std::vector<OpMove>& moves) {
+    return note(context_.evaluator->evaluate_move(graph_, cluster_, prev, moves), prev, &moves);
+  }
   // A batch evaluated on `pool`, recorded in order; returns the scores.
   std::vector<Score> evaluate_batch(EvaluatorPool& pool, const std::vector<Placement>& batch) {
     const std::vector<StepResult> results = pool.evaluate_batch(graph_, cluster_, batch);
@@ -65,16 +70,7 @@ class SearchLoop {
     return scores;
   }
   // An evaluation made elsewhere, counted as one call.
-  Score record(const Placement& p, const StepResult& r) {
-    ++used_;
-    const Score s{r.feasible, r.step_time_us};
-    if (best_placement_.size() == 0 || s.better_than(best_)) {
-      best_ = s;
-      best_placement_ = p;
-    }
-    report(false);
-    return s;
-  }
+  Score record(const Placement& p, const StepResult& r) { return note(r, p, nullptr); }
   const Placement& best_placement() const { return best_placement_; }
   const Score& best() const { return best_; }
   void report(bool final) {
@@ -93,6 +89,18 @@ class SearchLoop {
   }
 
  private:
+  // Counts `r`, the step of `p` with `moves` (if any) applied, and keeps it if best.
+  Score note(const StepResult& r, const Placement& p, const std::vector<OpMove>* moves) {
+    ++used_;
+    const Score s{r.feasible, r.step_time_us};
+    if (best_placement_.size() == 0 || s.better_than(best_)) {
+      best_ = s;
+      best_placement_ = p;
+      if (moves != nullptr) apply_moves(graph_, cluster_, best_placement_, *moves);
+    }
+    report(false);
+    return s;
+  }
   double elapsed_s() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
   }
@@ -217,14 +225,18 @@ class AnnealPlacer final : public Placer {
     const long long moves = std::max<long long>(1, loop.budget() - loop.used());
     const double decay = std::pow(cooling_to, 1.0 / static_cast<double>(moves));
     double temperature = t0;
+    std::vector<OpMove> move;
     while (!loop.exhausted()) {
       const int unit = rng.below(units.num_units());
       const std::vector<int>& members = units.ops_of_unit[unit];
       const int from = current[members.front()];
       int to = rng.below(D - 1);
       if (to >= from) ++to;
-      for (int m : members) current[m] = to;
-      const Score proposed = loop.evaluate(current);
+      move.clear();
+      for (int m : members) move.push_back({m, to});
+      // From the current placement, so an evaluator that keeps its last step
+      // (the analytic one) re-simulates only what the move can change.
+      const Score proposed = loop.evaluate_move(current, move);
       bool accept;
       if (!proposed.feasible) {
         accept = !current_score.feasible && proposed.step_us <= current_score.step_us;
@@ -236,8 +248,7 @@ class AnnealPlacer final : public Placer {
       }
       if (accept) {
         current_score = proposed;
-      } else {
-        for (int m : members) current[m] = from;
+        for (int m : members) current[m] = to;
       }
       temperature *= decay;
     }

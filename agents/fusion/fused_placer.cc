@@ -32,6 +32,18 @@ class ExpandingEvaluator final : public Evaluator {
     if (&graph != &fusion_.coarse) return run_inner_step(*fine_, graph, cluster, placement, observer);
     return fine_->evaluate(graph_, cluster, expand_placement(fusion_, placement), nullptr);
   }
+  // A move of fused nodes is the move of their members on the full graph, so the
+  // fine evaluator can reuse its step of the expanded previous placement.
+  StepResult run_move(const OpGraph& graph, const Cluster& cluster, const Placement& prev,
+                      const std::vector<OpMove>& moves) override {
+    if (&graph != &fusion_.coarse) return Evaluator::run_move(graph, cluster, prev, moves);
+    std::vector<OpMove> fine_moves;
+    for (const OpMove& m : moves) {
+      if (m.op < 0 || m.op >= fusion_.coarse.num_ops()) return Evaluator::run_move(graph, cluster, prev, moves);
+      for (int op : fusion_.ops_of_group[m.op]) fine_moves.push_back({op, m.device});
+    }
+    return fine_->evaluate_move(graph_, cluster, expand_placement(fusion_, prev), fine_moves);
+  }
 
  private:
   std::unique_ptr<Evaluator> fine_;
