@@ -243,9 +243,8 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
     p->device_free_us.resize(D);
     p->bus_free_us.resize(D);
     p->mem_now.resize(D);
-    p->mem_sweep.reserve(2 * static_cast<size_t>(n));
-    p->mem_sweep_device.reserve(2 * static_cast<size_t>(n));
-    p->sweep_order.reserve(2 * static_cast<size_t>(n));
+    p->mem_allocs.reserve(n);
+    p->mem_frees.reserve(n);
   } else {
     size_contention_scratch(*p, graph.num_edges(), p->full);
   }

@@ -30,6 +30,7 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
   for (auto& q : p.bus) q.clear();
   p.events.clear();
   p.transfers.clear();
+  p.mem_allocs.clear();
   std::fill(p.device_free_us.begin(), p.device_free_us.end(), k.init_offset_us);
   std::fill(p.bus_free_us.begin(), p.bus_free_us.end(), k.init_offset_us);
   std::fill(p.start_us.begin(), p.start_us.end(), -1.0);
@@ -61,8 +62,11 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
     if (kind == kRemoveDependency) {
       const int child = p.op_of_name_rank[Prepared::second_of(ev.key)];
       if (--p.deps_left[child] == 0) {
-        heap_push(p.ready[placement[child]], ReadyEntry{now, counter++, child});
-        push_device(placement[child], now);
+        const int d = placement[child];
+        heap_push(p.ready[d], ReadyEntry{now, counter++, child});
+        // A busy device already has its event at the time it becomes free, and
+        // one now would be skipped (device_free_us only grows).
+        if (!(now < p.device_free_us[d])) push_device(d, now);
       }
     } else if (kind == kRunDevice) {
       const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
@@ -73,6 +77,7 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
       const double end = now + cost;
       p.start_us[op] = now;
       p.end_us[op] = end;
+      if (p.out_total_bytes[op] > 0) p.mem_allocs.push_back({now, p.out_total_bytes[op], d});
       result.device_busy_us[d] += cost;
       ++finished;
       p.device_free_us[d] = cost > 0 ? end + k.device_overhead_us : end;
@@ -96,7 +101,7 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
         const int tid = static_cast<int>(p.transfers.size());
         p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0});
         heap_push(p.bus[d], ReadyEntry{end, counter++, tid});
-        push_bus(d, end);
+        if (!(end < p.bus_free_us[d])) push_bus(d, end);  // else the bus-free event serves it
       }
     } else {  // kRunBus
       const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
@@ -121,32 +126,41 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
   result.step_time_us = last_event_us;
 
   // Memory: an op's outputs are held on its device from its start until its last
-  // child ends (or its own end when it has none).
-  p.mem_sweep.clear();
-  p.mem_sweep_device.clear();
+  // child ends (or its own end when it has none). The sweep visits changes by
+  // (time, signed bytes): frees before allocations at the same instant. Ops
+  // started in time order, so the allocations need sorting only within a tie.
+  using Sweep = Prepared::SweepEntry;
+  auto sweep_before = [](const Sweep& x, const Sweep& y) {
+    return x.time != y.time ? x.time < y.time : x.bytes < y.bytes;
+  };
+  for (size_t i = 0; i < p.mem_allocs.size();) {
+    size_t j = i + 1;
+    while (j < p.mem_allocs.size() && p.mem_allocs[j].time == p.mem_allocs[i].time) ++j;
+    if (j - i > 1) std::sort(p.mem_allocs.begin() + i, p.mem_allocs.begin() + j, sweep_before);
+    i = j;
+  }
+  p.mem_frees.clear();
   for (int op = 0; op < n; ++op) {
     const double bytes = p.out_total_bytes[op];
     if (bytes <= 0) continue;
     double until = p.end_us[op];
     for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c)
       until = std::max(until, p.end_us[p.child_op[c]]);
-    p.mem_sweep.push_back({p.start_us[op], bytes});
-    p.mem_sweep_device.push_back(placement[op]);
-    p.mem_sweep.push_back({until, -bytes});
-    p.mem_sweep_device.push_back(placement[op]);
+    p.mem_frees.push_back({until, -bytes, placement[op]});
   }
+  std::sort(p.mem_frees.begin(), p.mem_frees.end(), sweep_before);
   std::fill(p.mem_now.begin(), p.mem_now.end(), 0.0);
-  // Frees sort before allocations at the same instant.
-  p.sweep_order.resize(p.mem_sweep.size());
-  std::iota(p.sweep_order.begin(), p.sweep_order.end(), 0);
-  std::sort(p.sweep_order.begin(), p.sweep_order.end(), [&](int x, int y) {
-    if (p.mem_sweep[x].first != p.mem_sweep[y].first) return p.mem_sweep[x].first < p.mem_sweep[y].first;
-    return p.mem_sweep[x].second < p.mem_sweep[y].second;
-  });
-  for (int i : p.sweep_order) {
-    const int d = p.mem_sweep_device[i];
-    p.mem_now[d] += p.mem_sweep[i].second;
-    result.peak_memory_bytes[d] = std::max(result.peak_memory_bytes[d], p.mem_now[d]);
+  auto apply = [&](const Sweep& e) {
+    p.mem_now[e.device] += e.bytes;
+    result.peak_memory_bytes[e.device] = std::max(result.peak_memory_bytes[e.device], p.mem_now[e.device]);
+  };
+  size_t a = 0, f = 0;
+  while (a < p.mem_allocs.size() || f < p.mem_frees.size()) {
+    if (f == p.mem_frees.size() || (a < p.mem_allocs.size() && sweep_before(p.mem_allocs[a], p.mem_frees[f]))) {
+      apply(p.mem_allocs[a++]);
+    } else {
+      apply(p.mem_frees[f++]);
+    }
   }
   for (int d = 0; d < D; ++d) {
     if (result.peak_memory_bytes[d] > cluster.device(d).memory_bytes) {

@@ -147,9 +147,13 @@ struct AnalyticSimulator::Prepared {
   std::vector<double> device_free_us;
   std::vector<double> bus_free_us;
   std::vector<double> mem_now;
-  std::vector<std::pair<double, double>> mem_sweep;  // (time, +/- bytes) per device
-  std::vector<int> mem_sweep_device;
-  std::vector<int> sweep_order;
+  struct SweepEntry {
+    double time;
+    double bytes;  // + allocated, - freed
+    int device;
+  };
+  std::vector<SweepEntry> mem_allocs;  // in the order ops started
+  std::vector<SweepEntry> mem_frees;
 
   // Contention mode: evaluate()'s state, and evaluate_move()'s.
   analytic_detail::ContentionScratch full;
@@ -180,6 +184,47 @@ inline T heap_pop(std::vector<T>& heap) {
   std::pop_heap(heap.begin(), heap.end(), std::greater<T>());
   T top = heap.back();
   heap.pop_back();
+  return top;
+}
+
+// The event heaps are 4-ary: half the levels of a binary heap, and a node's
+// children share a cache line or two. Events are whole values (time, key), so
+// any correct heap pops them in the same order.
+inline bool event_before(const Event& a, const Event& b) {
+  return a.time != b.time ? a.time < b.time : a.key < b.key;
+}
+
+inline void heap_push(std::vector<Event>& heap, const Event& value) {
+  heap.push_back(value);
+  size_t i = heap.size() - 1;
+  while (i > 0) {
+    const size_t parent = (i - 1) / 4;
+    if (!event_before(value, heap[parent])) break;
+    heap[i] = heap[parent];
+    i = parent;
+  }
+  heap[i] = value;
+}
+
+inline Event heap_pop(std::vector<Event>& heap) {
+  const Event top = heap.front();
+  const Event last = heap.back();
+  heap.pop_back();
+  const size_t n = heap.size();
+  if (n == 0) return top;
+  size_t i = 0;
+  for (;;) {
+    const size_t first = 4 * i + 1;
+    if (first >= n) break;
+    size_t best = first;
+    const size_t end = std::min(first + 4, n);
+    for (size_t c = first + 1; c < end; ++c)
+      if (event_before(heap[c], heap[best])) best = c;
+    if (!event_before(heap[best], last)) break;
+    heap[i] = heap[best];
+    i = best;
+  }
+  heap[i] = last;
   return top;
 }
 
