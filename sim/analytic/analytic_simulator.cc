@@ -291,7 +291,15 @@ StepResult AnalyticSimulator::run_contention(const OpGraph& graph, const Cluster
 namespace {
 // Checkpoints per step: more cost a full run more copying, fewer leave a move
 // more rounds to re-simulate.
-constexpr int kCheckpointsPerStep = 32;
+constexpr int kCheckpointsPerStep = 16;
+// Recording checkpoints costs about a tenth of a step. Every kReviewEvery moves
+// the evaluator checks the share of rounds the moves skipped; under kMinSkipped
+// (a graph whose every op waits on a source op, like a zoo model's weights) it
+// stops recording for kPauseFor moves, then tries again. Results never depend
+// on this: a move without checkpoints is a full run.
+constexpr long long kReviewEvery = 64;
+constexpr double kMinSkipped = 0.2;
+constexpr long long kPauseFor = 4096;
 }  // namespace
 
 StepResult AnalyticSimulator::run_move(const OpGraph& graph, const Cluster& cluster,
@@ -307,6 +315,13 @@ StepResult AnalyticSimulator::run_move(const OpGraph& graph, const Cluster& clus
     // Rounds: about one per op end and one per transfer end.
     const int rounds_estimate = p.num_ops + graph.num_edges() / 2;
     m.base_log.stride = m.candidate_log.stride = std::max(1, rounds_estimate / kCheckpointsPerStep);
+    m.next_review = kReviewEvery;
+  }
+  if (++m.moves_seen >= m.next_review) {
+    const bool paying = m.rounds_skipped >= kMinSkipped * m.rounds_total;
+    m.checkpoints = !m.checkpoints || paying || move_checkpoints_ == MoveCheckpoints::kAlways;
+    m.next_review = m.moves_seen + (m.checkpoints ? kReviewEvery : kPauseFor);
+    m.rounds_skipped = m.rounds_total = 0;
   }
   // The state `prev` continues from: the last move (accepted), the base
   // (the move was rejected), or neither (a full run becomes the base).
@@ -324,9 +339,12 @@ StepResult AnalyticSimulator::run_move(const OpGraph& graph, const Cluster& clus
       }
     }
     m.have_candidate = false;
-  } else if (!m.have_base || prev.device_of_op != m.base_placement) {
+  } else if (!m.have_base || prev.device_of_op != m.base_placement ||
+             (m.checkpoints && m.base_log.used == 0)) {
     m.base_placement = prev.device_of_op;
-    ContentionRun run(p, m.base, graph, cluster, m.base_placement, interference_, &m.base_log);
+    m.base_log.used = 0;
+    ContentionRun run(p, m.base, graph, cluster, m.base_placement, interference_,
+                      m.checkpoints ? &m.base_log : nullptr);
     m.base_result = run.run();
     m.base_result.evaluator = "analytic";
     m.have_base = true;
@@ -350,16 +368,19 @@ StepResult AnalyticSimulator::run_move(const OpGraph& graph, const Cluster& clus
   }
   int from = 0;
   while (from + 1 < m.base_log.used && m.base_log.entries[from + 1].round <= first_round) ++from;
-  ContentionRun run(p, m.candidate, graph, cluster, m.candidate_placement, interference_,
-                    &m.candidate_log);
+  m.candidate_log.used = 0;
+  CheckpointLog* log = m.checkpoints ? &m.candidate_log : nullptr;
+  ContentionRun run(p, m.candidate, graph, cluster, m.candidate_placement, interference_, log);
   StepResult result;
-  if (run.resume(m.base, m.base_log.entries[from], result)) {
+  if (m.checkpoints && m.base_log.used > 0 && run.resume(m.base, m.base_log.entries[from], result)) {
     m.candidate_from = from;
+    m.rounds_skipped += m.base_log.entries[from].round;
+    m.rounds_total += run.rounds();
   } else {
-    ContentionRun full(p, m.candidate, graph, cluster, m.candidate_placement, interference_,
-                       &m.candidate_log);
+    ContentionRun full(p, m.candidate, graph, cluster, m.candidate_placement, interference_, log);
     result = full.run();
     m.candidate_from = -1;
+    m.rounds_total += full.rounds();
   }
   m.have_candidate = true;
   result.evaluator = "analytic";

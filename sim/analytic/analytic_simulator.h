@@ -79,6 +79,12 @@ class AnalyticSimulator final : public Evaluator {
 
   AnalyticMode mode() const { return mode_; }
 
+  // Whether evaluate_move() records checkpoints: kAdaptive (the default) stops
+  // while they skip under a fifth of the rounds, kAlways keeps them (the tests
+  // use it to exercise resumption). Results are the same either way.
+  enum class MoveCheckpoints { kAdaptive, kAlways };
+  void set_move_checkpoints(MoveCheckpoints policy) { move_checkpoints_ = policy; }
+
   // Prices ops from `table` from the next evaluation on (null or empty: no table).
   // The table is shared, never modified, by this instance and its clones.
   // `label` names it in describe() (the file it came from).
@@ -111,6 +117,7 @@ class AnalyticSimulator final : public Evaluator {
   std::shared_ptr<const CostTable> cost_table_;  // null: roofline / compute_us only
   std::string cost_table_label_;
   Interference interference_;
+  MoveCheckpoints move_checkpoints_ = MoveCheckpoints::kAdaptive;
   std::shared_ptr<Prepared> prepared_;  // per (graph, cluster) revision; scratch included
 };
 

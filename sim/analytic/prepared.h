@@ -168,6 +168,11 @@ struct AnalyticSimulator::Prepared {
     analytic_detail::CheckpointLog base_log, candidate_log;
     int candidate_from = 0;  // -1: the candidate ran in full (its log starts at round 0)
     StepResult base_result, candidate_result;
+    // Whether checkpoints are being recorded, and what they have saved since the
+    // last review (analytic_simulator.cc).
+    bool checkpoints = true;
+    long long moves_seen = 0, next_review = 0;
+    double rounds_skipped = 0, rounds_total = 0;
   } moves;
 };
 

@@ -152,6 +152,7 @@ TEST_P(ZooMoves, AreBitIdenticalToFullEvaluations) {
   int total = 0;
   for (const MoveConfig& config : configs) {
     auto moving = AnalyticSimulator::from_options(config.options);
+    moving->set_move_checkpoints(AnalyticSimulator::MoveCheckpoints::kAlways);
     auto full = AnalyticSimulator::from_options(config.options);
     Cluster c = k40;
     if (config.memory_fraction > 0) {
@@ -175,6 +176,16 @@ TEST_P(ZooMoves, AreBitIdenticalToFullEvaluations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooMoves, ::testing::ValuesIn(zoo_model_names()));
+
+// A random layered DAG (no weight sources: moves skip about half the rounds),
+// with the default adaptive checkpoints, across several reviews.
+TEST(AnalyticMoves, AdaptiveCheckpointsOnARandomDagAreBitIdentical) {
+  const OpGraph g = random_layered_dag(400, 3);
+  const Cluster c = make_cluster_preset("k40x4");
+  AnalyticSimulator moving, full;
+  int infeasible = 0;
+  EXPECT_EQ(run_sequence(g, c, moving, full, 77, 1500, &infeasible), 1500);
+}
 
 }  // namespace
 }  // namespace aware
