@@ -184,7 +184,7 @@ bool ContentionRun::resume(const ContentionScratch& base, const ContentionCheckp
   return true;
 }
 
-void ContentionRun::allocate(int device, double bytes, int op) {
+AWARE_HOT_INLINE void ContentionRun::allocate(int device, double bytes, int op) {
   double& now = s_.mem_now[device];
   now += bytes;
   if (now > s_.peak_dynamic[device]) s_.peak_dynamic[device] = now;
