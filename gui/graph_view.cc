@@ -168,8 +168,11 @@ void GraphView::setGraph(std::shared_ptr<const OpGraph> graph, GraphLayout layou
   graph_ = std::move(graph);
   layout_ = std::move(layout);
   const OpGraph& g = *graph_;
-  // Bulk insertion: no index while adding, then one BSP build.
-  scene()->setItemIndexMethod(QGraphicsScene::NoIndex);
+  // Bulk insertion into a scene no view shows yet (so Qt tracks no dirty
+  // regions while 300,000 items arrive), with no index while adding, then one
+  // BSP build; the empty old scene goes.
+  auto* fresh = new QGraphicsScene(this);
+  fresh->setItemIndexMethod(QGraphicsScene::NoIndex);
   setRenderHint(QPainter::Antialiasing, g.num_ops() <= 2000 && g.num_edges() <= 3000);
   const double h = layout_.node_height;
   nodes_.reserve(g.num_ops());
@@ -177,7 +180,7 @@ void GraphView::setGraph(std::shared_ptr<const OpGraph> graph, GraphLayout layou
     auto* item =
         new NodeItem(v, g.op(v).phase, QString::fromStdString(g.op(v).name), layout_.node_width, h);
     item->setPos(layout_.centre[v].x, layout_.centre[v].y);
-    scene()->addItem(item);
+    fresh->addItem(item);
     nodes_.push_back(item);
   }
   edges_.reserve(g.num_edges());
@@ -204,11 +207,16 @@ void GraphView::setGraph(std::shared_ptr<const OpGraph> graph, GraphLayout layou
       }
     }
     auto* item = new EdgeItem(path, edge_width(edge.bytes));
-    scene()->addItem(item);
+    fresh->addItem(item);
     edges_.push_back(item);
   }
-  scene()->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
-  scene()->setSceneRect(scene()->itemsBoundingRect().adjusted(-40, -40, 40, 40));
+  fresh->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
+  fresh->setSceneRect(fresh->itemsBoundingRect().adjusted(-40, -40, 40, 40));
+  QGraphicsScene* old = scene();
+  old->disconnect(this);
+  setScene(fresh);
+  connect(fresh, &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
+  delete old;
   fitAll();
 }
 
