@@ -15,6 +15,7 @@
 #include "core/evaluator.h"
 #include "core/exporters.h"
 #include "core/graph_algorithms.h"
+#include "core/random_dag.h"
 #include "core/step_observer.h"
 #include "sim/schedule_checks.h"
 #include "tests/conformance/conformance.h"
@@ -106,6 +107,41 @@ TEST_P(EvaluatorConformance, DeterministicAndCloneable) {
   EXPECT_EQ(r1.peak_memory_bytes, r2.peak_memory_bytes);
   EXPECT_EQ(r1.bytes_moved, r2.bytes_moved);
   EXPECT_EQ(r1.step_time_us, r3.step_time_us);
+}
+
+// evaluate_move is the moved placement's evaluate: bit for bit where the
+// evaluator is deterministic, over accepted and rejected moves alike. Bad moves
+// are errors.
+TEST_P(EvaluatorConformance, MovesGiveTheMovedPlacementsStep) {
+  const OpGraph g = testing::layered_dag(60, 5);
+  const Cluster c = star_cluster(3);
+  Placement current = round_robin_placement(g, c);
+  auto reference = evaluator_->clone();
+  std::uint64_t state = 17;
+  // Measured evaluators run each step for real: a few moves are enough.
+  const int count = testing::trait(info_, "deterministic") == "1" ? 12 : 3;
+  for (int i = 0; i < count; ++i) {
+    std::vector<OpMove> moves;
+    for (int k = 0; k <= i % 3; ++k)
+      moves.push_back({static_cast<int>(uniform_below(state, g.num_ops())),
+                       static_cast<int>(uniform_below(state, c.num_devices()))});
+    Placement next = current;
+    for (const OpMove& m : moves) next[m.op] = m.device;
+    const StepResult moved = evaluator_->evaluate_move(g, c, current, moves);
+    const StepResult full = reference->evaluate(g, c, next);
+    EXPECT_EQ(moved.evaluator, GetParam());
+    EXPECT_EQ(moved.feasible, full.feasible) << "move " << i;
+    if (testing::trait(info_, "deterministic") == "1") {
+      EXPECT_EQ(moved.step_time_us, full.step_time_us) << "move " << i;
+      EXPECT_EQ(moved.peak_memory_bytes, full.peak_memory_bytes) << "move " << i;
+      EXPECT_EQ(moved.bytes_moved, full.bytes_moved) << "move " << i;
+    } else {
+      EXPECT_TRUE(std::isfinite(moved.step_time_us)) << "move " << i;
+    }
+    if (i % 2 == 0) current = next;  // accepted
+  }
+  EXPECT_THROW(evaluator_->evaluate_move(g, c, current, {{g.num_ops(), 0}}), DeviceError);
+  EXPECT_THROW(evaluator_->evaluate_move(g, c, current, {{0, c.num_devices()}}), DeviceError);
 }
 
 TEST_P(EvaluatorConformance, ResultsAreFiniteAndAboveTheLowerBound) {
