@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   aware::cli::add_list_command(app);
 #ifdef AWARE_HAVE_BASELINES
   aware::cli::add_place_commands(app);
+  aware::cli::add_reproduce_command(app);
 #endif
 #ifdef AWARE_HAVE_HW
   aware::cli::add_hw_commands(app);

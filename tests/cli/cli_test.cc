@@ -15,36 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
+
 namespace {
-
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-// stderr is merged into the output unless `stdout_only` (for --json with progress lines).
-Outcome aware(const std::string& args, bool stdout_only = false) {
-  const std::string cmd = std::string(AWARE_BIN) + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
-  Outcome run;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
-
-std::string tmp(const std::string& name) {
-  return (std::filesystem::path(AWARE_TEST_TMPDIR) / name).string();
-}
-
-void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 const char* kSmallGraph = R"({"format":"aware-graph","version":1,"name":"small","ops":[
   {"name":"a","type":"MatMul","flops":1e9,"output_bytes":[1e6]},

@@ -1,0 +1,79 @@
+// `aware reproduce`: a smoke run's report, resumption cell by cell, and a folder
+// of another build refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json summary(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "summary.json");
+  return nlohmann::json::parse(in);
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(Reproduce, SmokeRunWritesTheReportAndResumesCellByCell) {
+  const std::string dir = tmp("reproduce-smoke");
+  fs::remove_all(dir);
+  const Outcome first = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(summary(dir)["computed"], 10);
+  EXPECT_EQ(summary(dir)["skipped"], 0);
+  const std::string report = read_all(fs::path(dir) / "REPORT.md");
+  EXPECT_TRUE(contains(report, "## compare")) << report;
+  EXPECT_TRUE(contains(report, "| resnet50 |")) << report;
+  EXPECT_TRUE(contains(report, "| nmt2 |")) << report;
+  EXPECT_TRUE(contains(report, "**")) << "a best cell per row";
+  EXPECT_TRUE(contains(first.output, "[10/10]")) << first.output;
+
+  // Run again: nothing to compute. Lose one cell: exactly that one runs.
+  const Outcome again = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(summary(dir)["computed"], 0);
+  EXPECT_EQ(summary(dir)["skipped"], 10);
+  ASSERT_TRUE(fs::remove(fs::path(dir) / "cells" / "compare__nmt2__k40x4__m-etf__s1__e50.json"));
+  const Outcome one = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(summary(dir)["computed"], 1);
+  EXPECT_EQ(summary(dir)["skipped"], 9);
+  // The same tables from resumed cells (the header counts differ).
+  const std::string resumed = read_all(fs::path(dir) / "REPORT.md");
+  EXPECT_EQ(resumed.substr(resumed.find("## compare")), report.substr(report.find("## compare")));
+}
+
+TEST(Reproduce, AnotherBuildsFolderIsRefused) {
+  const std::string dir = tmp("reproduce-other");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write(dir + "/manifest.json", R"({"tool": "aware reproduce", "build": "0000000000000000"})");
+  const Outcome r = aware("reproduce --budget smoke -o " + dir);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "another build")) << r.output;
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "REPORT.md"));
+}
+
+TEST(Reproduce, BadArgumentsAreOneLineErrors) {
+  const std::string dir = tmp("reproduce-bad");
+  for (const std::string& args : {"--budget huge", "--only tables", "--seeds 0", "--seeds 1,x"}) {
+    const Outcome r = aware("reproduce " + args + " -o " + dir);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.output;
+    EXPECT_TRUE(contains(r.output, "error: ")) << args << ": " << r.output;
+    EXPECT_FALSE(fs::exists(fs::path(dir) / "REPORT.md")) << args;
+  }
+  const Outcome unwritable = aware("reproduce --budget smoke -o /proc/no-such/dir");
+  EXPECT_EQ(unwritable.exit_code, 1) << unwritable.output;
+  EXPECT_TRUE(contains(unwritable.output, "/proc/no-such/dir")) << unwritable.output;
+}
+
+}  // namespace
