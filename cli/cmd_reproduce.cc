@@ -21,6 +21,7 @@
 #include <set>
 #include <sstream>
 
+#include "agents/baselines/compare.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
 #include "core/formats.h"
@@ -41,6 +42,7 @@ struct ReproduceArgs {
   int jobs = 0;       // 0: the cores
   std::string out;
   bool recompute = false;
+  std::string gui;  // aware-gui for the figures: empty finds it next to this binary; "none" skips
 };
 
 struct Cell {
@@ -321,9 +323,120 @@ std::string compare_report(const std::vector<Cell>& cells, const fs::path& dir) 
   return out.str();
 }
 
+// The compare cells of one cluster as a CompareTable (what `aware compare
+// --format json` writes), for aware-gui's chart: rows are models, results in
+// method order; a missing cell is an "error" result.
+CompareTable compare_table_of(const std::vector<Cell>& cells, const fs::path& dir,
+                              const std::string& cluster) {
+  CompareTable table;
+  std::vector<std::string> models;
+  for (const Cell& c : cells) {
+    if (c.cluster != cluster) continue;
+    if (std::find(table.methods.begin(), table.methods.end(), c.method) == table.methods.end())
+      table.methods.push_back(c.method);
+    if (std::find(models.begin(), models.end(), c.model) == models.end()) models.push_back(c.model);
+    table.budget_evals = c.evals;
+    table.seed = static_cast<std::uint64_t>(c.seed);
+  }
+  for (const std::string& model : models) {
+    CompareRow row;
+    row.model = model;
+    row.cluster = cluster;
+    for (const std::string& method : table.methods) {
+      MethodResult r;
+      r.method = method;
+      r.status = "error";
+      double sum = 0;
+      int n = 0;
+      for (const Cell& c : cells) {
+        if (c.cluster != cluster || c.model != model || c.method != method) continue;
+        const fs::path file = dir / "cells" / (c.key() + ".json");
+        if (!fs::exists(file)) continue;
+        const nlohmann::json j = read_json_file(file.string());
+        if (j.contains("devices") && j.at("devices").is_array())
+          row.devices = static_cast<int>(j.at("devices").size());
+        row.lower_bound_us = j.value("lower_bound_us", 0.0);
+        if (table.evaluator.empty()) table.evaluator = j.value("evaluator", "");
+        if (!j.value("feasible", false)) {
+          r.status = "oom";
+          continue;
+        }
+        sum += j.value("step_time_us", 0.0);
+        ++n;
+      }
+      if (n > 0) {
+        r.status = "ok";
+        r.step_time_us = sum / n;
+        if (row.winner.empty() || r.step_time_us < row.results[static_cast<size_t>(
+                                       std::find(table.methods.begin(), table.methods.end(), row.winner) -
+                                       table.methods.begin())].step_time_us)
+          row.winner = method;
+      }
+      row.results.push_back(r);
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+// aware-gui next to this binary (an install) or in the build tree's gui/.
+std::string find_gui(const std::string& given) {
+  if (given == "none") return "";
+  if (!given.empty()) {
+    if (!fs::exists(given)) throw ConfigError("--gui " + given + ": no such file");
+    return given;
+  }
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  for (const fs::path& candidate : {self.parent_path() / "aware-gui", self.parent_path().parent_path() / "gui" / "aware-gui"})
+    if (fs::exists(candidate)) return candidate.string();
+  return "";
+}
+
+// Draws DIR/figures/compare-CLUSTER.png with aware-gui's compare view; returns
+// the report's lines about the figures.
+std::string draw_compare_figures(const std::vector<Cell>& cells, const fs::path& dir, const std::string& gui) {
+  std::vector<std::string> clusters;
+  for (const Cell& c : cells)
+    if (std::find(clusters.begin(), clusters.end(), c.cluster) == clusters.end()) clusters.push_back(c.cluster);
+  std::ostringstream out;
+  fs::create_directories(dir / "figures");
+  for (const std::string& cluster : clusters) {
+    const fs::path json = dir / ("compare-" + cluster + ".json");
+    write_json_file(json.string(), compare_to_json(compare_table_of(cells, dir, cluster)));
+    if (gui.empty()) continue;
+    const fs::path png = dir / "figures" / ("compare-" + cluster + ".png");
+    const fs::path log = dir / "figures" / (".compare-" + cluster + ".log");
+    const pid_t pid = fork();
+    if (pid < 0) throw Error("reproduce: fork failed");
+    if (pid == 0) {
+      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+      }
+      execl(gui.c_str(), "aware-gui", "--compare-table", json.c_str(), "--view", "compare",
+            "--size", "1400x900", "--screenshot", png.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(png)) {
+      fs::remove(log);
+      out << "![compare on " << cluster << "](figures/compare-" << cluster << ".png)\n\n";
+    } else {
+      out << "(The figure for " << cluster << " was not drawn: " << first_line_of(log) << ")\n\n";
+    }
+  }
+  if (gui.empty())
+    out << "(No figures: aware-gui is not built here; the tables above are complete. The chart "
+           "data are in compare-CLUSTER.json.)\n\n";
+  return out.str();
+}
+
 void run_reproduce(const ReproduceArgs& a) {
   if (a.out.empty()) throw ConfigError("-o: give the folder for the cells and the report");
   const std::vector<Cell> cells = plan(a);
+  const std::string gui = find_gui(a.gui);
   const int jobs = a.jobs > 0 ? a.jobs : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   const fs::path dir(a.out);
   std::error_code ec;
@@ -340,6 +453,7 @@ void run_reproduce(const ReproduceArgs& a) {
          << cells.size() << " cells: " << counts.computed << " computed in this run, " << counts.skipped
          << " from before, " << counts.failed << " failed (their errors are in cells/*.failed.txt).\n\n";
   report << compare_report(cells, dir);
+  report << draw_compare_figures(cells, dir, gui);
   const std::string report_text = report.str();
   write_text_file_atomic((dir / "REPORT.md").string(), report_text);
   write_json_file((dir / "summary.json").string(),
@@ -363,6 +477,9 @@ void add_reproduce_command(CLI::App& app) {
   c->add_option("--jobs", a->jobs, "Cells run at once, each a process (default: the cores)")
       ->check(CLI::Range(0, 256));
   c->add_option("-o,--output", a->out, "Folder for the cells, REPORT.md and summary.json")->required();
+  c->add_option("--gui", a->gui,
+                "aware-gui, which draws the figures (default: found next to this binary or in the "
+                "build tree; none: no figures)");
   c->add_flag("--recompute", a->recompute,
               "Run every cell again, also over results of another build");
   c->callback([a] { run_reproduce(*a); });

@@ -11,8 +11,10 @@
 #include <QImage>
 #include <QPainter>
 #include <QTimer>
+#include <QtCharts/QChartView>
 
 #include "builtins/builtins.h"
+#include "gui/compare_view.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
 #include "gui/workbench.h"
@@ -120,9 +122,14 @@ int main(int argc, char** argv) {
       "Strategy to apply after opening instead of placing ops with --method: dp:ring, "
       "dp:4,collective=ps, hybrid:2xm-etf, pipeline, bagging, ... (docs/strategies.md).",
       "spec");
+  const QCommandLineOption table_opt(
+      "compare-table",
+      "Show this saved compare table (aware compare --format json, aware reproduce's "
+      "compare.json) in the compare view instead of running one.",
+      "json");
   for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt,
                         shot_opt, quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt,
-                        dot_opt, size_opt, compare_with_opt, strategy_opt})
+                        dot_opt, size_opt, compare_with_opt, strategy_opt, table_opt})
     parser.addOption(o);
   parser.process(app);
 
@@ -172,7 +179,9 @@ int main(int argc, char** argv) {
       if (!window.comparisonError().isEmpty()) return 1;
     }
   }
-  if (view == "compare" && headless && window.workbench()->hasGraph()) {
+  if (parser.isSet(table_opt)) {
+    if (!window.loadCompareTable(parser.value(table_opt)) && headless) return 1;
+  } else if (view == "compare" && headless && window.workbench()->hasGraph()) {
     QList<int> devices;
     for (const QString& d : parser.value(devices_opt).split(',', Qt::SkipEmptyParts))
       devices << d.toInt();
@@ -199,7 +208,15 @@ int main(int argc, char** argv) {
     QElapsedTimer settle;
     settle.start();
     while (settle.elapsed() < 300) QApplication::processEvents(QEventLoop::AllEvents, 50);
-    if (!window.exportPng("window", parser.value(shot_opt))) return 1;
+    // A saved compare table is drawn for a report: its chart alone.
+    if (parser.isSet(table_opt)) {
+      if (!window.compareView()->chartView()->grab().save(parser.value(shot_opt), "PNG")) {
+        std::fprintf(stderr, "error: cannot write %s\n", parser.value(shot_opt).toLocal8Bit().constData());
+        return 1;
+      }
+    } else if (!window.exportPng("window", parser.value(shot_opt))) {
+      return 1;
+    }
     std::printf("wrote %s\n", parser.value(shot_opt).toLocal8Bit().constData());
     return 0;
   }

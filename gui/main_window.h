@@ -88,6 +88,9 @@ class MainWindow : public QMainWindow {
   bool startCompare(const QStringList& methods, const QList<int>& devices,
                     long long budget_evals = 0);
   bool compareRunning() const;
+  // Shows a saved table (aware compare --format json, aware reproduce's
+  // compare.json) in the compare view; reports and returns false on bad input.
+  bool loadCompareTable(const QString& path);
   bool waitForCompare(int timeout_ms);
 
   // The timeline tab's second timeline: the current placement evaluated by

@@ -484,6 +484,22 @@ void MainWindow::onCompareFinished() {
 #endif
 }
 
+bool MainWindow::loadCompareTable(const QString& path) {
+#ifdef AWARE_GUI_HAVE_BASELINES
+  try {
+    const std::string file = path.toStdString();
+    compare_view_->setTable(compare_from_json(parse_json_text(read_text_file(file), file), file));
+    return true;
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+#else
+  reportError(QStringLiteral("this build has no placers, so no compare view: ") + path);
+  return false;
+#endif
+}
+
 bool MainWindow::exportPng(const QString& view, const QString& path) {
   QWidget* w = viewWidget(view);
   if (w == nullptr) {

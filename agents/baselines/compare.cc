@@ -472,4 +472,51 @@ nlohmann::json compare_to_json(const CompareTable& table) {
   return doc;
 }
 
+CompareTable compare_from_json(const nlohmann::json& doc, const std::string& source) {
+  auto fail = [&](const std::string& where) -> ParseError {
+    return ParseError(source + ": " + where + " (a table of aware compare --format json)");
+  };
+  try {
+    if (!doc.is_object() || !doc.contains("methods") || !doc.contains("rows"))
+      throw fail("fields 'methods' and 'rows' are required");
+    CompareTable table;
+    table.methods = doc.at("methods").get<std::vector<std::string>>();
+    if (doc.contains("strategies")) table.strategies = doc.at("strategies").get<std::vector<std::string>>();
+    table.evaluator = doc.value("evaluator", "");
+    table.seed = doc.value("seed", std::uint64_t{1});
+    table.budget_evals = doc.value("budget_evals", 0LL);
+    table.cancelled = doc.value("cancelled", false);
+    int index = 0;
+    for (const nlohmann::json& j : doc.at("rows")) {
+      const std::string where = "row " + std::to_string(index++);
+      CompareRow row;
+      row.model = j.at("model").get<std::string>();
+      row.cluster = j.value("cluster", "");
+      row.devices = j.value("devices", 0);
+      row.lower_bound_us = j.value("lower_bound_us", 0.0);
+      row.batch = j.value("batch", 0.0);
+      if (j.contains("winner") && j.at("winner").is_string()) row.winner = j.at("winner").get<std::string>();
+      row.error = j.value("error", "");
+      for (const nlohmann::json& c : j.at("results")) {
+        MethodResult r;
+        r.method = c.at("method").get<std::string>();
+        r.status = c.at("status").get<std::string>();
+        if (c.contains("step_time_us") && c.at("step_time_us").is_number())
+          r.step_time_us = c.at("step_time_us").get<double>();
+        r.place_time_s = c.value("place_time_s", 0.0);
+        r.reason = c.value("reason", "");
+        row.results.push_back(std::move(r));
+      }
+      if (row.results.size() != table.methods.size())
+        throw fail(where + " (model '" + row.model + "'): field 'results' has " +
+                   std::to_string(row.results.size()) + " entries for " +
+                   std::to_string(table.methods.size()) + " methods");
+      table.rows.push_back(std::move(row));
+    }
+    return table;
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(std::string("a field is missing or of the wrong type: ") + e.what());
+  }
+}
+
 }  // namespace aware

@@ -100,5 +100,8 @@ void write_compare_markdown(const CompareTable& table, std::ostream& out);
 // step_time_us,ratio_to_bound,place_time_s,winner,reason.
 void write_compare_csv(const CompareTable& table, std::ostream& out);
 nlohmann::json compare_to_json(const CompareTable& table);
+// The table compare_to_json() wrote (placements are not stored: they stay empty).
+// Throws ParseError naming `source` and the field that is missing or mistyped.
+CompareTable compare_from_json(const nlohmann::json& doc, const std::string& source);
 
 }  // namespace aware

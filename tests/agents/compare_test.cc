@@ -68,6 +68,36 @@ TEST(Compare, WritersCarryEveryCell) {
   EXPECT_TRUE(doc["rows"][0]["results"][0]["step_time_us"].is_number());
 }
 
+TEST(Compare, JsonReadsBackWhatItWrote) {
+  const CompareTable table = run_compare(small_request());
+  const CompareTable back = compare_from_json(compare_to_json(table), "table.json");
+  EXPECT_EQ(back.methods, table.methods);
+  EXPECT_EQ(back.evaluator, table.evaluator);
+  ASSERT_EQ(back.rows.size(), table.rows.size());
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    EXPECT_EQ(back.rows[r].model, table.rows[r].model);
+    EXPECT_EQ(back.rows[r].devices, table.rows[r].devices);
+    EXPECT_EQ(back.rows[r].lower_bound_us, table.rows[r].lower_bound_us);
+    EXPECT_EQ(back.rows[r].winner, table.rows[r].winner);
+    ASSERT_EQ(back.rows[r].results.size(), table.rows[r].results.size());
+    for (size_t m = 0; m < table.rows[r].results.size(); ++m) {
+      EXPECT_EQ(back.rows[r].results[m].status, table.rows[r].results[m].status);
+      EXPECT_EQ(back.rows[r].results[m].step_time_us, table.rows[r].results[m].step_time_us);
+    }
+  }
+  // A row with fewer results than methods, and a table without rows: errors naming the file.
+  nlohmann::json bad = compare_to_json(table);
+  bad["rows"][0]["results"].erase(0);
+  try {
+    compare_from_json(bad, "bad.json");
+    ADD_FAILURE() << "no error for a short row";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("row 0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(compare_from_json(nlohmann::json{{"methods", table.methods}}, "x.json"), ParseError);
+}
+
 TEST(Compare, RejectsUnknownNamesBeforeWork) {
   CompareRequest request = small_request();
   request.methods = {"heft", "no-such-method"};

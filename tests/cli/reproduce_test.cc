@@ -36,6 +36,16 @@ TEST(Reproduce, SmokeRunWritesTheReportAndResumesCellByCell) {
   EXPECT_TRUE(contains(report, "| nmt2 |")) << report;
   EXPECT_TRUE(contains(report, "**")) << "a best cell per row";
   EXPECT_TRUE(contains(first.output, "[10/10]")) << first.output;
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "compare-k40x4.json"));
+#ifdef AWARE_GUI_BIN
+  // With the GUI built, the chart is drawn and linked from the report.
+  const fs::path png = fs::path(dir) / "figures" / "compare-k40x4.png";
+  ASSERT_TRUE(fs::exists(png)) << report;
+  EXPECT_GT(fs::file_size(png), 5000u);
+  EXPECT_TRUE(contains(report, "![compare on k40x4](figures/compare-k40x4.png)")) << report;
+#else
+  EXPECT_TRUE(contains(report, "No figures")) << report;
+#endif
 
   // Run again: nothing to compute. Lose one cell: exactly that one runs.
   const Outcome again = aware("reproduce --budget smoke --jobs 2 -o " + dir);
