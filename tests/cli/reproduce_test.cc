@@ -2,6 +2,10 @@
 // of another build refused.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -60,6 +64,40 @@ TEST(Reproduce, SmokeRunWritesTheReportAndResumesCellByCell) {
   // The same tables from resumed cells (the header counts differ).
   const std::string resumed = read_all(fs::path(dir) / "REPORT.md");
   EXPECT_EQ(resumed.substr(resumed.find("## compare")), report.substr(report.find("## compare")));
+}
+
+int finished_cells(const std::string& dir) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "cells", ec))
+    n += e.path().extension() == ".json" && e.path().filename().string()[0] != '.';
+  return n;
+}
+
+// Killed (SIGKILL) after a few cells, then run again: the finished cells are not
+// run again, the rest are, and the tables come out whole.
+TEST(Reproduce, AKilledRunResumesWithoutRedoingFinishedCells) {
+  const std::string dir = tmp("reproduce-killed");
+  fs::remove_all(dir);
+  const std::string start = std::string(AWARE_BIN) + " reproduce --budget smoke --jobs 1 -o " + dir +
+                            " > /dev/null 2>&1 & echo $!";
+  FILE* pipe = popen(start.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  int pid = 0;
+  ASSERT_EQ(fscanf(pipe, "%d", &pid), 1);
+  pclose(pipe);
+  for (int i = 0; i < 1200 && finished_cells(dir) < 3; ++i) usleep(50 * 1000);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  usleep(300 * 1000);
+  const int before = finished_cells(dir);
+  ASSERT_GE(before, 3);
+  ASSERT_LT(before, 10) << "the run ended before it could be killed";
+  const Outcome rest = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  EXPECT_GE(summary(dir)["skipped"].get<int>(), before);
+  EXPECT_EQ(summary(dir)["computed"].get<int>() + summary(dir)["skipped"].get<int>(), 10);
+  EXPECT_EQ(finished_cells(dir), 10);
+  EXPECT_FALSE(contains(read_all(fs::path(dir) / "REPORT.md"), "| - |")) << "every cell present";
 }
 
 TEST(Reproduce, AnotherBuildsFolderIsRefused) {
