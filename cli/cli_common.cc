@@ -18,6 +18,26 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min, int max,
+                                const std::string& what) {
+  std::vector<int> values;
+  for (const std::string& item : split_list(text)) {
+    bool ok = false;
+    int n = 0;
+    try {
+      size_t used = 0;
+      n = std::stoi(item, &used);
+      ok = used == item.size() && n >= min && n <= max;
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok) throw ConfigError(flag + ": '" + item + "' is not " + what);
+    values.push_back(n);
+  }
+  if (values.empty()) throw ConfigError(flag + ": give at least one (" + what + ")");
+  return values;
+}
+
 Options parse_kv(const std::vector<std::string>& items, const std::string& flag) {
   Options out;
   for (const auto& kv : items) {

@@ -57,6 +57,10 @@ std::string table_format(const std::string& format, bool json, const std::string
 
 // "a,b,,c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::string& text);
+// "1,2,4" -> {1, 2, 4}, each in [min, max]. Throws ConfigError naming `flag`, the item
+// and `what` ("a thread count 1..256") for anything else, or for an empty list.
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min, int max,
+                                const std::string& what);
 // {"k=v", ...} -> Options; throws ConfigError naming `flag` for an item without '='.
 Options parse_kv(const std::vector<std::string>& items, const std::string& flag);
 

@@ -96,23 +96,6 @@ Measured measure_threads(const Evaluator& prototype, const OpGraph& graph, const
   return m;
 }
 
-std::vector<int> parse_thread_counts(const std::string& text) {
-  std::vector<int> counts;
-  for (const std::string& item : split_list(text)) {
-    int n = 0;
-    try {
-      size_t used = 0;
-      n = std::stoi(item, &used);
-      if (used != item.size()) n = 0;
-    } catch (const std::exception&) {
-      n = 0;
-    }
-    if (n < 1 || n > 256) throw ConfigError("--threads: '" + item + "' is not a thread count 1..256");
-    counts.push_back(n);
-  }
-  if (counts.empty()) throw ConfigError("--threads: give at least one thread count (e.g. 1,2)");
-  return counts;
-}
 
 void run_bench_simulate(const BenchArgs& a) {
   prepare_output_path(a.out, "-o");
@@ -122,7 +105,7 @@ void run_bench_simulate(const BenchArgs& a) {
   auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
   Placement fixed;
   if (!a.placement.empty()) fixed = resolve_placement(a.placement, graph, cluster);
-  const std::vector<int> thread_counts = parse_thread_counts(a.threads);
+  const std::vector<int> thread_counts = parse_int_list(a.threads, "--threads", 1, 256, "a thread count 1..256 (e.g. 1,2)");
   // The first count is the headline; every count is a row, its speed-up relative to
   // the first, all measured in this one run. A lone count of 1 times the evaluator
   // itself (as the figures before --threads were); a list times every count,

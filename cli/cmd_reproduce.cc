@@ -83,27 +83,10 @@ const std::vector<std::string>& table_names() {
   return names;
 }
 
-std::vector<int> parse_seeds(const std::string& text) {
-  std::vector<int> seeds;
-  for (const std::string& item : split_list(text)) {
-    int seed = 0;
-    try {
-      size_t used = 0;
-      seed = std::stoi(item, &used);
-      if (used != item.size()) seed = 0;
-    } catch (const std::exception&) {
-      seed = 0;
-    }
-    if (seed < 1) throw ConfigError("--seeds: '" + item + "' is not a seed >= 1 (e.g. 1,2,3)");
-    seeds.push_back(seed);
-  }
-  if (seeds.empty()) throw ConfigError("--seeds: give at least one seed (e.g. 1,2,3)");
-  return seeds;
-}
 
 std::vector<Cell> plan(const ReproduceArgs& a) {
   const Budget b = budget_for(a.budget);
-  const std::vector<int> seeds = a.seeds.empty() ? b.seeds : parse_seeds(a.seeds);
+  const std::vector<int> seeds = a.seeds.empty() ? b.seeds : parse_int_list(a.seeds, "--seeds", 1, 1 << 30, "a seed >= 1 (e.g. 1,2,3)");
   std::set<std::string> wanted;
   for (const std::string& t : split_list(a.only)) {
     if (t == "all") {
