@@ -68,8 +68,11 @@ struct Budget {
 };
 
 Budget budget_for(const std::string& name) {
-  const std::vector<std::string> placers = {"single", "round-robin", "m-topo", "m-etf", "m-sct",
-                                            "heft",   "metis",       "anneal", "random-search"};
+  // The README's compare table: `aware compare --methods all,fused-m-etf,fused-anneal`.
+  const std::vector<std::string> placers = {"single", "round-robin", "random",        "expert",
+                                            "metis",  "m-topo",      "heft",          "m-etf",
+                                            "m-sct",  "random-search", "anneal",      "fused-m-etf",
+                                            "fused-anneal"};
   if (name == "smoke")
     return {{"resnet50", "nmt2"}, {"k40x4"}, {"single", "m-topo", "m-etf", "heft", "anneal"}, 50, {1}};
   const std::vector<std::string> models = {"inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"};
