@@ -164,9 +164,17 @@ TEST(CpuExecutor, AgreesWithTheAnalyticSimulatorOnMillisecondSpins) {
       {layered_graph, round_robin_placement(layered_graph, c).device_of_op},
   };
   for (const auto& [g, devices] : cases) {
-    cpu->evaluate(g, c, Placement(devices));
-    const double measured = fastest(*cpu);  // see above: robust to a passing disturbance
     const double simulated = analytic->evaluate(g, c, Placement(devices)).step_time_us;
+    // The fastest repeat (robust to a passing disturbance). On a shared machine a
+    // neighbour can slow all five repeats of one step; the step is then measured
+    // again, up to three times, keeping the fastest repeat of all. The tolerance
+    // stays 10%: what is checked is that the cores can run the simulated schedule.
+    double measured = 0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      cpu->evaluate(g, c, Placement(devices));
+      measured = attempt == 0 ? fastest(*cpu) : std::min(measured, fastest(*cpu));
+      if (std::abs(measured - simulated) <= 0.10 * simulated) break;
+    }
     EXPECT_NEAR(measured, simulated, 0.10 * simulated) << g.name();
   }
 }
