@@ -145,8 +145,15 @@ struct Running {
   fs::path tmp, err;
 };
 
-// Starts `aware ARGS` with stdout to `tmp` and stderr to `err`.
+// Starts `aware ARGS` with stdout to `tmp` and stderr to `err`. The argv is
+// built before fork(), so the child only opens, dups and execs.
 pid_t spawn(const std::vector<std::string>& args, const fs::path& tmp, const fs::path& err) {
+  std::vector<std::string> copy = args;
+  std::string self = "aware";
+  std::vector<char*> argv;
+  argv.push_back(self.data());
+  for (std::string& s : copy) argv.push_back(s.data());
+  argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) throw Error("reproduce: fork failed");
   if (pid == 0) {
@@ -155,12 +162,6 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& tmp, const fs:
     if (o < 0 || e < 0) _exit(126);
     dup2(o, 1);
     dup2(e, 2);
-    std::vector<char*> argv;
-    std::string self = "aware";
-    argv.push_back(self.data());
-    std::vector<std::string> copy = args;
-    for (std::string& s : copy) argv.push_back(s.data());
-    argv.push_back(nullptr);
     execv("/proc/self/exe", argv.data());
     _exit(127);
   }
