@@ -244,72 +244,6 @@ Counts run_cells(const std::vector<Cell>& cells, const fs::path& dir, int jobs, 
   return counts;
 }
 
-// The compare table per cluster: models down, methods across, step time in ms
-// (mean over seeds), the lower bound, and the best method's time in bold.
-std::string compare_report(const std::vector<Cell>& cells, const fs::path& dir) {
-  std::vector<std::string> clusters, models, methods;
-  auto add = [](std::vector<std::string>& v, const std::string& s) {
-    if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
-  };
-  std::map<std::string, std::pair<double, int>> step;  // cluster|model|method -> (sum ms, n)
-  std::map<std::string, double> bound;                 // cluster|model -> ms
-  for (const Cell& c : cells) {
-    add(clusters, c.cluster);
-    add(models, c.model);
-    add(methods, c.method);
-    const fs::path file = dir / "cells" / (c.key() + ".json");
-    if (!fs::exists(file)) continue;
-    const nlohmann::json j = read_json_file(file.string());
-    if (!j.value("feasible", false)) continue;
-    auto& s = step[c.cluster + "|" + c.model + "|" + c.method];
-    s.first += j.value("step_time_us", 0.0) / 1000;
-    ++s.second;
-    bound[c.cluster + "|" + c.model] = j.value("lower_bound_us", 0.0) / 1000;
-  }
-  std::ostringstream out;
-  out << "## compare: step time (ms) per placer\n\n";
-  out << "Each cell is `aware place --graph zoo:MODEL --cluster preset:CLUSTER --method METHOD "
-         "--budget-evals "
-      << (cells.empty() ? 0 : cells.front().evals)
-      << " --seed S --json`; the mean over seeds, the best in bold, `-` where the cell failed or "
-         "ran out of memory.\n\n";
-  for (const std::string& cluster : clusters) {
-    out << "### " << cluster << "\n\n| model | lower bound |";
-    for (const std::string& m : methods) out << " " << m << " |";
-    out << "\n|---|---:|";
-    for (size_t i = 0; i < methods.size(); ++i) out << "---:|";
-    out << "\n";
-    for (const std::string& model : models) {
-      double best = 1e300;
-      for (const std::string& m : methods) {
-        const auto it = step.find(cluster + "|" + model + "|" + m);
-        if (it != step.end()) best = std::min(best, it->second.first / it->second.second);
-      }
-      char buffer[64];
-      const auto b = bound.find(cluster + "|" + model);
-      if (b != bound.end()) {
-        std::snprintf(buffer, sizeof buffer, "%.1f", b->second);
-      } else {
-        std::snprintf(buffer, sizeof buffer, "-");
-      }
-      out << "| " << model << " | " << buffer << " |";
-      for (const std::string& m : methods) {
-        const auto it = step.find(cluster + "|" + model + "|" + m);
-        if (it == step.end()) {
-          out << " - |";
-          continue;
-        }
-        const double ms = it->second.first / it->second.second;
-        std::snprintf(buffer, sizeof buffer, ms == best ? "**%.1f**" : "%.1f", ms);
-        out << " " << buffer << " |";
-      }
-      out << "\n";
-    }
-    out << "\n";
-  }
-  return out.str();
-}
-
 // The compare cells of one cluster as a CompareTable (what `aware compare
 // --format json` writes), for aware-gui's chart: rows are models, results in
 // method order; a missing cell is an "error" result.
@@ -364,6 +298,54 @@ CompareTable compare_table_of(const std::vector<Cell>& cells, const fs::path& di
     table.rows.push_back(std::move(row));
   }
   return table;
+}
+
+// The compare table per cluster, from the same tables the charts are drawn from:
+// models down, methods across, step time in ms (mean over seeds), the lower
+// bound, and the best method's time in bold.
+std::string compare_report(const std::vector<Cell>& cells, const fs::path& dir) {
+  std::vector<std::string> clusters;
+  for (const Cell& c : cells)
+    if (std::find(clusters.begin(), clusters.end(), c.cluster) == clusters.end()) clusters.push_back(c.cluster);
+  std::ostringstream out;
+  out << "## compare: step time (ms) per placer\n\n";
+  out << "Each cell is `aware place --graph zoo:MODEL --cluster preset:CLUSTER --method METHOD "
+         "--budget-evals "
+      << (cells.empty() ? 0 : cells.front().evals)
+      << " --seed S --json`; the mean over seeds, the best in bold, `-` where the cell failed or "
+         "ran out of memory.\n\n";
+  for (const std::string& cluster : clusters) {
+    const CompareTable table = compare_table_of(cells, dir, cluster);
+    out << "### " << cluster << "\n\n| model | lower bound |";
+    for (const std::string& m : table.methods) out << " " << m << " |";
+    out << "\n|---|---:|";
+    for (size_t i = 0; i < table.methods.size(); ++i) out << "---:|";
+    out << "\n";
+    char buffer[64];
+    for (const CompareRow& row : table.rows) {
+      double best = 1e300;
+      for (const MethodResult& r : row.results)
+        if (r.ok()) best = std::min(best, r.step_time_us);
+      if (row.lower_bound_us > 0) {
+        std::snprintf(buffer, sizeof buffer, "%.1f", row.lower_bound_us / 1000);
+      } else {
+        std::snprintf(buffer, sizeof buffer, "-");
+      }
+      out << "| " << row.model << " | " << buffer << " |";
+      for (const MethodResult& r : row.results) {
+        if (!r.ok()) {
+          out << " - |";
+          continue;
+        }
+        std::snprintf(buffer, sizeof buffer, r.step_time_us == best ? "**%.1f**" : "%.1f",
+                      r.step_time_us / 1000);
+        out << " " << buffer << " |";
+      }
+      out << "\n";
+    }
+    out << "\n";
+  }
+  return out.str();
 }
 
 // aware-gui next to this binary (an install) or in the build tree's gui/.
