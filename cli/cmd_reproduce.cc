@@ -1,10 +1,11 @@
 // aware reproduce: the README's experiments as resumable cells, run as child
 // processes of this binary, then one report.
 //
-// Each cell (table, model, cluster, method, seed, evaluations) is one
-// `aware place ... --json` run whose output lands in DIR/cells/KEY.json by
-// rename, so a run that is stopped keeps every finished cell and a rerun skips
-// them. DIR/manifest.json names the build (a hash of this binary): results of
+// Each cell (model, cluster, method, seed, evaluations; reproduce_plan.cc) is
+// one `aware place|search|pretrain|simulate|fuse ... --json` run whose output
+// lands in DIR/cells/KEY.json by rename, so a run that is stopped keeps every
+// finished cell and a rerun skips them. A cell that needs another (a fine-tune
+// needs its pre-trained policy) starts when that one has finished. DIR/manifest.json names the build (a hash of this binary): results of
 // another build are refused unless --recompute, which runs every cell again.
 #include <fcntl.h>
 #include <signal.h>
@@ -21,9 +22,10 @@
 #include <set>
 #include <sstream>
 
-#include "agents/baselines/compare.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
+#include "cli/reproduce.h"
+#include "core/evaluator.h"
 #include "core/formats.h"
 
 namespace aware::cli {
@@ -43,71 +45,11 @@ struct ReproduceArgs {
   std::string out;
   bool recompute = false;
   std::string gui;  // aware-gui for the figures: empty finds it next to this binary; "none" skips
+  bool list = false;
 };
 
-struct Cell {
-  std::string table, model, cluster, method;
-  int seed = 1;
-  long long evals = 0;
-  std::string key() const {
-    return table + "__" + model + "__" + cluster + "__" + method + "__s" + std::to_string(seed) +
-           "__e" + std::to_string(evals);
-  }
-  std::vector<std::string> args() const {
-    return {"place", "--graph", "zoo:" + model, "--cluster", "preset:" + cluster, "--method", method,
-            "--budget-evals", std::to_string(evals), "--seed", std::to_string(seed), "--json"};
-  }
-};
-
-// What each budget runs. "compare" is the README's compare table: each placer on
-// the zoo models over K40 boxes, against the lower bound.
-struct Budget {
-  std::vector<std::string> models, clusters, methods;
-  long long evals;
-  std::vector<int> seeds;
-};
-
-Budget budget_for(const std::string& name) {
-  // The README's compare table: `aware compare --methods all,fused-m-etf,fused-anneal`.
-  const std::vector<std::string> placers = {"single", "round-robin", "random",        "expert",
-                                            "metis",  "m-topo",      "heft",          "m-etf",
-                                            "m-sct",  "random-search", "anneal",      "fused-m-etf",
-                                            "fused-anneal"};
-  if (name == "smoke")
-    return {{"resnet50", "nmt2"}, {"k40x4"}, {"single", "m-topo", "m-etf", "heft", "anneal"}, 50, {1}};
-  const std::vector<std::string> models = {"inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"};
-  if (name == "small") return {models, {"k40x2", "k40x4", "k40x8"}, placers, 100, {1}};
-  if (name == "paper") return {models, {"k40x2", "k40x4", "k40x8"}, placers, 2000, {1, 2, 3}};
-  throw ConfigError("--budget: '" + name + "' unknown (known: smoke, small, paper)");
-}
-
-const std::vector<std::string>& table_names() {
-  static const std::vector<std::string> names = {"compare"};
-  return names;
-}
-
-
-std::vector<Cell> plan(const ReproduceArgs& a) {
-  const Budget b = budget_for(a.budget);
-  const std::vector<int> seeds = a.seeds.empty() ? b.seeds : parse_int_list(a.seeds, "--seeds", 1, 1 << 30, "a seed >= 1 (e.g. 1,2,3)");
-  std::set<std::string> wanted;
-  for (const std::string& t : split_list(a.only)) {
-    if (t == "all") {
-      wanted.insert(table_names().begin(), table_names().end());
-      continue;
-    }
-    if (std::find(table_names().begin(), table_names().end(), t) == table_names().end())
-      throw ConfigError("--only: table '" + t + "' unknown (known: all, compare)");
-    wanted.insert(t);
-  }
-  if (wanted.empty()) throw ConfigError("--only: give at least one table (e.g. compare)");
-  std::vector<Cell> cells;
-  for (const std::string& cluster : b.clusters)
-    for (const std::string& model : b.models)
-      for (const std::string& method : b.methods)
-        for (int seed : seeds) cells.push_back({"compare", model, cluster, method, seed, b.evals});
-  return cells;
-}
+using reproduce::Cell;
+using reproduce::Plan;
 
 // FNV-1a of this binary: the same build gives the same id.
 std::string build_id() {
@@ -181,31 +123,63 @@ struct Counts {
   int computed = 0, skipped = 0, failed = 0;
 };
 
-Counts run_cells(const std::vector<Cell>& cells, const fs::path& dir, int jobs, bool recompute) {
+Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute) {
   const fs::path cell_dir = dir / "cells";
   fs::create_directories(cell_dir);
   for (const auto& entry : fs::directory_iterator(cell_dir))  // a stopped run's partial outputs
     if (entry.path().filename().string().rfind(".", 0) == 0) fs::remove(entry.path());
   Counts counts;
-  std::vector<Cell> todo;
-  for (const Cell& c : cells) {
-    if (!recompute && fs::exists(cell_dir / (c.key() + ".json"))) {
+  std::set<std::string> finished, failed;
+  std::vector<const Cell*> todo;
+  for (const Cell& c : plan.cells) {
+    if (!recompute && fs::exists(cell_dir / (c.key + ".json"))) {
       ++counts.skipped;
+      finished.insert(c.key);
     } else {
-      todo.push_back(c);
+      todo.push_back(&c);
     }
   }
   std::fprintf(stderr, "reproduce: %zu cells, %d finished before, %zu to run on %d job%s\n",
-               cells.size(), counts.skipped, todo.size(), jobs, jobs == 1 ? "" : "s");
+               plan.cells.size(), counts.skipped, todo.size(), jobs, jobs == 1 ? "" : "s");
   const auto begin = std::chrono::steady_clock::now();
   std::vector<Running> running;
-  size_t next = 0, done = 0;
-  while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
-      const Cell& c = todo[next++];
-      const fs::path tmp = cell_dir / ("." + c.key() + ".tmp");
-      const fs::path err = cell_dir / ("." + c.key() + ".err");
-      running.push_back({spawn(c.args(), tmp, err), c, tmp, err});
+  size_t done = 0;
+  const size_t total = todo.size();
+  auto report_progress = [&](const std::string& key) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    const double eta = done ? elapsed / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+    std::fprintf(stderr, "[%zu/%zu] %s  %.0f s elapsed, eta %.0f s\n", done + counts.skipped,
+                 plan.cells.size(), key.c_str(), elapsed, eta);
+  };
+  while (!todo.empty() || !running.empty()) {
+    // Start every cell whose needs have finished, up to `jobs`; a cell whose
+    // need failed fails without running.
+    for (auto it = todo.begin(); it != todo.end() && static_cast<int>(running.size()) < jobs;) {
+      const Cell& c = **it;
+      const auto lost = std::find_if(c.needs.begin(), c.needs.end(), [&](const std::string& k) { return failed.count(k) > 0; });
+      if (lost != c.needs.end()) {
+        const fs::path why = cell_dir / (c.key + ".failed.txt");
+        write_text_file_atomic(why.string(), "error: not run: the cell it needs (" + *lost + ") failed\n");
+        failed.insert(c.key);
+        ++counts.failed;
+        ++done;
+        std::fprintf(stderr, "reproduce: cell %s not run: %s failed\n", c.key.c_str(), lost->c_str());
+        report_progress(c.key);
+        it = todo.erase(it);
+        continue;
+      }
+      if (!std::all_of(c.needs.begin(), c.needs.end(), [&](const std::string& k) { return finished.count(k) > 0; })) {
+        ++it;
+        continue;
+      }
+      const fs::path tmp = cell_dir / ("." + c.key + ".tmp");
+      const fs::path err = cell_dir / ("." + c.key + ".err");
+      running.push_back({spawn(c.args, tmp, err), c, tmp, err});
+      it = todo.erase(it);
+    }
+    if (running.empty()) {
+      if (todo.empty()) break;
+      throw Error("reproduce: cells wait on cells that are not in the plan (" + todo.front()->key + ")");
     }
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
@@ -215,11 +189,11 @@ Counts run_cells(const std::vector<Cell>& cells, const fs::path& dir, int jobs, 
     const Running r = *it;
     running.erase(it);
     ++done;
-    const std::string key = r.cell.key();
+    const std::string key = r.cell.key;
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok) {
       try {
-        read_json_file(r.tmp.string());  // a whole JSON object, or the cell failed
+        read_json_file(r.tmp.string());  // one whole JSON document, or the cell failed
       } catch (const Error&) {
         ok = false;
       }
@@ -228,124 +202,19 @@ Counts run_cells(const std::vector<Cell>& cells, const fs::path& dir, int jobs, 
       fs::rename(r.tmp, cell_dir / (key + ".json"));
       fs::remove(r.err);
       fs::remove(cell_dir / (key + ".failed.txt"));
+      finished.insert(key);
       ++counts.computed;
     } else {
       fs::rename(r.err, cell_dir / (key + ".failed.txt"));
       fs::remove(r.tmp);
+      failed.insert(key);
       ++counts.failed;
       std::fprintf(stderr, "reproduce: cell %s failed: %s\n", key.c_str(),
                    first_line_of(cell_dir / (key + ".failed.txt")).c_str());
     }
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    const double eta = elapsed / static_cast<double>(done) * static_cast<double>(todo.size() - done);
-    std::fprintf(stderr, "[%zu/%zu] %s  %.0f s elapsed, eta %.0f s\n", done + counts.skipped,
-                 cells.size(), key.c_str(), elapsed, eta);
+    report_progress(key);
   }
   return counts;
-}
-
-// The compare cells of one cluster as a CompareTable (what `aware compare
-// --format json` writes), for aware-gui's chart: rows are models, results in
-// method order; a missing cell is an "error" result.
-CompareTable compare_table_of(const std::vector<Cell>& cells, const fs::path& dir,
-                              const std::string& cluster) {
-  CompareTable table;
-  std::vector<std::string> models;
-  for (const Cell& c : cells) {
-    if (c.cluster != cluster) continue;
-    if (std::find(table.methods.begin(), table.methods.end(), c.method) == table.methods.end())
-      table.methods.push_back(c.method);
-    if (std::find(models.begin(), models.end(), c.model) == models.end()) models.push_back(c.model);
-    table.budget_evals = c.evals;
-    table.seed = static_cast<std::uint64_t>(c.seed);
-  }
-  for (const std::string& model : models) {
-    CompareRow row;
-    row.model = model;
-    row.cluster = cluster;
-    for (const std::string& method : table.methods) {
-      MethodResult r;
-      r.method = method;
-      r.status = "error";
-      double sum = 0;
-      int n = 0;
-      for (const Cell& c : cells) {
-        if (c.cluster != cluster || c.model != model || c.method != method) continue;
-        const fs::path file = dir / "cells" / (c.key() + ".json");
-        if (!fs::exists(file)) continue;
-        const nlohmann::json j = read_json_file(file.string());
-        if (j.contains("devices") && j.at("devices").is_array())
-          row.devices = static_cast<int>(j.at("devices").size());
-        row.lower_bound_us = j.value("lower_bound_us", 0.0);
-        if (table.evaluator.empty()) table.evaluator = j.value("evaluator", "");
-        if (!j.value("feasible", false)) {
-          r.status = "oom";
-          continue;
-        }
-        sum += j.value("step_time_us", 0.0);
-        ++n;
-      }
-      if (n > 0) {
-        r.status = "ok";
-        r.step_time_us = sum / n;
-        if (row.winner.empty() || r.step_time_us < row.results[static_cast<size_t>(
-                                       std::find(table.methods.begin(), table.methods.end(), row.winner) -
-                                       table.methods.begin())].step_time_us)
-          row.winner = method;
-      }
-      row.results.push_back(r);
-    }
-    table.rows.push_back(std::move(row));
-  }
-  return table;
-}
-
-// The compare table per cluster, from the same tables the charts are drawn from:
-// models down, methods across, step time in ms (mean over seeds), the lower
-// bound, and the best method's time in bold.
-std::string compare_report(const std::vector<Cell>& cells, const fs::path& dir) {
-  std::vector<std::string> clusters;
-  for (const Cell& c : cells)
-    if (std::find(clusters.begin(), clusters.end(), c.cluster) == clusters.end()) clusters.push_back(c.cluster);
-  std::ostringstream out;
-  out << "## compare: step time (ms) per placer\n\n";
-  out << "Each cell is `aware place --graph zoo:MODEL --cluster preset:CLUSTER --method METHOD "
-         "--budget-evals "
-      << (cells.empty() ? 0 : cells.front().evals)
-      << " --seed S --json`; the mean over seeds, the best in bold, `-` where the cell failed or "
-         "ran out of memory.\n\n";
-  for (const std::string& cluster : clusters) {
-    const CompareTable table = compare_table_of(cells, dir, cluster);
-    out << "### " << cluster << "\n\n| model | lower bound |";
-    for (const std::string& m : table.methods) out << " " << m << " |";
-    out << "\n|---|---:|";
-    for (size_t i = 0; i < table.methods.size(); ++i) out << "---:|";
-    out << "\n";
-    char buffer[64];
-    for (const CompareRow& row : table.rows) {
-      double best = 1e300;
-      for (const MethodResult& r : row.results)
-        if (r.ok()) best = std::min(best, r.step_time_us);
-      if (row.lower_bound_us > 0) {
-        std::snprintf(buffer, sizeof buffer, "%.1f", row.lower_bound_us / 1000);
-      } else {
-        std::snprintf(buffer, sizeof buffer, "-");
-      }
-      out << "| " << row.model << " | " << buffer << " |";
-      for (const MethodResult& r : row.results) {
-        if (!r.ok()) {
-          out << " - |";
-          continue;
-        }
-        std::snprintf(buffer, sizeof buffer, r.step_time_us == best ? "**%.1f**" : "%.1f",
-                      r.step_time_us / 1000);
-        out << " " << buffer << " |";
-      }
-      out << "\n";
-    }
-    out << "\n";
-  }
-  return out.str();
 }
 
 // aware-gui next to this binary (an install) or in the build tree's gui/.
@@ -361,75 +230,80 @@ std::string find_gui(const std::string& given) {
   return "";
 }
 
-// Draws DIR/figures/compare-CLUSTER.png with aware-gui's compare view; returns
-// the report's lines about the figures.
-std::string draw_compare_figures(const std::vector<Cell>& cells, const fs::path& dir, const std::string& gui) {
-  std::vector<std::string> clusters;
-  for (const Cell& c : cells)
-    if (std::find(clusters.begin(), clusters.end(), c.cluster) == clusters.end()) clusters.push_back(c.cluster);
-  std::ostringstream out;
-  fs::create_directories(dir / "figures");
-  for (const std::string& cluster : clusters) {
-    const fs::path json = dir / ("compare-" + cluster + ".json");
-    write_json_file(json.string(), compare_to_json(compare_table_of(cells, dir, cluster)));
-    if (gui.empty()) continue;
-    const fs::path png = dir / "figures" / ("compare-" + cluster + ".png");
-    const fs::path log = dir / "figures" / (".compare-" + cluster + ".log");
-    const pid_t pid = fork();
-    if (pid < 0) throw Error("reproduce: fork failed");
-    if (pid == 0) {
-      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-      }
-      execl(gui.c_str(), "aware-gui", "--compare-table", json.c_str(), "--view", "compare",
-            "--size", "1400x900", "--screenshot", png.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(png)) {
-      fs::remove(log);
-      out << "![compare on " << cluster << "](figures/compare-" << cluster << ".png)\n\n";
-    } else {
-      out << "(The figure for " << cluster << " was not drawn: " << first_line_of(log) << ")\n\n";
-    }
-  }
-  if (gui.empty())
-    out << "(No figures: aware-gui is not built here; the tables above are complete. The chart "
-           "data are in compare-CLUSTER.json.)\n\n";
-  return out.str();
+// aware-plot next to this binary (an install) or in the build tree's gui/.
+std::string find_plot(const std::string& gui_flag) {
+  if (gui_flag == "none") return "";
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  for (const fs::path& candidate : {self.parent_path() / "aware-plot", self.parent_path().parent_path() / "gui" / "aware-plot"})
+    if (fs::exists(candidate)) return candidate.string();
+  return "";
+}
+
+reproduce::Features features_here() {
+  reproduce::Features f;
+#ifdef AWARE_HAVE_RL
+  f.rl = true;
+#endif
+#ifdef AWARE_HAVE_FUSION
+  f.fusion = true;
+#endif
+  f.simgrid = EvaluatorRegistry::instance().has("simgrid");
+  return f;
 }
 
 void run_reproduce(const ReproduceArgs& a) {
   if (a.out.empty()) throw ConfigError("-o: give the folder for the cells and the report");
-  const std::vector<Cell> cells = plan(a);
-  const std::string gui = find_gui(a.gui);
+  const fs::path dir = fs::absolute(a.out);
+  const Plan plan = reproduce::make_plan(a.budget, a.only, a.seeds, dir / "cells", features_here());
+  if (a.list) {  // the plan only: one line per cell, its table(s) and its command
+    for (const Cell& c : plan.cells) {
+      std::string tables;
+      for (const auto& [name, keys] : plan.tables)
+        if (std::find(keys.begin(), keys.end(), c.key) != keys.end()) tables += (tables.empty() ? "" : ",") + name;
+      std::string command = "aware";
+      for (const std::string& arg : c.args) command += " " + arg;
+      std::printf("%s\t%s\t%s\n", c.key.c_str(), tables.c_str(), command.c_str());
+    }
+    for (const std::string& why : plan.left_out) std::printf("left out: %s\n", why.c_str());
+    return;
+  }
+  const std::string gui = find_gui(a.gui), plot = find_plot(a.gui);
   const int jobs = a.jobs > 0 ? a.jobs : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
-  const fs::path dir(a.out);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw ConfigError("-o " + a.out + ": cannot create the folder (" + ec.message() + ")");
   check_manifest(dir, build_id(), a.recompute);
-  const Counts counts = run_cells(cells, dir, jobs, a.recompute);
+  const auto begin = std::chrono::steady_clock::now();
+  const Counts counts = run_cells(plan, dir, jobs, a.recompute);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
   std::ostringstream report;
+  std::string tables;
+  for (const auto& [name, keys] : plan.tables) tables += (tables.empty() ? "" : ", ") + name;
   report << "# aware reproduce: report\n\n"
          << "`aware reproduce --budget " << a.budget << " --only " << a.only
          << (a.seeds.empty() ? "" : " --seeds " + a.seeds) << " -o " << a.out << "`\n\n"
-         << cells.size() << " cells: " << counts.computed << " computed in this run, " << counts.skipped
-         << " from before, " << counts.failed << " failed (their errors are in cells/*.failed.txt).\n\n";
-  report << compare_report(cells, dir);
-  report << draw_compare_figures(cells, dir, gui);
+         << "Tables: " << (tables.empty() ? "none" : tables) << ". " << plan.cells.size() << " cells: "
+         << counts.computed << " computed in this run (" << static_cast<long long>(seconds + 0.5) << " s on "
+         << jobs << " job" << (jobs == 1 ? "" : "s") << "), " << counts.skipped << " from before, " << counts.failed
+         << " failed (their errors are in cells/*.failed.txt). Every cell's output is in cells/KEY.json, its "
+            "placement (open it in aware-gui) in cells/KEY.placement.json, a learning curve in "
+            "cells/KEY.curve.csv.\n\n";
+  report << reproduce::write_report_sections(plan, dir, plot, gui);
   const std::string report_text = report.str();
   write_text_file_atomic((dir / "REPORT.md").string(), report_text);
+  write_text_file_atomic((dir / "report.html").string(),
+                         reproduce::markdown_to_html(report_text, dir, "aware reproduce: report"));
+  nlohmann::json table_list = nlohmann::json::array();
+  for (const auto& [name, keys] : plan.tables) table_list.push_back(name);
   write_json_file((dir / "summary.json").string(),
-                  {{"cells", cells.size()}, {"computed", counts.computed},
-                   {"skipped", counts.skipped}, {"failed", counts.failed}, {"budget", a.budget}});
-  std::printf("%zu cells: %d computed, %d from before, %d failed; wrote %s\n", cells.size(),
-              counts.computed, counts.skipped, counts.failed, (dir / "REPORT.md").c_str());
+                  {{"cells", plan.cells.size()}, {"computed", counts.computed}, {"skipped", counts.skipped},
+                   {"failed", counts.failed}, {"budget", a.budget}, {"tables", table_list},
+                   {"left_out", plan.left_out}, {"seconds", seconds}});
+  std::printf("%zu cells: %d computed, %d from before, %d failed; wrote %s and %s\n", plan.cells.size(),
+              counts.computed, counts.skipped, counts.failed, (dir / "REPORT.md").c_str(),
+              (dir / "report.html").c_str());
   if (counts.failed > 0) throw Error("reproduce: " + std::to_string(counts.failed) + " cells failed");
 }
 
@@ -441,14 +315,15 @@ void add_reproduce_command(CLI::App& app) {
       "reproduce", "Run the README's experiments as resumable cells and write a report (DIR/REPORT.md)");
   c->add_option("--budget", a->budget, "smoke (minutes), small (the README's tables), paper (2,000 evaluations, 3 seeds)")
       ->capture_default_str();
-  c->add_option("--only", a->only, "Tables, comma-separated: all, compare")->capture_default_str();
+  c->add_option("--only", a->only, "Tables, comma-separated: all, compare, fusion, simgrid, agents, table1, transfer, ablation")->capture_default_str();
   c->add_option("--seeds", a->seeds, "Seeds, comma-separated (default: the budget's)");
   c->add_option("--jobs", a->jobs, "Cells run at once, each a process (default: the cores)")
       ->check(CLI::Range(0, 256));
   c->add_option("-o,--output", a->out, "Folder for the cells, REPORT.md and summary.json")->required();
   c->add_option("--gui", a->gui,
-                "aware-gui, which draws the figures (default: found next to this binary or in the "
-                "build tree; none: no figures)");
+                "aware-gui, which draws the compare charts (default: found next to this binary or in the "
+                "build tree; none: no figures at all, neither its nor aware-plot's)");
+  c->add_flag("--list", a->list, "Print the cells (key, tables, command) and exit; runs nothing");
   c->add_flag("--recompute", a->recompute,
               "Run every cell again, also over results of another build");
   c->callback([a] { run_reproduce(*a); });

@@ -70,17 +70,27 @@ struct Range {
   bool empty() const { return lo > hi; }
 };
 
-// Pads a data range for an axis; a single value gets a window around it.
+// Pads a data range for an axis and puts the ticks on round numbers (1, 2 or 5
+// times a power of ten); a single value gets a window around it.
 void set_range(QValueAxis* axis, Range r, bool from_zero) {
   if (r.empty()) r = {0, 1};
   if (from_zero) r.lo = std::min(0.0, r.lo);
-  double pad = (r.hi - r.lo) * 0.06;
+  double pad = (r.hi - r.lo) * 0.04;
   if (pad <= 0) pad = std::max(std::abs(r.hi) * 0.05, 1e-6);
-  double lo = r.lo - pad;
-  if (from_zero || (r.lo >= 0 && lo < 0)) lo = std::max(0.0, lo);
-  if (from_zero && r.lo >= 0) lo = 0;
-  axis->setRange(lo, r.hi + pad);
-  axis->applyNiceNumbers();
+  double lo = from_zero ? r.lo : r.lo - pad, hi = r.hi + pad;
+  if (r.lo >= 0 && lo < 0) lo = 0;
+  const double raw = (hi - lo) / 5;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = power;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * power >= raw) {
+      step = m * power;
+      break;
+    }
+  lo = std::floor(lo / step + 1e-9) * step;
+  hi = std::ceil(hi / step - 1e-9) * step;
+  axis->setRange(lo, hi);
+  axis->setTickCount(static_cast<int>(std::lround((hi - lo) / step)) + 1);
 }
 
 QColor colour(int i) {

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,15 +29,81 @@ std::string read_all(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-TEST(Reproduce, SmokeRunWritesTheReportAndResumesCellByCell) {
-  const std::string dir = tmp("reproduce-smoke");
+// The whole smoke budget: every table's section, every figure drawn (non-empty
+// PNGs), the HTML page with the figures inlined, and a second run that computes
+// nothing.
+TEST(Reproduce, SmokeRunWritesEverySectionAndFigure) {
+  const std::string dir = tmp("reproduce-smoke-all");
   fs::remove_all(dir);
   const Outcome first = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const nlohmann::json s = summary(dir);
+  EXPECT_EQ(s["failed"], 0);
+  EXPECT_EQ(s["skipped"], 0);
+  EXPECT_EQ(s["computed"], s["cells"]);
+  const std::string report = read_all(fs::path(dir) / "REPORT.md");
+  std::vector<std::string> sections = {"## compare", "## fusion"};
+  std::vector<std::string> figures;
+#ifdef AWARE_TEST_HAVE_SIMGRID
+  sections.push_back("## simgrid");
+  figures.push_back("simgrid-scatter");
+#endif
+#ifdef AWARE_TEST_HAVE_RL
+  for (const char* t : {"## claims", "## agents", "## table1", "## transfer", "### Table 2", "### Table 3",
+                        "## ablation"})
+    sections.push_back(t);
+  for (const char* f : {"curves-resnet50-k40x2", "table1-bars", "evals-to-target", "transfer-curves-cifar10-4"})
+    figures.push_back(f);
+  EXPECT_EQ(s["cells"], 62);
+  // The claims checklist gives a verdict per claim.
+  for (const char* claim : {"lower than Placeto", "lower than Hierarchical", "transplants", "speeds up convergence"})
+    EXPECT_TRUE(contains(report, claim)) << claim;
+  EXPECT_FALSE(contains(report, "| not run |")) << report;
+  // Fine-tuning ran after its pre-trained policy was written, and found it.
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "cells" / "pretrain__cifar10__dgx-v100__aware__n4__s1__e30.pt"));
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "cells" / "search__cifar10-4__dgx-v100__aware__pretrained__s1__e20.json"));
+#else
+  EXPECT_TRUE(contains(report, "## left out")) << report;
+#endif
+  for (const std::string& section : sections) EXPECT_TRUE(contains(report, "\n" + section)) << section << "\n" << report;
+  EXPECT_FALSE(contains(report, "was not drawn")) << report;
+#ifdef AWARE_PLOT_BIN
+  for (const std::string& f : figures) {
+    const fs::path png = fs::path(dir) / "figures" / (f + ".png");
+    ASSERT_TRUE(fs::exists(png)) << f;
+    EXPECT_GT(fs::file_size(png), 5000u) << f;
+    EXPECT_TRUE(contains(report, "(figures/" + f + ".png)")) << f;
+  }
+#endif
+#ifdef AWARE_GUI_BIN
+  EXPECT_GT(fs::file_size(fs::path(dir) / "figures" / "compare-k40x4.png"), 5000u);
+#endif
+  const std::string html = read_all(fs::path(dir) / "report.html");
+  EXPECT_TRUE(contains(html, "<table>"));
+  EXPECT_TRUE(contains(html, "<h2>compare: step time (ms) per placer</h2>")) << html.substr(0, 2000);
+#ifdef AWARE_GUI_BIN
+  EXPECT_TRUE(contains(html, "src=\"data:image/png;base64,iVBORw0KGgo")) << "PNGs inlined";
+#endif
+
+  const Outcome again = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(summary(dir)["computed"], 0);
+  EXPECT_EQ(summary(dir)["skipped"], s["cells"]);
+  const std::string rerun = read_all(fs::path(dir) / "REPORT.md");
+  EXPECT_EQ(rerun.substr(rerun.find("## ")), report.substr(report.find("## "))) << "same tables from the same cells";
+}
+
+// One table: resumption cell by cell.
+TEST(Reproduce, OneTableResumesCellByCell) {
+  const std::string dir = tmp("reproduce-smoke");
+  fs::remove_all(dir);
+  const Outcome first = aware("reproduce --budget smoke --only compare --jobs 2 -o " + dir);
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_EQ(summary(dir)["computed"], 10);
   EXPECT_EQ(summary(dir)["skipped"], 0);
   const std::string report = read_all(fs::path(dir) / "REPORT.md");
   EXPECT_TRUE(contains(report, "## compare")) << report;
+  EXPECT_FALSE(contains(report, "## table1")) << report;
   EXPECT_TRUE(contains(report, "| resnet50 |")) << report;
   EXPECT_TRUE(contains(report, "| nmt2 |")) << report;
   EXPECT_TRUE(contains(report, "**")) << "a best cell per row";
@@ -48,16 +116,16 @@ TEST(Reproduce, SmokeRunWritesTheReportAndResumesCellByCell) {
   EXPECT_GT(fs::file_size(png), 5000u);
   EXPECT_TRUE(contains(report, "![compare on k40x4](figures/compare-k40x4.png)")) << report;
 #else
-  EXPECT_TRUE(contains(report, "No figures")) << report;
+  EXPECT_TRUE(contains(report, "No compare charts")) << report;
 #endif
 
   // Run again: nothing to compute. Lose one cell: exactly that one runs.
-  const Outcome again = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  const Outcome again = aware("reproduce --budget smoke --only compare --jobs 2 -o " + dir);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(summary(dir)["computed"], 0);
   EXPECT_EQ(summary(dir)["skipped"], 10);
-  ASSERT_TRUE(fs::remove(fs::path(dir) / "cells" / "compare__nmt2__k40x4__m-etf__s1__e50.json"));
-  const Outcome one = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  ASSERT_TRUE(fs::remove(fs::path(dir) / "cells" / "place__nmt2__k40x4__m-etf__s1__e50.json"));
+  const Outcome one = aware("reproduce --budget smoke --only compare --jobs 2 -o " + dir);
   ASSERT_EQ(one.exit_code, 0) << one.output;
   EXPECT_EQ(summary(dir)["computed"], 1);
   EXPECT_EQ(summary(dir)["skipped"], 9);
@@ -70,7 +138,8 @@ int finished_cells(const std::string& dir) {
   int n = 0;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(fs::path(dir) / "cells", ec))
-    n += e.path().extension() == ".json" && e.path().filename().string()[0] != '.';
+    n += e.path().extension() == ".json" && e.path().filename().string()[0] != '.' &&
+         e.path().stem().extension() != ".placement";  // a cell's placement is a side file
   return n;
 }
 
@@ -79,7 +148,7 @@ int finished_cells(const std::string& dir) {
 TEST(Reproduce, AKilledRunResumesWithoutRedoingFinishedCells) {
   const std::string dir = tmp("reproduce-killed");
   fs::remove_all(dir);
-  const std::string start = std::string(AWARE_BIN) + " reproduce --budget smoke --jobs 1 -o " + dir +
+  const std::string start = std::string(AWARE_BIN) + " reproduce --budget smoke --only compare --jobs 1 -o " + dir +
                             " > /dev/null 2>&1 & echo $!";
   FILE* pipe = popen(start.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
@@ -92,7 +161,7 @@ TEST(Reproduce, AKilledRunResumesWithoutRedoingFinishedCells) {
   const int before = finished_cells(dir);
   ASSERT_GE(before, 3);
   ASSERT_LT(before, 10) << "the run ended before it could be killed";
-  const Outcome rest = aware("reproduce --budget smoke --jobs 2 -o " + dir);
+  const Outcome rest = aware("reproduce --budget smoke --only compare --jobs 2 -o " + dir);
   ASSERT_EQ(rest.exit_code, 0) << rest.output;
   EXPECT_GE(summary(dir)["skipped"].get<int>(), before);
   EXPECT_EQ(summary(dir)["computed"].get<int>() + summary(dir)["skipped"].get<int>(), 10);
@@ -123,5 +192,46 @@ TEST(Reproduce, BadArgumentsAreOneLineErrors) {
   EXPECT_EQ(unwritable.exit_code, 1) << unwritable.output;
   EXPECT_TRUE(contains(unwritable.output, "/proc/no-such/dir")) << unwritable.output;
 }
+
+#ifdef AWARE_PLOT_BIN
+Outcome plot(const std::string& args) {
+  Outcome o;
+  const std::string cmd = std::string(AWARE_PLOT_BIN) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) o.output.append(buffer, n);
+  const int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+// aware-plot: a spec drawn to a PNG (and an SVG); a bad spec is an error naming
+// the file and the field, and leaves no figure behind.
+TEST(Plot, SpecsAreDrawnAndBadOnesNamed) {
+  const fs::path dir = tmp("plot");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write((dir / "ok.plot.json").string(),
+        R"({"kind": "line", "title": "t", "series": [{"name": "a", "points": [[0, 3], [10, 2]],
+            "band": [[0, 2.5, 3.5], [10, 1.5, 2.5]]}]})");
+  const Outcome ok = plot((dir / "ok.plot.json").string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_GT(fs::file_size(dir / "ok.png"), 3000u);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"kind": "pie", "series": [{"points": []}]})", "field 'kind'"},
+      {R"({"kind": "line", "series": [{"points": [[1]]}]})", "field 'series[0].points[0]'"},
+      {R"({"kind": "bar", "categories": ["a", "b"], "series": [{"values": [1]}]})", "field 'series[0].values'"},
+      {R"({"kind": "line"})", "field 'series'"},
+      {"{not json", "not JSON"}};
+  for (const auto& [text, field] : bad) {
+    write((dir / "bad.plot.json").string(), text);
+    const Outcome r = plot((dir / "bad.plot.json").string());
+    EXPECT_EQ(r.exit_code, 1) << text;
+    EXPECT_TRUE(contains(r.output, "error: " + (dir / "bad.plot.json").string())) << r.output;
+    EXPECT_TRUE(contains(r.output, field)) << text << ": " << r.output;
+    EXPECT_FALSE(fs::exists(dir / "bad.png")) << text;
+  }
+}
+#endif
 
 }  // namespace

@@ -1,0 +1,98 @@
+// aware reproduce: the plan (which cells each table needs at each budget) and
+// the report written from the finished cells. cmd_reproduce.cc runs the cells.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace aware::cli::reproduce {
+
+// One child run of this binary: `aware ARGS`, its stdout (one JSON document)
+// kept as DIR/cells/KEY.json. Side files (a placement, a curve, a policy) are
+// named DIR/cells/KEY.*; the JSON is renamed into place last, so a cell counts
+// as finished only when it is whole.
+struct Cell {
+  std::string key;
+  std::string kind;     // place, search, pretrain, simulate, simgrid, fuse
+  std::string graph;    // graph spec: zoo:NAME, family:F:SEED
+  std::string model;    // its label in tables
+  std::string cluster;  // preset name
+  std::string method;   // placer or agent
+  std::string variant;  // "", zero-shot, pretrained, fusion=off, position=off
+  int seed = 1;
+  long long evals = 0;
+  std::vector<std::string> args;
+  std::vector<std::string> needs;  // keys of cells that must finish first
+};
+
+// What one budget runs.
+struct Budget {
+  std::string name;
+  long long evals = 0;            // searches, learned or not
+  std::vector<int> seeds;         // every table but compare
+  std::vector<int> compare_seeds;
+  std::vector<std::string> compare_models, compare_clusters, placers;
+  long long compare_evals = 0;
+  std::vector<std::string> fusion_models;
+  std::string fusion_cluster;
+  long long fusion_evals = 0;
+  std::vector<std::string> simgrid_models, simgrid_clusters;
+  std::vector<std::string> agent_models;
+  std::string agent_cluster;
+  std::vector<std::string> agent_methods;
+  std::vector<std::string> table1_models, table1_clusters;
+  std::vector<std::string> families;
+  int family_count = 12;              // members 1..count; every fourth held out
+  long long pretrain_per_graph = 100; // evaluations per training member
+  std::string transfer_cluster;
+  std::string transfer_zoo_model;     // fine-tuned from the cifar10 policy ("" : none)
+  std::vector<std::string> ablation_models, ablation_clusters;
+};
+
+struct Plan {
+  Budget budget;
+  std::vector<Cell> cells;                                  // run order, each key once
+  std::map<std::string, std::vector<std::string>> tables;   // table -> its cells' keys
+  std::vector<std::string> left_out;                        // tables not run here, and why
+  std::filesystem::path cell_dir;
+
+  const Cell& cell(const std::string& key) const;
+  bool has(const std::string& table) const { return tables.count(table) > 0; }
+  std::vector<const Cell*> cells_of(const std::string& table) const;
+};
+
+// The non-learned placers the Aware tables compare against (the best of them
+// per row), as in experiments/aware_tables.sh.
+const std::vector<std::string>& nonlearned_placers();
+
+// Every table, in report order.
+const std::vector<std::string>& table_names();
+
+// The learned agents' tables need LibTorch (`aware search`), the simgrid table
+// the SimGrid evaluator, fusion `aware fuse`: a build without one leaves that
+// table out and says so in the report.
+struct Features {
+  bool rl = false, simgrid = false, fusion = false;
+};
+
+// Throws ConfigError for an unknown budget or table, or bad seeds.
+Plan make_plan(const std::string& budget, const std::string& only, const std::string& seeds,
+               const std::filesystem::path& cell_dir, const Features& features);
+
+// The report's sections (Markdown) from the finished cells; figures as chart
+// specs under DIR/figures, drawn by `plot` (aware-plot; empty: none) and by
+// `gui` (aware-gui, the compare charts; empty: none).
+std::string write_report_sections(const Plan& plan, const std::filesystem::path& dir,
+                                  const std::string& plot, const std::string& gui);
+
+// A self-contained HTML page of the Markdown this tool writes (headings, tables,
+// lists, paragraphs, images inlined as data URIs from `dir`).
+std::string markdown_to_html(const std::string& markdown, const std::filesystem::path& dir,
+                             const std::string& title);
+
+}  // namespace aware::cli::reproduce

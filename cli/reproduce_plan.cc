@@ -1,0 +1,358 @@
+// aware reproduce: which cells each table needs at each budget.
+#include <algorithm>
+
+#include "cli/cli_common.h"
+#include "cli/reproduce.h"
+#include "core/errors.h"
+
+namespace aware::cli::reproduce {
+namespace {
+
+namespace fs = std::filesystem;
+
+Budget budget_for(const std::string& name) {
+  Budget b;
+  b.name = name;
+  // The README's compare table: `aware compare --methods all,fused-m-etf,fused-anneal`.
+  const std::vector<std::string> placers = {"single", "round-robin", "random",        "expert",
+                                            "metis",  "m-topo",      "heft",          "m-etf",
+                                            "m-sct",  "random-search", "anneal",      "fused-m-etf",
+                                            "fused-anneal"};
+  const std::vector<std::string> zoo5 = {"inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"};
+  const std::vector<std::string> k40 = {"k40x2", "k40x4", "k40x8"};
+  b.agent_methods = {"random-sampling", "random-search", "anneal", "placeto", "hierarchical", "aware"};
+  b.transfer_cluster = "dgx-v100";
+  if (name == "smoke") {
+    // Every table, each on the smallest case that still shows its shape.
+    b.evals = 20;
+    b.seeds = {1, 2};
+    b.compare_seeds = {1};
+    b.compare_models = {"resnet50", "nmt2"};
+    b.compare_clusters = {"k40x4"};
+    b.placers = {"single", "m-topo", "m-etf", "heft", "anneal"};
+    b.compare_evals = 50;
+    b.fusion_models = {"resnet50"};
+    b.fusion_cluster = "k40x4";
+    b.fusion_evals = 50;
+    b.simgrid_models = {"resnet50", "nmt2"};
+    b.simgrid_clusters = {"k40x4"};
+    b.agent_models = {"resnet50"};
+    b.agent_cluster = "k40x2";
+    b.table1_models = {"resnet50"};
+    b.table1_clusters = {"k40x2"};
+    b.families = {"cifar10"};
+    b.family_count = 4;
+    b.pretrain_per_graph = 10;
+    b.ablation_models = {"resnet50"};
+    b.ablation_clusters = {"k40x2"};
+    return b;
+  }
+  if (name == "small" || name == "paper") {
+    const bool paper = name == "paper";
+    b.evals = paper ? 2000 : 100;
+    b.seeds = paper ? std::vector<int>{1, 2, 3} : std::vector<int>{1, 2};
+    b.compare_seeds = paper ? std::vector<int>{1, 2, 3} : std::vector<int>{1};
+    b.compare_models = zoo5;
+    b.compare_clusters = k40;
+    b.placers = placers;
+    b.compare_evals = b.evals;
+    b.fusion_models = zoo5;
+    b.fusion_cluster = "k40x4";
+    b.fusion_evals = 2000;
+    b.simgrid_models = {"inception_v3", "resnet50", "nasnet", "nmt4", "gnmt", "rnnlm", "transformer"};
+    b.simgrid_clusters = {"k40x4", "multi-node:2x4"};
+    b.agent_models = {"inception_v3", "nmt4", "nasnet"};
+    b.agent_cluster = "k40x4";
+    b.table1_models = zoo5;
+    b.table1_clusters = k40;
+    b.families = {"cifar10", "ptb"};
+    b.family_count = 12;
+    b.pretrain_per_graph = paper ? 2000 : 100;
+    b.transfer_zoo_model = "nasnet";
+    b.ablation_models = {"inception_v3", "nmt4"};
+    b.ablation_clusters = {"k40x4"};
+    return b;
+  }
+  throw ConfigError("--budget: '" + name + "' unknown (known: smoke, small, paper)");
+}
+
+std::string sanitize(std::string s) {
+  for (char& c : s)
+    if (c == ':' || c == '/' || c == ',' || c == '=' || c == ' ') c = '-';
+  return s;
+}
+
+class Builder {
+ public:
+  Builder(Plan& plan) : plan_(plan) {}
+
+  // Adds `c` to `table` (once to the plan, whichever table asks first).
+  const Cell& add(const std::string& table, Cell c) {
+    auto& keys = plan_.tables[table];
+    if (std::find(keys.begin(), keys.end(), c.key) == keys.end()) keys.push_back(c.key);
+    const auto it = index_.find(c.key);
+    if (it != index_.end()) return plan_.cells[it->second];
+    index_[c.key] = plan_.cells.size();
+    plan_.cells.push_back(std::move(c));
+    return plan_.cells.back();
+  }
+
+  std::string file(const std::string& key, const std::string& ext) const {
+    return (plan_.cell_dir / (key + ext)).string();
+  }
+
+  // A placer's run: `aware place`.
+  const Cell& place(const std::string& table, const std::string& graph, const std::string& model,
+                    const std::string& cluster, const std::string& method, int seed, long long evals) {
+    Cell c;
+    c.kind = "place";
+    c.graph = graph;
+    c.model = model;
+    c.cluster = cluster;
+    c.method = method;
+    c.seed = seed;
+    c.evals = evals;
+    c.key = sanitize("place__" + model + "__" + cluster + "__" + method + "__s" + std::to_string(seed) +
+                     "__e" + std::to_string(evals));
+    c.args = {"place", "--graph", graph, "--cluster", "preset:" + cluster, "--method", method,
+              "--budget-evals", std::to_string(evals), "--seed", std::to_string(seed), "--json",
+              "-o", file(c.key, ".placement.json")};
+    return add(table, std::move(c));
+  }
+
+  // A learned agent's run: `aware search`, with its learning curve. evals 0:
+  // zero-shot (the initial policy's greedy placement, one evaluation).
+  const Cell& search(const std::string& table, const std::string& graph, const std::string& model,
+                     const std::string& cluster, const std::string& agent, int seed, long long evals,
+                     const std::string& variant = "", const std::string& policy_cell = "") {
+    Cell c;
+    c.kind = "search";
+    c.graph = graph;
+    c.model = model;
+    c.cluster = cluster;
+    c.method = agent;
+    c.variant = variant;
+    c.seed = seed;
+    c.evals = evals;
+    c.key = sanitize("search__" + model + "__" + cluster + "__" + agent +
+                     (variant.empty() ? "" : "__" + variant) + "__s" + std::to_string(seed) + "__e" +
+                     std::to_string(evals));
+    c.args = {"search", "--graph", graph, "--cluster", "preset:" + cluster, "--agent", agent,
+              "--seed", std::to_string(seed), "--json", "-o", file(c.key, ".placement.json")};
+    if (evals > 0) {
+      for (const std::string& a : {std::string("--budget-evals"), std::to_string(evals), std::string("--curve"),
+                                   file(c.key, ".curve.csv")})
+        c.args.push_back(a);
+    }
+    if (variant == "fusion=off" || variant == "position=off") {
+      c.args.push_back("--agent-option");
+      c.args.push_back(variant);
+    }
+    if (!policy_cell.empty()) {
+      c.args.push_back("--init");
+      c.args.push_back(file(policy_cell, ".pt"));
+      c.needs.push_back(policy_cell);
+    }
+    return add(table, std::move(c));
+  }
+
+  // Aware pre-trained over a family's training members.
+  const Cell& pretrain(const std::string& table, const std::string& family, const std::string& cluster,
+                       int seed, int count, long long evals) {
+    Cell c;
+    c.kind = "pretrain";
+    c.graph = "family:" + family;
+    c.model = family;
+    c.cluster = cluster;
+    c.method = "aware";
+    c.seed = seed;
+    c.evals = evals;
+    c.key = sanitize("pretrain__" + family + "__" + cluster + "__aware__n" + std::to_string(count) + "__s" +
+                     std::to_string(seed) + "__e" + std::to_string(evals));
+    c.args = {"pretrain", "--agent", "aware", "--family", family, "--count", std::to_string(count),
+              "--cluster", "preset:" + cluster, "--seed", std::to_string(seed), "--budget-evals",
+              std::to_string(evals), "--save-policy", file(c.key, ".pt"), "--curve",
+              file(c.key, ".curve.csv"), "--json"};
+    return add(table, std::move(c));
+  }
+
+  // The one-device step, for reference.
+  const Cell& single(const std::string& table, const std::string& graph, const std::string& model,
+                     const std::string& cluster) {
+    Cell c;
+    c.kind = "simulate";
+    c.graph = graph;
+    c.model = model;
+    c.cluster = cluster;
+    c.method = "single";
+    c.key = sanitize("simulate__" + model + "__" + cluster + "__single");
+    c.args = {"simulate", "--graph", graph, "--cluster", "preset:" + cluster, "--placement", "single", "--json"};
+    return add(table, std::move(c));
+  }
+
+  // A placer's placement scored again by the SimGrid evaluator.
+  const Cell& simgrid(const std::string& table, const Cell& placed) {
+    Cell c = placed;
+    c.kind = "simgrid";
+    c.key = sanitize("simgrid__" + placed.model + "__" + placed.cluster + "__" + placed.method + "__s" +
+                     std::to_string(placed.seed) + "__e" + std::to_string(placed.evals));
+    c.args = {"simulate", "--graph", placed.graph, "--cluster", "preset:" + placed.cluster, "--placement",
+              file(placed.key, ".placement.json"), "--evaluator", "simgrid", "--json"};
+    c.needs = {placed.key};
+    return add(table, std::move(c));
+  }
+
+  // `aware fuse report` for one model.
+  const Cell& fuse(const std::string& table, const std::string& model, const std::string& cluster, int seed,
+                   long long evals) {
+    Cell c;
+    c.kind = "fuse";
+    c.graph = "zoo:" + model;
+    c.model = model;
+    c.cluster = cluster;
+    c.method = "anneal";
+    c.seed = seed;
+    c.evals = evals;
+    c.key = sanitize("fuse__" + model + "__" + cluster + "__anneal__s" + std::to_string(seed) + "__e" +
+                     std::to_string(evals));
+    c.args = {"fuse", "report", "--models", model, "--cluster", cluster, "--budget-evals",
+              std::to_string(evals), "--seed", std::to_string(seed), "--json"};
+    return add(table, std::move(c));
+  }
+
+ private:
+  Plan& plan_;
+  std::map<std::string, size_t> index_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& nonlearned_placers() {
+  static const std::vector<std::string> m = {"m-etf", "m-sct", "heft", "metis", "anneal", "random-search"};
+  return m;
+}
+
+const Cell& Plan::cell(const std::string& key) const {
+  for (const Cell& c : cells)
+    if (c.key == key) return c;
+  throw Error("reproduce: no cell " + key);
+}
+
+std::vector<const Cell*> Plan::cells_of(const std::string& table) const {
+  std::vector<const Cell*> out;
+  const auto it = tables.find(table);
+  if (it == tables.end()) return out;
+  for (const std::string& key : it->second) out.push_back(&cell(key));
+  return out;
+}
+
+const std::vector<std::string>& table_names() {
+  static const std::vector<std::string> names = {"compare", "fusion",   "simgrid", "agents",
+                                                 "table1",  "transfer", "ablation"};
+  return names;
+}
+
+Plan make_plan(const std::string& budget, const std::string& only, const std::string& seeds,
+               const fs::path& cell_dir, const Features& features) {
+  Plan plan;
+  plan.budget = budget_for(budget);
+  plan.cell_dir = cell_dir;
+  Budget& b = plan.budget;
+  if (!seeds.empty()) {
+    b.seeds = parse_int_list(seeds, "--seeds", 1, 1 << 30, "a seed >= 1 (e.g. 1,2,3)");
+    b.compare_seeds = b.seeds;
+  }
+  std::set<std::string> wanted;
+  std::string known = "all";
+  for (const std::string& t : table_names()) known += ", " + t;
+  for (const std::string& t : split_list(only)) {
+    if (t == "all") {
+      wanted.insert(table_names().begin(), table_names().end());
+      continue;
+    }
+    if (std::find(table_names().begin(), table_names().end(), t) == table_names().end())
+      throw ConfigError("--only: table '" + t + "' unknown (known: " + known + ")");
+    wanted.insert(t);
+  }
+  if (wanted.empty()) throw ConfigError("--only: give at least one table (known: " + known + ")");
+  auto skip = [&](const std::string& table, bool have, const std::string& why) {
+    if (!wanted.count(table) || have) return false;
+    plan.left_out.push_back(table + ": " + why);
+    return true;
+  };
+  const std::string no_rl = "this build has no learned agents (LibTorch was not found)";
+
+  Builder add(plan);
+  if (wanted.count("compare"))
+    for (const std::string& cluster : b.compare_clusters)
+      for (const std::string& model : b.compare_models)
+        for (const std::string& method : b.placers)
+          for (int seed : b.compare_seeds)
+            add.place("compare", "zoo:" + model, model, cluster, method, seed, b.compare_evals);
+
+  if (wanted.count("fusion") && !skip("fusion", features.fusion, "this build has no `aware fuse`"))
+    for (const std::string& model : b.fusion_models) add.fuse("fusion", model, b.fusion_cluster, 1, b.fusion_evals);
+
+  if (wanted.count("simgrid") && !skip("simgrid", features.simgrid, "this build has no SimGrid evaluator"))
+    for (const std::string& cluster : b.simgrid_clusters)
+      for (const std::string& model : b.simgrid_models)
+        add.simgrid("simgrid", add.place("simgrid", "zoo:" + model, model, cluster, "m-etf", 1, b.evals));
+
+  auto learned = [&](const std::string& table, const std::string& graph, const std::string& model,
+                     const std::string& cluster, const std::string& method, int seed) {
+    if (method == "aware" || method == "placeto" || method == "hierarchical")
+      add.search(table, graph, model, cluster, method, seed, b.evals);
+    else
+      add.place(table, graph, model, cluster, method, seed, b.evals);
+  };
+  if (wanted.count("agents") && !skip("agents", features.rl, no_rl))
+    for (const std::string& model : b.agent_models)
+      for (const std::string& method : b.agent_methods)
+        for (int seed : b.seeds) learned("agents", "zoo:" + model, model, b.agent_cluster, method, seed);
+
+  if (wanted.count("table1") && !skip("table1", features.rl, no_rl))
+    for (const std::string& cluster : b.table1_clusters)
+      for (const std::string& model : b.table1_models) {
+        for (const char* method : {"aware", "placeto", "hierarchical"})
+          for (int seed : b.seeds) learned("table1", "zoo:" + model, model, cluster, method, seed);
+        for (const std::string& method : nonlearned_placers())
+          for (int seed : b.seeds) learned("table1", "zoo:" + model, model, cluster, method, seed);
+      }
+
+  if (wanted.count("transfer") && !skip("transfer", features.rl, no_rl)) {
+    const std::string& cluster = b.transfer_cluster;
+    const int train = b.family_count - b.family_count / 4;
+    for (const std::string& family : b.families)
+      for (int seed : b.seeds) {
+        const Cell& policy = add.pretrain("transfer", family, cluster, seed, b.family_count,
+                                          b.pretrain_per_graph * train);
+        const std::string policy_key = policy.key;
+        for (int member = 4; member <= b.family_count; member += 4) {
+          const std::string graph = "family:" + family + ":" + std::to_string(member);
+          const std::string model = family + "-" + std::to_string(member);
+          add.single("transfer", graph, model, cluster);
+          add.search("transfer", graph, model, cluster, "aware", seed, 0, "zero-shot", policy_key);
+          add.search("transfer", graph, model, cluster, "aware", seed, b.evals, "pretrained", policy_key);
+          add.search("transfer", graph, model, cluster, "aware", seed, b.evals);
+          add.search("transfer", graph, model, cluster, "placeto", seed, b.evals);
+          for (const std::string& method : nonlearned_placers())
+            add.place("transfer", graph, model, cluster, method, seed, b.evals);
+        }
+        if (family == "cifar10" && !b.transfer_zoo_model.empty()) {
+          const std::string& zoo = b.transfer_zoo_model;
+          add.search("transfer", "zoo:" + zoo, zoo, cluster, "aware", seed, b.evals);
+          add.search("transfer", "zoo:" + zoo, zoo, cluster, "aware", seed, b.evals, "pretrained", policy_key);
+        }
+      }
+  }
+
+  if (wanted.count("ablation") && !skip("ablation", features.rl, no_rl))
+    for (const std::string& cluster : b.ablation_clusters)
+      for (const std::string& model : b.ablation_models)
+        for (const char* variant : {"", "fusion=off", "position=off"})
+          for (int seed : b.seeds)
+            add.search("ablation", "zoo:" + model, model, cluster, "aware", seed, b.evals, variant);
+  return plan;
+}
+
+}  // namespace aware::cli::reproduce
