@@ -15,6 +15,7 @@
 
 #include "builtins/builtins.h"
 #include "gui/compare_view.h"
+#include "gui/curve_view.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
 #include "gui/workbench.h"
@@ -122,6 +123,11 @@ int main(int argc, char** argv) {
       "Strategy to apply after opening instead of placing ops with --method: dp:ring, "
       "dp:4,collective=ps, hybrid:2xm-etf, pipeline, bagging, ... (docs/strategies.md).",
       "spec");
+  const QCommandLineOption curve_file_opt(
+      "curve-file",
+      "Show this learning-curve CSV (aware search --curve) in the curve view: best so far, the "
+      "sampled mean with its spread, and the policy's entropy.",
+      "csv");
   const QCommandLineOption table_opt(
       "compare-table",
       "Show this saved compare table (aware compare --format json, aware reproduce's "
@@ -129,7 +135,7 @@ int main(int argc, char** argv) {
       "json");
   for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt,
                         shot_opt, quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt,
-                        dot_opt, size_opt, compare_with_opt, strategy_opt, table_opt})
+                        dot_opt, size_opt, compare_with_opt, strategy_opt, table_opt, curve_file_opt})
     parser.addOption(o);
   parser.process(app);
 
@@ -189,6 +195,13 @@ int main(int argc, char** argv) {
                              parser.value(budget_opt).toLongLong()))
       return 1;
     window.waitForCompare(24 * 3600 * 1000);
+  }
+  if (parser.isSet(curve_file_opt)) {
+    const QString error = window.curveView()->showCurveFile(parser.value(curve_file_opt));
+    if (!error.isEmpty()) {
+      std::fprintf(stderr, "error: %s\n", error.toLocal8Bit().constData());
+      if (headless) return 1;
+    }
   }
   if (!window.showView(view)) {
     std::fprintf(stderr, "error: unknown view '%s' (graph, timeline, curve, compare)\n",

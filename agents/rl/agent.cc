@@ -247,12 +247,12 @@ void write_curve_csv(const std::vector<CurvePoint>& curve, const std::string& pa
   const bool tagged =
       std::any_of(curve.begin(), curve.end(), [](const CurvePoint& p) { return !p.graph.empty(); });
   std::ostringstream out;
-  out << "evaluations,seconds,mean_step_us,best_step_us,entropy,loss" << (tagged ? ",graph" : "")
-      << "\n";
+  out << "evaluations,seconds,mean_step_us,best_step_us,entropy,loss,min_step_us,max_step_us"
+      << (tagged ? ",graph" : "") << "\n";
   out.precision(10);
   for (const auto& p : curve) {
     out << p.evaluations << "," << p.seconds << "," << p.mean_step_us << "," << p.best_step_us
-        << "," << p.entropy << "," << p.loss;
+        << "," << p.entropy << "," << p.loss << "," << p.min_step_us << "," << p.max_step_us;
     if (tagged) out << "," << p.graph;
     out << "\n";
   }

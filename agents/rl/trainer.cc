@@ -1,6 +1,7 @@
 // The shared policy-gradient trainer and its checkpoints (the registry, sampling
 // helpers and policy files are in agent.cc). Includes LibTorch.
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -31,19 +32,33 @@ struct Counters {
 json curve_to_json(const std::vector<CurvePoint>& curve) {
   json out = json::array();
   for (const auto& p : curve) {
-    json row = {p.evaluations, p.seconds, p.mean_step_us, p.best_step_us, p.entropy, p.loss};
-    if (!p.graph.empty()) row.push_back(p.graph);  // pre-training tags each point
-    out.push_back(std::move(row));
+    // The graph (pre-training tags each point; "" otherwise), then the spread.
+    out.push_back({p.evaluations, p.seconds, p.mean_step_us, p.best_step_us, p.entropy, p.loss, p.graph,
+                   p.min_step_us, p.max_step_us});
   }
   return out;
 }
 
 std::vector<CurvePoint> curve_from_json(const json& j) {
   std::vector<CurvePoint> out;
-  for (const auto& r : j)
-    out.push_back({r.at(0).get<long long>(), r.at(1).get<double>(), r.at(2).get<double>(),
-                   r.at(3).get<double>(), r.at(4).get<double>(), r.at(5).get<double>(),
-                   r.size() > 6 ? r.at(6).get<std::string>() : std::string()});
+  // JSON has no infinity: a penalised step of +inf is stored as null.
+  const auto number = [](const json& v) {
+    return v.is_null() ? std::numeric_limits<double>::infinity() : v.get<double>();
+  };
+  for (const auto& r : j) {
+    CurvePoint p;
+    p.evaluations = r.at(0).get<long long>();
+    p.seconds = r.at(1).get<double>();
+    p.mean_step_us = number(r.at(2));
+    p.best_step_us = number(r.at(3));
+    p.entropy = r.at(4).get<double>();
+    p.loss = r.at(5).get<double>();
+    if (r.size() > 6) p.graph = r.at(6).get<std::string>();
+    // Checkpoints written before the spread was kept: the mean stands in for it.
+    p.min_step_us = r.size() > 8 ? number(r.at(7)) : p.mean_step_us;
+    p.max_step_us = r.size() > 8 ? number(r.at(8)) : p.mean_step_us;
+    out.push_back(std::move(p));
+  }
   return out;
 }
 
@@ -135,7 +150,10 @@ void Trainer::update(std::vector<Episode>& episodes) {
   // Returns and advantages (constants), per episode and step.
   std::vector<std::vector<double>> advantages;
   double mean_step = 0;
+  double min_step = std::numeric_limits<double>::infinity(), max_step = -min_step;
   for (auto& ep : episodes) {
+    min_step = std::min(min_step, ep.final_step_us);
+    max_step = std::max(max_step, ep.final_step_us);
     std::vector<double> rewards;
     for (const auto& s : ep.steps) rewards.push_back(s.reward);
     std::vector<double> returns = ep.sequential ? reward_to_go(rewards, discount_) : rewards;
@@ -227,6 +245,8 @@ void Trainer::update(std::vector<Episode>& episodes) {
   p.evaluations = env_->evaluations();
   p.seconds = env_->elapsed_s();
   p.mean_step_us = mean_step;
+  p.min_step_us = min_step;
+  p.max_step_us = max_step;
   p.best_step_us = env_->best_penalised_us();
   p.entropy = entropy;
   p.loss = loss_value;

@@ -66,6 +66,8 @@ struct CurvePoint {
   long long evaluations = 0;
   double seconds = 0;
   double mean_step_us = 0;   // mean (penalised) step time of the update's final placements
+  double min_step_us = 0;    // the fastest and slowest of them: the spread of what the
+  double max_step_us = 0;    // policy samples (both close when it has collapsed)
   double best_step_us = 0;   // best (penalised) step time ever seen
   double entropy = 0;        // mean policy entropy per decision (nats)
   double loss = 0;
