@@ -5,7 +5,9 @@
 
 #include <QGraphicsItem>
 #include <QGraphicsScene>
+#include <QContextMenuEvent>
 #include <QHelpEvent>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QResizeEvent>
 #include <QScrollBar>
@@ -249,6 +251,58 @@ int GraphView::selectedOp() const {
   for (QGraphicsItem* item : scene()->selectedItems())
     if (auto* node = dynamic_cast<NodeItem*>(item)) return node->op();
   return -1;
+}
+
+std::vector<int> GraphView::selectedOps() const {
+  std::vector<int> ops;
+  for (QGraphicsItem* item : scene()->selectedItems())
+    if (auto* node = dynamic_cast<NodeItem*>(item)) ops.push_back(node->op());
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+void GraphView::selectOps(const std::vector<int>& ops) {
+  programmatic_ = true;
+  scene()->clearSelection();
+  for (int op : ops)
+    if (op >= 0 && op < static_cast<int>(nodes_.size())) nodes_[op]->setSelected(true);
+  programmatic_ = false;
+}
+
+int GraphView::selectLayerOf(int op) {
+  if (op < 0 || op >= static_cast<int>(nodes_.size()) || op >= static_cast<int>(layout_.layer.size())) return 0;
+  std::vector<int> ops;
+  // Graphviz's drawing has no layer numbers: its rows are the nodes at one height.
+  const bool rows = layout_.layer[op] < 0;
+  for (int v = 0; v < static_cast<int>(layout_.layer.size()); ++v)
+    if (rows ? std::abs(layout_.centre[v].y - layout_.centre[op].y) < 1.0 : layout_.layer[v] == layout_.layer[op])
+      ops.push_back(v);
+  selectOps(ops);
+  Q_EMIT opSelected(op);
+  return static_cast<int>(ops.size());
+}
+
+void GraphView::mousePressEvent(QMouseEvent* event) {
+  // Shift+drag draws a selection box; a plain drag pans.
+  if (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier))
+    setDragMode(RubberBandDrag);
+  QGraphicsView::mousePressEvent(event);
+}
+
+void GraphView::mouseReleaseEvent(QMouseEvent* event) {
+  QGraphicsView::mouseReleaseEvent(event);
+  if (dragMode() != ScrollHandDrag) setDragMode(ScrollHandDrag);
+}
+
+void GraphView::contextMenuEvent(QContextMenuEvent* event) {
+  if (graph_ == nullptr) return;
+  // A right click on an unselected op selects it first.
+  if (auto* node = dynamic_cast<NodeItem*>(itemAt(event->pos())); node != nullptr && !node->isSelected()) {
+    selectOp(node->op(), false);
+    Q_EMIT opSelected(node->op());
+  }
+  Q_EMIT editMenuRequested(event->globalPos());
+  event->accept();
 }
 
 void GraphView::selectOp(int op, bool centre) {

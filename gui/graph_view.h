@@ -3,7 +3,8 @@
 // One lightweight item per op and per edge. Forward ops are rectangles,
 // backward ops rounded with a dashed border, update ops cut-cornered with a
 // dotted border; nodes take their device's colour; edges thicken with bytes and
-// turn red when they cross devices. Wheel zooms, drag pans, a click selects.
+// turn red when they cross devices. Wheel zooms, drag pans, a click selects
+// (Ctrl+click adds, Shift+drag selects a box, right click offers the moves).
 // Below a zoom level no text is drawn and nodes are plain filled boxes, so a
 // 10,000-op graph pans smoothly. GUI thread only.
 #pragma once
@@ -49,6 +50,13 @@ class GraphView : public QGraphicsView {
   // The scene item drawing `op` (owned by the scene), or null.
   QGraphicsItem* nodeItem(int op) const;
   int selectedOp() const;
+  // Every selected op, in id order (click, Ctrl+click, Shift+drag a box).
+  std::vector<int> selectedOps() const;
+  // Selects exactly `ops` without emitting opSelected.
+  void selectOps(const std::vector<int>& ops);
+  // Selects every op in `op`'s row of the layered drawing (a layer of the
+  // network's dataflow). Returns how many.
+  int selectLayerOf(int op);
   // Selects `op` (-1 clears) without emitting opSelected; centres it when asked.
   void selectOp(int op, bool centre = true);
   // Next op (after the current selection) whose name contains `text`,
@@ -64,11 +72,16 @@ class GraphView : public QGraphicsView {
 
  Q_SIGNALS:
   void opSelected(int op);
+  // A right click on the drawing: the window offers the what-if menu there.
+  void editMenuRequested(const QPoint& global_pos);
 
  protected:
   void wheelEvent(QWheelEvent* event) override;
   bool viewportEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
 
  private:
   void onSelectionChanged();

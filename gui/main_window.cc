@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include "core/cluster.h"
+#include "core/errors.h"
 #include "core/evaluator.h"
 #include "core/placer.h"
 #include "datasets/families.h"
@@ -300,6 +301,17 @@ void MainWindow::buildMenus() {
     const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open graph"));
     if (!path.isEmpty()) openGraph(path);
   });
+  file->addAction(QStringLiteral("Open learning curve…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open learning curve"), {},
+                                                      QStringLiteral("Curve CSV (*.csv);;All files (*)"));
+    if (path.isEmpty()) return;
+    const QString error = curve_view_->showCurveFile(path);
+    if (!error.isEmpty()) {
+      reportError(error);
+      return;
+    }
+    showView(QStringLiteral("curve"));
+  });
   file->addAction(QStringLiteral("Open cluster file…"), this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open cluster"));
     if (!path.isEmpty()) openCluster(path);
@@ -312,6 +324,73 @@ void MainWindow::buildMenus() {
   exp->addAction(QStringLiteral("Comparison as CSV…"), this, [this] { exportDialog("csv"); });
   file->addSeparator();
   file->addAction(QStringLiteral("Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+
+  // What if: move the selected ops by hand and see the step at once.
+  QMenu* edit = menuBar()->addMenu(QStringLiteral("&Edit"));
+  edit->addAction(QStringLiteral("Undo move"), QKeySequence::Undo, this, [this] { undoMove(); });
+  edit->addAction(QStringLiteral("Select the layer of the selected op"), QKeySequence(Qt::Key_L), this, [this] {
+    if (graph_view_->selectedOp() >= 0) graph_view_->selectLayerOf(graph_view_->selectedOp());
+  });
+  QMenu* to = edit->addMenu(QStringLiteral("Move selection to device"));
+  for (int d = 0; d < 10; ++d)
+    to->addAction(QStringLiteral("device %1").arg(d), QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + d)),
+                  this, [this, d] { moveSelectionTo(d); });
+  connect(graph_view_, &GraphView::editMenuRequested, this, [this](const QPoint& at) {
+    QMenu menu(this);
+    const int selected = static_cast<int>(graph_view_->selectedOps().size());
+    if (workbench_->hasPlacement() && selected > 0) {
+      const Cluster& cluster = workbench_->cluster();
+      for (int d = 0; d < cluster.num_devices(); ++d)
+        menu.addAction(QStringLiteral("Move %1 op%2 to %3 (Ctrl+%4)")
+                           .arg(selected)
+                           .arg(selected == 1 ? "" : "s")
+                           .arg(QString::fromStdString(cluster.device(d).name))
+                           .arg(d),
+                       this, [this, d] { moveSelectionTo(d); });
+      menu.addSeparator();
+    }
+    if (graph_view_->selectedOp() >= 0)
+      menu.addAction(QStringLiteral("Select its layer"), this,
+                     [this] { graph_view_->selectLayerOf(graph_view_->selectedOp()); });
+    QAction* undo = menu.addAction(QStringLiteral("Undo move"), this, [this] { undoMove(); });
+    undo->setEnabled(workbench_->canUndo());
+    menu.exec(at);
+  });
+}
+
+bool MainWindow::moveSelectionTo(int device) {
+  if (searchRunning()) {
+    reportError(QStringLiteral("what if: wait for the running search to finish"));
+    return false;
+  }
+  const std::vector<int> ops = graph_view_->selectedOps();
+  if (ops.empty()) {
+    reportError(QStringLiteral("what if: select ops first (click, Ctrl+click, Shift+drag a box)"));
+    return false;
+  }
+  const double before = workbench_->hasPlacement() ? workbench_->result().step_time_us : 0;
+  try {
+    workbench_->moveOps(ops, device);
+  } catch (const Error& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  graph_view_->selectOps(ops);  // keep the selection for the next move
+  statusBar()->showMessage(QStringLiteral("moved %1 op%2 to device %3: step %4 ms → %5 ms (Ctrl+Z undoes)")
+                               .arg(ops.size())
+                               .arg(ops.size() == 1 ? "" : "s")
+                               .arg(device)
+                               .arg(before / 1e3, 0, 'f', 2)
+                               .arg(workbench_->result().step_time_us / 1e3, 0, 'f', 2));
+  return true;
+}
+
+bool MainWindow::undoMove() {
+  if (searchRunning()) return false;
+  const bool undone = workbench_->undo();
+  statusBar()->showMessage(undone ? QStringLiteral("undone: step %1 ms").arg(workbench_->result().step_time_us / 1e3, 0, 'f', 2)
+                                  : QStringLiteral("nothing to undo"));
+  return undone;
 }
 
 void MainWindow::reportError(const QString& message) {

@@ -116,6 +116,11 @@ class MainWindow : public QMainWindow {
   QWidget* viewWidget(const QString& name) const;
 
   // Exports; false (and an error report) on failure.
+  // What if: the graph view's selected ops to `device`, scored at once (false
+  // with the reason reported when nothing is placed or selected, or a search
+  // is running); undoMove() goes back one edit.
+  bool moveSelectionTo(int device);
+  bool undoMove();
   bool exportPng(const QString& view, const QString& path);  // "window" grabs it all
   bool exportPlacement(const QString& path);
   bool exportTrace(const QString& path);

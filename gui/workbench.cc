@@ -89,6 +89,7 @@ void Workbench::setPlacement(const Placement& placement, const std::string& meth
                              StepResult result, Trace trace) {
   if (!graph_) throw ConfigError("no graph is open");
   check_placement(*graph_, *cluster_, placement, method);
+  undo_.clear();  // a placement from elsewhere (moveOps and undo keep their history)
   placement_ = placement;
   result_ = std::move(result);
   trace_ = std::move(trace);
@@ -96,6 +97,38 @@ void Workbench::setPlacement(const Placement& placement, const std::string& meth
   method_ = method;
   has_placement_ = true;
   Q_EMIT placementChanged();
+}
+
+void Workbench::moveOps(const std::vector<int>& ops, int device) {
+  if (!graph_ || !has_placement_) throw ConfigError("what if: place the graph first, then move ops");
+  std::vector<OpMove> moves;
+  for (int op : ops) moves.push_back({op, device});
+  Placement edited = placement_;
+  apply_moves(*graph_, *cluster_, edited, moves);  // throws DeviceError for a bad op or device
+  if (edited == placement_) return;
+  UndoEntry before{graph_, cluster_, placement_, method_};
+  const std::string from = method_.rfind("hand-edited", 0) == 0 ? method_ : "hand-edited (from " + method_ + ")";
+  std::vector<UndoEntry> stack = std::move(undo_);
+  setPlacement(edited, from);  // scores it; emits placementChanged
+  undo_ = std::move(stack);
+  undo_.push_back(std::move(before));
+}
+
+bool Workbench::canUndo() const {
+  return !undo_.empty() && undo_.back().graph == graph_ && undo_.back().cluster == cluster_;
+}
+
+bool Workbench::undo() {
+  if (!canUndo()) {
+    undo_.clear();  // edits of a graph or cluster no longer shown
+    return false;
+  }
+  UndoEntry entry = std::move(undo_.back());
+  undo_.pop_back();
+  std::vector<UndoEntry> stack = std::move(undo_);
+  setPlacement(entry.placement, entry.method);
+  undo_ = std::move(stack);
+  return true;
 }
 
 void Workbench::clearPlacement() {

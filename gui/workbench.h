@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <QObject>
 
@@ -44,6 +45,18 @@ class Workbench : public QObject {
   void setPlacement(const Placement& placement, const std::string& method, StepResult result,
                     Trace trace);
   void clearPlacement();
+
+  // What if: puts `ops` on `device` and scores the edited placement at once
+  // (the analytic simulator takes well under a millisecond on the zoo), keeping
+  // the placement before for undo(). The method becomes "hand-edited (from
+  // METHOD)". Throws, changing nothing, without a placement or for an op or a
+  // device out of range; moving ops that are already there changes nothing.
+  void moveOps(const std::vector<int>& ops, int device);
+  // Whether undo() has a placement of the graph and cluster shown now.
+  bool canUndo() const;
+  // Back to the placement before the last moveOps(); false when there is none.
+  bool undo();
+  int undoDepth() const { return static_cast<int>(undo_.size()); }
   // Shows a strategy's rewritten step in place of the loaded graph: `graph` (the
   // rewrite of baseGraph()) becomes graph(), with its placement and the result and
   // trace evaluatorName() gave it. `strategy` is the canonical spec; it is the
@@ -103,6 +116,14 @@ class Workbench : public QObject {
   LowerBound bound_;
   CriticalPath graph_critical_path_;
   double graph_load_s_ = 0;
+  // Placements before each hand edit, newest last, with what they placed.
+  struct UndoEntry {
+    std::shared_ptr<const OpGraph> graph;
+    std::shared_ptr<const Cluster> cluster;
+    Placement placement;
+    std::string method;
+  };
+  std::vector<UndoEntry> undo_;
 };
 
 }  // namespace aware::gui
