@@ -46,6 +46,8 @@ struct ReproduceArgs {
   bool recompute = false;
   std::string gui;  // aware-gui for the figures: empty finds it next to this binary; "none" skips
   bool list = false;
+  bool report_only = false;
+  long long evals = 0;  // 0: the budget's
 };
 
 using reproduce::Cell;
@@ -85,6 +87,30 @@ struct Running {
   pid_t pid;
   Cell cell;
   fs::path tmp, err;
+  std::chrono::steady_clock::time_point start;
+};
+
+// Seconds per cell, by kind and method (a Placeto search costs a hundred place
+// runs): the ETA sums the cells left at their class's mean so far.
+class CellCosts {
+ public:
+  void add(const Cell& c, double seconds) {
+    auto& [sum, n] = by_class_[c.kind + "/" + c.method];
+    sum += seconds;
+    ++n;
+    total_ += seconds;
+    ++count_;
+  }
+  double estimate(const Cell& c) const {
+    const auto it = by_class_.find(c.kind + "/" + c.method);
+    if (it != by_class_.end()) return it->second.first / it->second.second;
+    return count_ ? total_ / count_ : 0;
+  }
+
+ private:
+  std::map<std::string, std::pair<double, int>> by_class_;
+  double total_ = 0;
+  int count_ = 0;
 };
 
 // Starts `aware ARGS` with stdout to `tmp` and stderr to `err`. The argv is
@@ -145,9 +171,15 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
   std::vector<Running> running;
   size_t done = 0;
   const size_t total = todo.size();
+  CellCosts costs;
   auto report_progress = [&](const std::string& key) {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    const double eta = done ? elapsed / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - begin).count();
+    double left = 0;
+    for (const Cell* c : todo) left += costs.estimate(*c);
+    for (const Running& r : running)
+      left += std::max(0.0, costs.estimate(r.cell) - std::chrono::duration<double>(now - r.start).count());
+    const double eta = done < total ? left / jobs : 0;
     std::fprintf(stderr, "[%zu/%zu] %s  %.0f s elapsed, eta %.0f s\n", done + counts.skipped,
                  plan.cells.size(), key.c_str(), elapsed, eta);
   };
@@ -174,7 +206,7 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
       }
       const fs::path tmp = cell_dir / ("." + c.key + ".tmp");
       const fs::path err = cell_dir / ("." + c.key + ".err");
-      running.push_back({spawn(c.args, tmp, err), c, tmp, err});
+      running.push_back({spawn(c.args, tmp, err), c, tmp, err, std::chrono::steady_clock::now()});
       it = todo.erase(it);
     }
     if (running.empty()) {
@@ -190,6 +222,7 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
     running.erase(it);
     ++done;
     const std::string key = r.cell.key;
+    costs.add(r.cell, std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count());
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok) {
       try {
@@ -251,10 +284,21 @@ reproduce::Features features_here() {
   return f;
 }
 
+// What DIR/summary.json says about the run that computed the cells.
+std::string run_record(const fs::path& dir) {
+  const fs::path file = dir / "summary.json";
+  if (!fs::exists(file)) return "";
+  const nlohmann::json s = read_json_file(file.string());
+  std::ostringstream out;
+  out << "The last run over these cells computed " << s.value("computed", 0) << " of " << s.value("cells", 0)
+      << " in " << static_cast<long long>(s.value("seconds", 0.0) + 0.5) << " s (summary.json). ";
+  return out.str();
+}
+
 void run_reproduce(const ReproduceArgs& a) {
   if (a.out.empty()) throw ConfigError("-o: give the folder for the cells and the report");
   const fs::path dir = fs::absolute(a.out);
-  const Plan plan = reproduce::make_plan(a.budget, a.only, a.seeds, dir / "cells", features_here());
+  const Plan plan = reproduce::make_plan(a.budget, a.only, a.seeds, dir / "cells", features_here(), a.evals);
   if (a.list) {  // the plan only: one line per cell, its table(s) and its command
     for (const Cell& c : plan.cells) {
       std::string tables;
@@ -273,21 +317,41 @@ void run_reproduce(const ReproduceArgs& a) {
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
     throw ConfigError("-o " + a.out + ": cannot create the folder (" + ec.message() + ")");
-  check_manifest(dir, build_id(), a.recompute);
-  const auto begin = std::chrono::steady_clock::now();
-  const Counts counts = run_cells(plan, dir, jobs, a.recompute);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  const std::string this_build = build_id();
+  std::string cells_build = this_build;
+  Counts counts;
+  double seconds = 0;
+  if (a.report_only) {
+    // Runs nothing and leaves the manifest alone: the report says whose cells it read.
+    const fs::path manifest = dir / "manifest.json";
+    if (!fs::exists(manifest)) throw ConfigError("--report-only: " + dir.string() + " holds no cells (no manifest.json)");
+    cells_build = read_json_file(manifest.string()).value("build", "unknown");
+    for (const Cell& c : plan.cells) (fs::exists(dir / "cells" / (c.key + ".json")) ? counts.skipped : counts.failed)++;
+  } else {
+    check_manifest(dir, this_build, a.recompute);
+    const auto begin = std::chrono::steady_clock::now();
+    counts = run_cells(plan, dir, jobs, a.recompute);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
 
   std::ostringstream report;
   std::string tables;
   for (const auto& [name, keys] : plan.tables) tables += (tables.empty() ? "" : ", ") + name;
   report << "# aware reproduce: report\n\n"
          << "`aware reproduce --budget " << a.budget << " --only " << a.only
-         << (a.seeds.empty() ? "" : " --seeds " + a.seeds) << " -o " << a.out << "`\n\n"
-         << "Tables: " << (tables.empty() ? "none" : tables) << ". " << plan.cells.size() << " cells: "
-         << counts.computed << " computed in this run (" << static_cast<long long>(seconds + 0.5) << " s on "
-         << jobs << " job" << (jobs == 1 ? "" : "s") << "), " << counts.skipped << " from before, " << counts.failed
-         << " failed (their errors are in cells/*.failed.txt). Every cell's output is in cells/KEY.json, its "
+         << (a.seeds.empty() ? "" : " --seeds " + a.seeds) << (a.evals > 0 ? " --evals " + std::to_string(a.evals) : "")
+         << (a.report_only ? " --report-only" : "") << " -o " << a.out << "`\n\n"
+         << "Tables: " << (tables.empty() ? "none" : tables) << ". " << plan.cells.size() << " cells: ";
+  if (a.report_only)
+    report << counts.skipped << " read, " << counts.failed << " missing; no cell was run for this report. The cells "
+           << "are build " << cells_build << "'s, the report is build " << this_build << "'s"
+           << (cells_build == this_build ? " (the same)" : "") << ". "
+           << run_record(dir);
+  else
+    report << counts.computed << " computed in this run (" << static_cast<long long>(seconds + 0.5) << " s on "
+           << jobs << " job" << (jobs == 1 ? "" : "s") << "), " << counts.skipped << " from before, " << counts.failed
+           << " failed (their errors are in cells/*.failed.txt). ";
+  report << "Every cell's output is in cells/KEY.json, its "
             "placement (open it in aware-gui) in cells/KEY.placement.json, a learning curve in "
             "cells/KEY.curve.csv.\n\n";
   report << reproduce::write_report_sections(plan, dir, plot, gui);
@@ -297,14 +361,16 @@ void run_reproduce(const ReproduceArgs& a) {
                          reproduce::markdown_to_html(report_text, dir, "aware reproduce: report"));
   nlohmann::json table_list = nlohmann::json::array();
   for (const auto& [name, keys] : plan.tables) table_list.push_back(name);
-  write_json_file((dir / "summary.json").string(),
-                  {{"cells", plan.cells.size()}, {"computed", counts.computed}, {"skipped", counts.skipped},
-                   {"failed", counts.failed}, {"budget", a.budget}, {"tables", table_list},
-                   {"left_out", plan.left_out}, {"seconds", seconds}});
+  if (!a.report_only)  // the run's own record stays as it was
+    write_json_file((dir / "summary.json").string(),
+                    {{"cells", plan.cells.size()}, {"computed", counts.computed}, {"skipped", counts.skipped},
+                     {"failed", counts.failed}, {"budget", a.budget}, {"tables", table_list},
+                     {"left_out", plan.left_out}, {"seconds", seconds}});
   std::printf("%zu cells: %d computed, %d from before, %d failed; wrote %s and %s\n", plan.cells.size(),
               counts.computed, counts.skipped, counts.failed, (dir / "REPORT.md").c_str(),
               (dir / "report.html").c_str());
-  if (counts.failed > 0) throw Error("reproduce: " + std::to_string(counts.failed) + " cells failed");
+  if (counts.failed > 0)
+    throw Error("reproduce: " + std::to_string(counts.failed) + (a.report_only ? " cells missing" : " cells failed"));
 }
 
 }  // namespace
@@ -317,6 +383,9 @@ void add_reproduce_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--only", a->only, "Tables, comma-separated: all, compare, fusion, simgrid, agents, table1, transfer, ablation")->capture_default_str();
   c->add_option("--seeds", a->seeds, "Seeds, comma-separated (default: the budget's)");
+  c->add_option("--evals", a->evals,
+                "Evaluations per search, replacing the budget's (its cases stay; fusion keeps its own)")
+      ->check(CLI::Range(0LL, 100000000LL));
   c->add_option("--jobs", a->jobs, "Cells run at once, each a process (default: the cores)")
       ->check(CLI::Range(0, 256));
   c->add_option("-o,--output", a->out, "Folder for the cells, REPORT.md and summary.json")->required();
@@ -324,6 +393,9 @@ void add_reproduce_command(CLI::App& app) {
                 "aware-gui, which draws the compare charts (default: found next to this binary or in the "
                 "build tree; none: no figures at all, neither its nor aware-plot's)");
   c->add_flag("--list", a->list, "Print the cells (key, tables, command) and exit; runs nothing");
+  c->add_flag("--report-only", a->report_only,
+              "Write the report from the cells DIR holds, also another build's (the report says whose); runs "
+              "nothing, changes no cell");
   c->add_flag("--recompute", a->recompute,
               "Run every cell again, also over results of another build");
   c->callback([a] { run_reproduce(*a); });

@@ -81,8 +81,10 @@ struct Features {
 };
 
 // Throws ConfigError for an unknown budget or table, or bad seeds.
+// `evals` > 0 replaces the budget's evaluations per search (compare, agents,
+// the Aware tables; fusion keeps its own).
 Plan make_plan(const std::string& budget, const std::string& only, const std::string& seeds,
-               const std::filesystem::path& cell_dir, const Features& features);
+               const std::filesystem::path& cell_dir, const Features& features, long long evals = 0);
 
 // The report's sections (Markdown) from the finished cells; figures as chart
 // specs under DIR/figures, drawn by `plot` (aware-plot; empty: none) and by

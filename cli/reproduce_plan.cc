@@ -101,19 +101,29 @@ class Builder {
     return (plan_.cell_dir / (key + ext)).string();
   }
 
-  // A placer's run: `aware place`.
-  const Cell& place(const std::string& table, const std::string& graph, const std::string& model,
-                    const std::string& cluster, const std::string& method, int seed, long long evals) {
+  // The fields every cell has, and its key: KIND__MODEL__CLUSTER__METHOD
+  // [__VARIANT]__sSEED__eEVALS, made file-name safe.
+  static Cell base(const std::string& kind, const std::string& graph, const std::string& model,
+                   const std::string& cluster, const std::string& method, int seed, long long evals,
+                   const std::string& variant = "") {
     Cell c;
-    c.kind = "place";
+    c.kind = kind;
     c.graph = graph;
     c.model = model;
     c.cluster = cluster;
     c.method = method;
+    c.variant = variant;
     c.seed = seed;
     c.evals = evals;
-    c.key = sanitize("place__" + model + "__" + cluster + "__" + method + "__s" + std::to_string(seed) +
-                     "__e" + std::to_string(evals));
+    c.key = sanitize(kind + "__" + model + "__" + cluster + "__" + method + (variant.empty() ? "" : "__" + variant) +
+                     "__s" + std::to_string(seed) + "__e" + std::to_string(evals));
+    return c;
+  }
+
+  // A placer's run: `aware place`.
+  const Cell& place(const std::string& table, const std::string& graph, const std::string& model,
+                    const std::string& cluster, const std::string& method, int seed, long long evals) {
+    Cell c = base("place", graph, model, cluster, method, seed, evals);
     c.args = {"place", "--graph", graph, "--cluster", "preset:" + cluster, "--method", method,
               "--budget-evals", std::to_string(evals), "--seed", std::to_string(seed), "--json",
               "-o", file(c.key, ".placement.json")};
@@ -125,18 +135,7 @@ class Builder {
   const Cell& search(const std::string& table, const std::string& graph, const std::string& model,
                      const std::string& cluster, const std::string& agent, int seed, long long evals,
                      const std::string& variant = "", const std::string& policy_cell = "") {
-    Cell c;
-    c.kind = "search";
-    c.graph = graph;
-    c.model = model;
-    c.cluster = cluster;
-    c.method = agent;
-    c.variant = variant;
-    c.seed = seed;
-    c.evals = evals;
-    c.key = sanitize("search__" + model + "__" + cluster + "__" + agent +
-                     (variant.empty() ? "" : "__" + variant) + "__s" + std::to_string(seed) + "__e" +
-                     std::to_string(evals));
+    Cell c = base("search", graph, model, cluster, agent, seed, evals, variant);
     c.args = {"search", "--graph", graph, "--cluster", "preset:" + cluster, "--agent", agent,
               "--seed", std::to_string(seed), "--json", "-o", file(c.key, ".placement.json")};
     if (evals > 0) {
@@ -156,19 +155,11 @@ class Builder {
     return add(table, std::move(c));
   }
 
-  // Aware pre-trained over a family's training members.
+  // Aware pre-trained over a family's training members (the variant is the
+  // family's size, nCOUNT).
   const Cell& pretrain(const std::string& table, const std::string& family, const std::string& cluster,
                        int seed, int count, long long evals) {
-    Cell c;
-    c.kind = "pretrain";
-    c.graph = "family:" + family;
-    c.model = family;
-    c.cluster = cluster;
-    c.method = "aware";
-    c.seed = seed;
-    c.evals = evals;
-    c.key = sanitize("pretrain__" + family + "__" + cluster + "__aware__n" + std::to_string(count) + "__s" +
-                     std::to_string(seed) + "__e" + std::to_string(evals));
+    Cell c = base("pretrain", "family:" + family, family, cluster, "aware", seed, evals, "n" + std::to_string(count));
     c.args = {"pretrain", "--agent", "aware", "--family", family, "--count", std::to_string(count),
               "--cluster", "preset:" + cluster, "--seed", std::to_string(seed), "--budget-evals",
               std::to_string(evals), "--save-policy", file(c.key, ".pt"), "--curve",
@@ -179,23 +170,14 @@ class Builder {
   // The one-device step, for reference.
   const Cell& single(const std::string& table, const std::string& graph, const std::string& model,
                      const std::string& cluster) {
-    Cell c;
-    c.kind = "simulate";
-    c.graph = graph;
-    c.model = model;
-    c.cluster = cluster;
-    c.method = "single";
-    c.key = sanitize("simulate__" + model + "__" + cluster + "__single");
+    Cell c = base("simulate", graph, model, cluster, "single", 1, 0);
     c.args = {"simulate", "--graph", graph, "--cluster", "preset:" + cluster, "--placement", "single", "--json"};
     return add(table, std::move(c));
   }
 
   // A placer's placement scored again by the SimGrid evaluator.
   const Cell& simgrid(const std::string& table, const Cell& placed) {
-    Cell c = placed;
-    c.kind = "simgrid";
-    c.key = sanitize("simgrid__" + placed.model + "__" + placed.cluster + "__" + placed.method + "__s" +
-                     std::to_string(placed.seed) + "__e" + std::to_string(placed.evals));
+    Cell c = base("simgrid", placed.graph, placed.model, placed.cluster, placed.method, placed.seed, placed.evals);
     c.args = {"simulate", "--graph", placed.graph, "--cluster", "preset:" + placed.cluster, "--placement",
               file(placed.key, ".placement.json"), "--evaluator", "simgrid", "--json"};
     c.needs = {placed.key};
@@ -205,16 +187,7 @@ class Builder {
   // `aware fuse report` for one model.
   const Cell& fuse(const std::string& table, const std::string& model, const std::string& cluster, int seed,
                    long long evals) {
-    Cell c;
-    c.kind = "fuse";
-    c.graph = "zoo:" + model;
-    c.model = model;
-    c.cluster = cluster;
-    c.method = "anneal";
-    c.seed = seed;
-    c.evals = evals;
-    c.key = sanitize("fuse__" + model + "__" + cluster + "__anneal__s" + std::to_string(seed) + "__e" +
-                     std::to_string(evals));
+    Cell c = base("fuse", "zoo:" + model, model, cluster, "anneal", seed, evals);
     c.args = {"fuse", "report", "--models", model, "--cluster", cluster, "--budget-evals",
               std::to_string(evals), "--seed", std::to_string(seed), "--json"};
     return add(table, std::move(c));
@@ -253,11 +226,13 @@ const std::vector<std::string>& table_names() {
 }
 
 Plan make_plan(const std::string& budget, const std::string& only, const std::string& seeds,
-               const fs::path& cell_dir, const Features& features) {
+               const fs::path& cell_dir, const Features& features, long long evals) {
   Plan plan;
   plan.budget = budget_for(budget);
   plan.cell_dir = cell_dir;
   Budget& b = plan.budget;
+  if (evals < 0) throw ConfigError("--evals: must be >= 1 (or 0: the budget's)");
+  if (evals > 0) b.evals = b.compare_evals = evals;
   if (!seeds.empty()) {
     b.seeds = parse_int_list(seeds, "--seeds", 1, 1 << 30, "a seed >= 1 (e.g. 1,2,3)");
     b.compare_seeds = b.seeds;

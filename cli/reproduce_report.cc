@@ -409,6 +409,7 @@ std::string agents_section(Results& r, const Plan& plan, Figures& figures) {
          "(the curve files); their final greedy placement, which the table counts, can be better.\n\n"
       << "| model | method | step ms (mean ± std) | min – max | ratio to bound | wall-clock s (mean) |\n"
       << "|---|---|---:|---:|---:|---:|\n";
+  std::string figure_lines;  // after the table, which one image line would cut in two
   for (const std::string& model : b.agent_models) {
     const double bound = lower_bound_of(r, plan, "agents", model, b.agent_cluster);
     json series = json::array();
@@ -441,26 +442,25 @@ std::string agents_section(Results& r, const Plan& plan, Figures& figures) {
         json points, band;
         mean_curve(curves, points, band);
         if (!points.empty()) max_x = std::max(max_x, points.back()[0].get<double>());
-        series.push_back({{"name", method + " (best sample so far)"}, {"points", points}, {"band", band}});
+        series.push_back({{"name", method}, {"points", points}, {"band", band}});
       } else {
         finals.emplace_back(method, s.mean);
       }
     }
     if (!series.empty()) {
       for (const auto& [method, value] : finals)
-        series.push_back({{"name", method + " (final)"},
+        series.push_back({{"name", method + " (end)"},
                           {"points", {{0, value / 1000}, {std::max(max_x, 1.0), value / 1000}}},
                           {"style", "dashed"}});
       const std::string name = "curves-" + model + "-" + b.agent_cluster;
-      out << "\n"
-          << figures.add(name, "learning curves on " + model,
+      figure_lines += figures.add(name, "learning curves on " + model,
                          {{"title", model + " on " + b.agent_cluster +
                                         ": best sampled step time so far (mean over seeds, band = min to max); dashed: final results"},
                           {"x_label", "evaluations"}, {"y_label", "step time (ms)"}, {"kind", "line"},
                           {"series", series}});
     }
   }
-  return out.str() + "\n";
+  return out.str() + "\n" + figure_lines;
 }
 
 // ---------------------------------------------------------------- table 1
@@ -537,7 +537,7 @@ std::string table1_section(Results& r, const Plan& plan, Figures& figures) {
     out << figures.add("table1-bars", "Table 1: step time per method",
                        {{"title", "Table 1: step time per method (mean over seeds) against the lower bound"},
                         {"x_label", "model and cluster"}, {"y_label", "step time (ms)"}, {"kind", "bar"},
-                        {"width", std::max(1000, 110 * static_cast<int>(categories.size()))},
+                        {"width", std::max(1000, 90 * static_cast<int>(categories.size()))}, {"height", 700},
                         {"categories", categories},
                         {"series", {{{"name", "Aware"}, {"values", aware}},
                                     {{"name", "Placeto"}, {"values", placeto}},

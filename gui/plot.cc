@@ -72,11 +72,11 @@ struct Range {
 
 // Pads a data range for an axis and puts the ticks on round numbers (1, 2 or 5
 // times a power of ten); a single value gets a window around it.
-void set_range(QValueAxis* axis, Range r, bool from_zero) {
+void set_range(QValueAxis* axis, Range r, bool from_zero, double pad_fraction = 0.04) {
   if (r.empty()) r = {0, 1};
   if (from_zero) r.lo = std::min(0.0, r.lo);
-  double pad = (r.hi - r.lo) * 0.04;
-  if (pad <= 0) pad = std::max(std::abs(r.hi) * 0.05, 1e-6);
+  double pad = (r.hi - r.lo) * pad_fraction;
+  if (r.hi <= r.lo) pad = std::max(std::abs(r.hi) * 0.05, 1e-6);  // one value: a window around it
   double lo = from_zero ? r.lo : r.lo - pad, hi = r.hi + pad;
   if (r.lo >= 0 && lo < 0) lo = 0;
   const double raw = (hi - lo) / 5;
@@ -186,7 +186,7 @@ void build_xy(QChart* chart, const json& spec, const std::string& source, bool s
   }
   x_axis->setTitleText(QString::fromStdString(text_field(spec, source, "x_label")));
   y_axis->setTitleText(QString::fromStdString(text_field(spec, source, "y_label")));
-  set_range(x_axis, xr, false);
+  set_range(x_axis, xr, false, scatter ? 0.04 : 0.0);  // a curve's x range is its data
   set_range(y_axis, yr, spec.value("y_from_zero", false));
   x_axis->setLabelFormat(QStringLiteral("%g"));
   y_axis->setLabelFormat(QStringLiteral("%g"));
@@ -224,6 +224,9 @@ void build_bars(QChart* chart, const json& spec, const std::string& source) {
   auto* x_axis = new QBarCategoryAxis(chart);
   x_axis->append(categories);
   x_axis->setTitleText(QString::fromStdString(text_field(spec, source, "x_label")));
+  // Long names side by side would overlap: upright, each under its own group.
+  if (categories.size() > 8) x_axis->setLabelsAngle(-90);
+  x_axis->setTruncateLabels(false);
   auto* y_axis = new QValueAxis(chart);
   y_axis->setTitleText(QString::fromStdString(text_field(spec, source, "y_label")));
   y_axis->setLabelFormat(QStringLiteral("%g"));

@@ -132,6 +132,26 @@ TEST(Reproduce, OneTableResumesCellByCell) {
   // The same tables from resumed cells (the header counts differ).
   const std::string resumed = read_all(fs::path(dir) / "REPORT.md");
   EXPECT_EQ(resumed.substr(resumed.find("## compare")), report.substr(report.find("## compare")));
+
+  // --report-only: the report again from the cells, also when they are another
+  // build's; nothing runs, no cell and no manifest changes, and it says whose.
+  write(dir + "/manifest.json", R"({"tool": "aware reproduce", "build": "00000000000000aa"})");
+  const auto stamp = fs::last_write_time(fs::path(dir) / "cells" / "place__nmt2__k40x4__m-etf__s1__e50.json");
+  const Outcome only = aware("reproduce --budget smoke --only compare --report-only -o " + dir);
+  ASSERT_EQ(only.exit_code, 0) << only.output;
+  const std::string again_report = read_all(fs::path(dir) / "REPORT.md");
+  EXPECT_TRUE(contains(again_report, "no cell was run")) << again_report;
+  EXPECT_TRUE(contains(again_report, "build 00000000000000aa's")) << again_report;
+  EXPECT_EQ(again_report.substr(again_report.find("## compare")), report.substr(report.find("## compare")));
+  EXPECT_EQ(fs::last_write_time(fs::path(dir) / "cells" / "place__nmt2__k40x4__m-etf__s1__e50.json"), stamp);
+  EXPECT_TRUE(contains(read_all(fs::path(dir) / "manifest.json"), "00000000000000aa"));
+  EXPECT_EQ(summary(dir)["computed"], 1) << "the run's record is kept";
+  // A missing cell is reported, not run.
+  ASSERT_TRUE(fs::remove(fs::path(dir) / "cells" / "place__nmt2__k40x4__heft__s1__e50.json"));
+  const Outcome gap = aware("reproduce --budget smoke --only compare --report-only -o " + dir);
+  EXPECT_NE(gap.exit_code, 0);
+  EXPECT_TRUE(contains(gap.output, "1 cells missing")) << gap.output;
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "cells" / "place__nmt2__k40x4__heft__s1__e50.json"));
 }
 
 int finished_cells(const std::string& dir) {
