@@ -18,11 +18,11 @@ namespace aware::cli::reproduce {
 // as finished only when it is whole.
 struct Cell {
   std::string key;
-  std::string kind;     // place, search, pretrain, simulate, simgrid, fuse
+  std::string kind;     // place, search, pretrain, simulate, simgrid, fuse, strategy
   std::string graph;    // graph spec: zoo:NAME, family:F:SEED
   std::string model;    // its label in tables
   std::string cluster;  // preset name
-  std::string method;   // placer or agent
+  std::string method;   // placer, agent or strategy spec
   std::string variant;  // "", zero-shot, pretrained, fusion=off, position=off
   int seed = 1;
   long long evals = 0;
@@ -52,6 +52,7 @@ struct Budget {
   std::string transfer_cluster;
   std::string transfer_zoo_model;     // fine-tuned from the cifar10 policy ("" : none)
   std::vector<std::string> ablation_models, ablation_clusters;
+  std::vector<std::string> strategy_models, strategy_clusters, strategy_specs;
 };
 
 struct Plan {
@@ -65,6 +66,9 @@ struct Plan {
   bool has(const std::string& table) const { return tables.count(table) > 0; }
   std::vector<const Cell*> cells_of(const std::string& table) const;
 };
+
+// The list schedulers the strategy table takes the best placement of.
+const std::vector<std::string>& strategy_placers();
 
 // The non-learned placers the Aware tables compare against (the best of them
 // per row), as in experiments/aware_tables.sh.

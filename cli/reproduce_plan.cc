@@ -45,6 +45,9 @@ Budget budget_for(const std::string& name) {
     b.pretrain_per_graph = 10;
     b.ablation_models = {"resnet50"};
     b.ablation_clusters = {"k40x2"};
+    b.strategy_models = {"resnet50"};
+    b.strategy_clusters = {"k40x4"};
+    b.strategy_specs = {"dp:ring", "hybrid:2xm-etf", "pipeline"};
     return b;
   }
   if (name == "small" || name == "paper") {
@@ -71,6 +74,10 @@ Budget budget_for(const std::string& name) {
     b.transfer_zoo_model = "nasnet";
     b.ablation_models = {"inception_v3", "nmt4"};
     b.ablation_clusters = {"k40x4"};
+    // The README's strategy table (experiments/strategies_table.sh's cases).
+    b.strategy_models = {"inception_v3", "resnet50", "nasnet", "nmt4", "gnmt", "rnnlm", "transformer"};
+    b.strategy_clusters = {"k40x4", "dgx-v100", "multi-node:2x8"};
+    b.strategy_specs = {"dp:ring", "dp:tree", "dp:ps", "hybrid:2xm-etf", "pipeline"};
     return b;
   }
   throw ConfigError("--budget: '" + name + "' unknown (known: smoke, small, paper)");
@@ -184,6 +191,16 @@ class Builder {
     return add(table, std::move(c));
   }
 
+  // A parallel strategy's step (`aware simulate --strategy`): the graph
+  // rewritten for the cluster and placed by the strategy, per global batch.
+  const Cell& strategy(const std::string& table, const std::string& model, const std::string& cluster,
+                       const std::string& spec) {
+    Cell c = base("strategy", "zoo:" + model, model, cluster, spec, 1, 0);
+    c.args = {"simulate", "--graph", "zoo:" + model, "--cluster", "preset:" + cluster, "--strategy", spec,
+              "--seed", "1", "--json"};
+    return add(table, std::move(c));
+  }
+
   // `aware fuse report` for one model.
   const Cell& fuse(const std::string& table, const std::string& model, const std::string& cluster, int seed,
                    long long evals) {
@@ -205,6 +222,11 @@ const std::vector<std::string>& nonlearned_placers() {
   return m;
 }
 
+const std::vector<std::string>& strategy_placers() {
+  static const std::vector<std::string> m = {"single", "m-topo", "m-etf", "m-sct", "heft"};
+  return m;
+}
+
 const Cell& Plan::cell(const std::string& key) const {
   for (const Cell& c : cells)
     if (c.key == key) return c;
@@ -220,8 +242,8 @@ std::vector<const Cell*> Plan::cells_of(const std::string& table) const {
 }
 
 const std::vector<std::string>& table_names() {
-  static const std::vector<std::string> names = {"compare", "fusion",   "simgrid", "agents",
-                                                 "table1",  "transfer", "ablation"};
+  static const std::vector<std::string> names = {"compare", "fusion",   "simgrid",  "agents",
+                                                 "table1",  "transfer", "ablation", "strategies"};
   return names;
 }
 
@@ -327,6 +349,13 @@ Plan make_plan(const std::string& budget, const std::string& only, const std::st
         for (const char* variant : {"", "fusion=off", "position=off"})
           for (int seed : b.seeds)
             add.search("ablation", "zoo:" + model, model, cluster, "aware", seed, b.evals, variant);
+  if (wanted.count("strategies"))
+    for (const std::string& cluster : b.strategy_clusters)
+      for (const std::string& model : b.strategy_models) {
+        for (const std::string& method : strategy_placers())
+          add.place("strategies", "zoo:" + model, model, cluster, method, 1, b.evals);
+        for (const std::string& spec : b.strategy_specs) add.strategy("strategies", model, cluster, spec);
+      }
   return plan;
 }
 

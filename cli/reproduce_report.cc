@@ -725,6 +725,78 @@ std::string ablation_section(Results& r, const Plan& plan) {
   return out.str() + "\n";
 }
 
+// ---------------------------------------------------------------- strategies
+
+std::string strategies_section(Results& r, const Plan& plan, Figures& figures) {
+  const Budget& b = plan.budget;
+  std::ostringstream out;
+  out << "## strategies: place, replicate, or both?\n\n"
+      << "Time per global batch (the zoo model's batch), ms, analytic simulator. Placements: the best of ";
+  for (size_t i = 0; i < strategy_placers().size(); ++i) out << (i ? ", " : "") << strategy_placers()[i];
+  out << " (`aware place`); strategies: `aware simulate --strategy SPEC` (the graph rewritten for the cluster "
+         "and placed by the strategy; docs/strategies.md). OOM: the strategy's placement does not fit in "
+         "memory.\n\n| model | cluster | single | best placement |";
+  for (const std::string& spec : b.strategy_specs) out << " " << spec << " |";
+  out << " winner | speed-up over single |\n|---|---|---:|---:|";
+  for (size_t i = 0; i < b.strategy_specs.size(); ++i) out << "---:|";
+  out << "---|---:|\n";
+  std::string figure_lines;  // after the table
+  for (const std::string& cluster : b.strategy_clusters) {
+    json categories = json::array(), single_bars = json::array(), place_bars = json::array(),
+         best_strategy_bars = json::array();
+    for (const std::string& model : b.strategy_models) {
+      const auto single = [&]() -> std::optional<double> {
+        const auto key = find_cell(plan, "strategies", "place", model, cluster, "single", 1);
+        return key ? r.step_us(*key) : std::nullopt;
+      }();
+      std::optional<double> best_place;
+      std::string best_place_method;
+      for (const std::string& m : strategy_placers()) {
+        const auto key = find_cell(plan, "strategies", "place", model, cluster, m, 1);
+        const auto v = key ? r.step_us(*key) : std::nullopt;
+        if (v && (!best_place || *v < *best_place)) best_place = v, best_place_method = m;
+      }
+      std::optional<double> best = best_place;
+      std::string winner = best_place ? best_place_method : "-";
+      std::optional<double> best_strategy;
+      out << "| " << model << " | " << cluster << " | " << opt_ms(single) << " | "
+          << (best_place ? ms(*best_place) + " (" + best_place_method + ")" : "-") << " |";
+      for (const std::string& spec : b.strategy_specs) {
+        const auto key = find_cell(plan, "strategies", "strategy", model, cluster, spec, 1);
+        const json* j = key ? r.get(*key) : nullptr;
+        if (j == nullptr || !j->is_object()) {
+          out << " - |";
+          continue;
+        }
+        if (!j->value("feasible", false)) {
+          out << " OOM |";
+          continue;
+        }
+        const double v = j->value("step_time_us", 0.0);
+        out << " " << ms(v) << " |";
+        if (!best_strategy || v < *best_strategy) best_strategy = v;
+        if (!best || v < *best) best = v, winner = spec;
+      }
+      out << " " << winner << " | " << (single && best ? fmt("%.2fx", *single / *best) : "-") << " |\n";
+      if (single && best_place && best_strategy) {
+        categories.push_back(model);
+        single_bars.push_back(*single / 1000);
+        place_bars.push_back(*best_place / 1000);
+        best_strategy_bars.push_back(*best_strategy / 1000);
+      }
+    }
+    if (!categories.empty())
+      figure_lines += figures.add(
+          "strategies-" + cluster, "strategies on " + cluster,
+          {{"title", "Time per global batch on " + cluster + ": one device, the best placement, the best strategy"},
+           {"x_label", "model"}, {"y_label", "ms per global batch"}, {"kind", "bar"}, {"categories", categories},
+           {"series", {{{"name", "single device"}, {"values", single_bars}},
+                       {{"name", "best placement"}, {"values", place_bars}},
+                       {{"name", "best strategy"}, {"values", best_strategy_bars}}}}});
+  }
+  return out.str() + "\n" + figure_lines;
+}
+
 // ---------------------------------------------------------------- claims
 
 std::string claims_section(Results& r, const Plan& plan) {
@@ -974,6 +1046,7 @@ std::string write_report_sections(const Plan& plan, const fs::path& dir, const s
   if (plan.has("table1")) out << table1_section(results, plan, figures);
   if (plan.has("transfer")) out << transfer_section(results, plan, figures);
   if (plan.has("ablation")) out << ablation_section(results, plan);
+  if (plan.has("strategies")) out << strategies_section(results, plan, figures);
   if (!plan.left_out.empty()) {
     out << "## left out\n\n";
     for (const std::string& why : plan.left_out) out << "- " << why << "\n";
