@@ -42,8 +42,11 @@ TEST(Reproduce, SmokeRunWritesEverySectionAndFigure) {
   EXPECT_EQ(s["skipped"], 0);
   EXPECT_EQ(s["computed"], s["cells"]);
   const std::string report = read_all(fs::path(dir) / "REPORT.md");
-  std::vector<std::string> sections = {"## compare", "## fusion"};
-  std::vector<std::string> figures;
+  std::vector<std::string> sections = {"## compare", "## fusion", "## strategies"};
+  std::vector<std::string> figures = {"strategies-k40x4"};
+  // The strategy table's one row: ResNet-50 on four K40s, data parallel wins.
+  EXPECT_TRUE(contains(report, "| resnet50 | k40x4 | 349.81 | 349.81 (single) | 92.93 | 186.73 | 129.74 | dp:ring | 3.76x |"))
+      << report;
 #ifdef AWARE_TEST_HAVE_SIMGRID
   sections.push_back("## simgrid");
   figures.push_back("simgrid-scatter");
@@ -54,7 +57,7 @@ TEST(Reproduce, SmokeRunWritesEverySectionAndFigure) {
     sections.push_back(t);
   for (const char* f : {"curves-resnet50-k40x2", "table1-bars", "evals-to-target", "transfer-curves-cifar10-4"})
     figures.push_back(f);
-  EXPECT_EQ(s["cells"], 62);
+  EXPECT_EQ(s["cells"], 70);
   // The claims checklist gives a verdict per claim.
   for (const char* claim : {"lower than Placeto", "lower than Hierarchical", "transplants", "speeds up convergence"})
     EXPECT_TRUE(contains(report, claim)) << claim;
