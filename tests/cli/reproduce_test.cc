@@ -57,7 +57,7 @@ TEST(Reproduce, SmokeRunWritesEverySectionAndFigure) {
     sections.push_back(t);
   for (const char* f : {"curves-resnet50-k40x2", "table1-bars", "evals-to-target", "transfer-curves-cifar10-4"})
     figures.push_back(f);
-  EXPECT_EQ(s["cells"], 70);
+  EXPECT_EQ(s["cells"], 69);  // the simgrid and strategy tables share m-ETF's placement of resnet50
   // The claims checklist gives a verdict per claim.
   for (const char* claim : {"lower than Placeto", "lower than Hierarchical", "transplants", "speeds up convergence"})
     EXPECT_TRUE(contains(report, claim)) << claim;
