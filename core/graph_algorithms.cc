@@ -161,16 +161,21 @@ LowerBound lower_bound(const OpGraph& graph, const Cluster& cluster, const OpCos
     }
     if (!have_ratio) ratio[d] = 1;
   }
-  double total = 0;
-  if (uniform) {
-    double speed_sum = 0;
-    for (int d = 0; d < devices; ++d) speed_sum += 1.0 / ratio[d];
-    for (int op = 0; op < graph.num_ops(); ++op) total += costs.time_us(op, 0);
-    bound.work_us = total / speed_sum;
-  } else {
-    for (int op = 0; op < graph.num_ops(); ++op) total += costs.min_time_us(op);
-    bound.work_us = total / devices;
+  // Each device runs two in-order streams side by side (compute, and the
+  // communication stream a strategy's collectives use), so the work term is per
+  // stream: the larger of the two streams' totals spread over the devices. Summing
+  // both would give a "bound" a step that overlaps them can beat.
+  double total[2] = {0, 0};
+  double speed_sum = devices;
+  for (int op = 0; op < graph.num_ops(); ++op) {
+    const int stream = graph.op(op).stream == 1 ? 1 : 0;
+    total[stream] += uniform ? costs.time_us(op, 0) : costs.min_time_us(op);
   }
+  if (uniform) {
+    speed_sum = 0;
+    for (int d = 0; d < devices; ++d) speed_sum += 1.0 / ratio[d];
+  }
+  bound.work_us = std::max(total[0], total[1]) / speed_sum;
   return bound;
 }
 

@@ -88,6 +88,22 @@ TEST(GraphAlgorithms, LowerBoundOfForkJoin) {
   EXPECT_DOUBLE_EQ(b.bound_us(), 50);
 }
 
+// Two independent 30 us ops, one on each stream of a device: they can run side by
+// side, so one device bounds the step at 30 us, not 60; the compute stream's work
+// alone (20 + 30 on stream 0) bounds it at 50 with a third op.
+TEST(GraphAlgorithms, LowerBoundCountsEachStreamOnItsOwn) {
+  OpGraph g("streams");
+  g.add_op(timed_op("compute", 30));
+  Op comm = timed_op("allreduce", 30);
+  comm.stream = 1;
+  g.add_op(comm);
+  const Cluster one = star_cluster(1);
+  EXPECT_DOUBLE_EQ(lower_bound(g, one).work_us, 30);
+  g.add_op(timed_op("more compute", 20));
+  EXPECT_DOUBLE_EQ(lower_bound(g, one).work_us, 50);
+  EXPECT_DOUBLE_EQ(lower_bound(g, star_cluster(2)).work_us, 25);
+}
+
 TEST(GraphAlgorithms, LowerBoundUsesSumOfSpeedsForUniformDevices) {
   OpGraph g("two");
   Op a;
