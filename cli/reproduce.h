@@ -61,6 +61,7 @@ struct Plan {
   std::map<std::string, std::vector<std::string>> tables;   // table -> its cells' keys
   std::vector<std::string> left_out;                        // tables not run here, and why
   std::filesystem::path cell_dir;
+  std::map<std::string, size_t> index;                      // key -> position in cells
 
   const Cell& cell(const std::string& key) const;
   bool has(const std::string& table) const { return tables.count(table) > 0; }

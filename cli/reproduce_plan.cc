@@ -97,9 +97,9 @@ class Builder {
   const Cell& add(const std::string& table, Cell c) {
     auto& keys = plan_.tables[table];
     if (std::find(keys.begin(), keys.end(), c.key) == keys.end()) keys.push_back(c.key);
-    const auto it = index_.find(c.key);
-    if (it != index_.end()) return plan_.cells[it->second];
-    index_[c.key] = plan_.cells.size();
+    const auto it = plan_.index.find(c.key);
+    if (it != plan_.index.end()) return plan_.cells[it->second];
+    plan_.index[c.key] = plan_.cells.size();
     plan_.cells.push_back(std::move(c));
     return plan_.cells.back();
   }
@@ -212,7 +212,6 @@ class Builder {
 
  private:
   Plan& plan_;
-  std::map<std::string, size_t> index_;
 };
 
 }  // namespace
@@ -228,9 +227,9 @@ const std::vector<std::string>& strategy_placers() {
 }
 
 const Cell& Plan::cell(const std::string& key) const {
-  for (const Cell& c : cells)
-    if (c.key == key) return c;
-  throw Error("reproduce: no cell " + key);
+  const auto it = index.find(key);
+  if (it == index.end()) throw Error("reproduce: no cell " + key);
+  return cells[it->second];
 }
 
 std::vector<const Cell*> Plan::cells_of(const std::string& table) const {
