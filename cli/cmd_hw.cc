@@ -133,6 +133,7 @@ struct ValidateArgs {
   std::string uncalibrated;
   std::string simulators = "analytic,simgrid";
   std::vector<std::string> sim_options;
+  std::string slowdowns_from;
   std::string measured;
   std::string out;
   std::string format;
@@ -161,7 +162,33 @@ nlohmann::json stats_json(const PredictionError& e) {
           {"kendall_tau", e.kendall_tau}};
 }
 
-void run_validate(const ValidateArgs& a) {
+// The analytic simulator's slowdown options from a calibration report (aware
+// calibrate --report FILE, or its --json output): the factors by which two
+// devices working at once stretch a GEMM and a streaming op.
+std::vector<std::string> slowdown_options(const std::string& path) {
+  const nlohmann::json doc = parse_json_text(read_text_file(path), path);
+  std::vector<std::string> out;
+  for (const auto& [field, key] : {std::pair<const char*, const char*>{"concurrent_gemm_slowdown", "compute"},
+                                   {"concurrent_stream_slowdown", "memory"}}) {
+    if (!doc.is_object() || !doc.contains(field) || !doc.at(field).is_number())
+      throw ParseError(path + ": field '" + field + "' missing or not a number (not a calibration report)");
+    const double v = doc.at(field).get<double>();
+    if (!(v > 0) || v > 100)
+      throw ParseError(path + ": field '" + field + "' is " + std::to_string(v) +
+                       " (a positive factor; 0 means calibrate measured one device only)");
+    out.push_back(std::string("analytic:slowdown.") + key + "=" + std::to_string(v));
+  }
+  return out;
+}
+
+void run_validate(const ValidateArgs& a_in) {
+  ValidateArgs a = a_in;
+  if (!a.slowdowns_from.empty()) {
+    const std::vector<std::string> sims = split_list(a.simulators);
+    if (std::find(sims.begin(), sims.end(), "analytic") == sims.end())
+      throw ConfigError("--slowdowns-from sets the analytic simulator's slowdowns: add analytic to --simulators");
+    for (const std::string& o : slowdown_options(a.slowdowns_from)) a.sim_options.push_back(o);
+  }
   const std::string format = table_format(a.format, a.json, a.out);
   prepare_output_path(a.out, "-o");
   if (a.random < 0 || a.random > 10000) throw ConfigError("--random must be 0..10000");
@@ -473,6 +500,9 @@ void add_hw_commands(CLI::App& app) {
     v->add_option("--sim-option", args->sim_options,
                   "SIMULATOR:KEY=VALUE for one simulator (repeatable), e.g. "
                   "analytic:slowdown.memory=1.19 (calibrate reports the factors)");
+    v->add_option("--slowdowns-from", args->slowdowns_from,
+                  "Calibration report (aware calibrate --report or --json output) whose two-at-once "
+                  "factors become analytic:slowdown.compute/.memory");
     v->add_option("--measured", args->measured,
                   "Take the measurements from this earlier validate JSON instead of running "
                   "(predict again with other simulator settings)");

@@ -185,8 +185,10 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
   };
   while (!todo.empty() || !running.empty()) {
     // Start every cell whose needs have finished, up to `jobs`; a cell whose
-    // need failed fails without running.
-    for (auto it = todo.begin(); it != todo.end() && static_cast<int>(running.size()) < jobs;) {
+    // need failed fails without running. A cell that measures (exclusive) runs
+    // alone: the cells before it finish first, none start beside it.
+    const bool alone = std::any_of(running.begin(), running.end(), [](const Running& r) { return r.cell.exclusive; });
+    for (auto it = todo.begin(); !alone && it != todo.end() && static_cast<int>(running.size()) < jobs;) {
       const Cell& c = **it;
       const auto lost = std::find_if(c.needs.begin(), c.needs.end(), [&](const std::string& k) { return failed.count(k) > 0; });
       if (lost != c.needs.end()) {
@@ -204,10 +206,15 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
         ++it;
         continue;
       }
+      if (c.exclusive && !running.empty()) break;  // wait for the others to finish
       const fs::path tmp = cell_dir / ("." + c.key + ".tmp");
       const fs::path err = cell_dir / ("." + c.key + ".err");
       running.push_back({spawn(c.args, tmp, err), c, tmp, err, std::chrono::steady_clock::now()});
       it = todo.erase(it);
+      if (c.exclusive) {
+        std::fprintf(stderr, "reproduce: %s measures on this machine's cores: it runs alone\n", c.key.c_str());
+        break;
+      }
     }
     if (running.empty()) {
       if (todo.empty()) break;
@@ -281,6 +288,7 @@ reproduce::Features features_here() {
   f.fusion = true;
 #endif
   f.simgrid = EvaluatorRegistry::instance().has("simgrid");
+  f.hw = EvaluatorRegistry::instance().has("cpu");
   return f;
 }
 

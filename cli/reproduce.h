@@ -28,6 +28,9 @@ struct Cell {
   long long evals = 0;
   std::vector<std::string> args;
   std::vector<std::string> needs;  // keys of cells that must finish first
+  // Measures on this machine's cores (the hardware table): runs alone, with no
+  // other cell beside it, whatever --jobs says.
+  bool exclusive = false;
 };
 
 // What one budget runs.
@@ -53,6 +56,12 @@ struct Budget {
   std::string transfer_zoo_model;     // fine-tuned from the cifar10 policy ("" : none)
   std::vector<std::string> ablation_models, ablation_clusters;
   std::vector<std::string> strategy_models, strategy_clusters, strategy_specs;
+  // The hardware-fidelity table (scripts/hw-validate's run): the cpu executor
+  // on two cores, calibrated, then these graphs' placements measured and
+  // predicted. hw_tag names the configuration in the cells' keys.
+  std::vector<std::string> hw_graphs, hw_methods;
+  std::string hw_tag;
+  int hw_calibrate_repeats = 7, hw_repeats = 5, hw_rounds = 3, hw_random = 5;
 };
 
 struct Plan {
@@ -82,7 +91,7 @@ const std::vector<std::string>& table_names();
 // the SimGrid evaluator, fusion `aware fuse`: a build without one leaves that
 // table out and says so in the report.
 struct Features {
-  bool rl = false, simgrid = false, fusion = false;
+  bool rl = false, simgrid = false, fusion = false, hw = false;  // hw: the cpu executor
 };
 
 // Throws ConfigError for an unknown budget or table, or bad seeds.

@@ -48,6 +48,13 @@ Budget budget_for(const std::string& name) {
     b.strategy_models = {"resnet50"};
     b.strategy_clusters = {"k40x4"};
     b.strategy_specs = {"dp:ring", "hybrid:2xm-etf", "pipeline"};
+    b.hw_graphs = {"zoo:rnnlm:batch=4,hidden=128,vocab=2000"};
+    b.hw_methods = {"m-etf", "heft"};
+    b.hw_tag = "quick";
+    b.hw_calibrate_repeats = 3;
+    b.hw_repeats = 3;
+    b.hw_rounds = 1;
+    b.hw_random = 2;
     return b;
   }
   if (name == "small" || name == "paper") {
@@ -78,9 +85,21 @@ Budget budget_for(const std::string& name) {
     b.strategy_models = {"inception_v3", "resnet50", "nasnet", "nmt4", "gnmt", "rnnlm", "transformer"};
     b.strategy_clusters = {"k40x4", "dgx-v100", "multi-node:2x8"};
     b.strategy_specs = {"dp:ring", "dp:tree", "dp:ps", "hybrid:2xm-etf", "pipeline"};
+    // README's measured table (scripts/hw-validate): three scaled models, 14
+    // placements each, 3 rounds of 5 steps.
+    b.hw_graphs = {"zoo:resnet50:batch=1,image_size=112", "zoo:transformer:batch=2,seq_len=64,hidden=256,layers=2",
+                   "zoo:rnnlm:batch=8,hidden=256,vocab=8000"};
+    b.hw_methods = {"m-etf", "heft", "m-topo", "m-sct", "metis", "expert"};
+    b.hw_tag = "full";
     return b;
   }
   throw ConfigError("--budget: '" + name + "' unknown (known: smoke, small, paper)");
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
 }
 
 std::string sanitize(std::string s) {
@@ -201,6 +220,41 @@ class Builder {
     return add(table, std::move(c));
   }
 
+  // The hardware table's three cells: calibrate the cpu executor on two cores
+  // (and profile the graphs), measure every placement and predict it with each
+  // simulator, then predict the same measurements again with the calibrated
+  // two-at-once slowdowns and copies on the consumer's core (nothing runs).
+  // The first two measure, so they run alone. Returns the last.
+  const Cell& hardware(const std::string& table, const Budget& b) {
+    Cell cal = base("calibrate", "", "cpu", "cpu2", "calibrate", 1, 0, b.hw_tag);
+    cal.args = {"calibrate", "--backend", "cpu", "--devices", "2", "--option",
+                "repeats=" + std::to_string(b.hw_calibrate_repeats), "-o", file(cal.key, ".cluster.json"),
+                "--costs-out", file(cal.key, ".costs.json"), "--json"};
+    for (const std::string& g : b.hw_graphs) cal.args.insert(cal.args.end(), {"--profile-graph", g});
+    cal.exclusive = true;
+    const std::string cal_key = add(table, std::move(cal)).key;
+    const auto validate = [&](Cell& c) {
+      c.args = {"validate", "--backend", "cpu", "--cluster", file(cal_key, ".cluster.json"), "--costs",
+                file(cal_key, ".costs.json"), "--random", std::to_string(b.hw_random), "--seed", "1",
+                "--methods", join(b.hw_methods, ","), "--json"};
+      for (const std::string& g : b.hw_graphs) c.args.insert(c.args.end(), {"--graph", g});
+      c.needs.push_back(cal_key);
+    };
+    Cell measured = base("validate", "", "cpu", "cpu2", "measured", 1, 0, b.hw_tag);
+    validate(measured);
+    measured.args.insert(measured.args.end(), {"--option", "repeats=" + std::to_string(b.hw_repeats), "--rounds",
+                                               std::to_string(b.hw_rounds)});
+    measured.exclusive = true;
+    const std::string measured_key = add(table, std::move(measured)).key;
+    Cell consumer = base("validate", "", "cpu", "cpu2", "consumer", 1, 0, b.hw_tag);
+    validate(consumer);
+    consumer.args.insert(consumer.args.end(),
+                         {"--measured", file(measured_key, ".json"), "--simulators", "analytic", "--slowdowns-from",
+                          file(cal_key, ".json"), "--sim-option", "analytic:copies=consumer"});
+    consumer.needs.push_back(measured_key);
+    return add(table, std::move(consumer));
+  }
+
   // `aware fuse report` for one model.
   const Cell& fuse(const std::string& table, const std::string& model, const std::string& cluster, int seed,
                    long long evals) {
@@ -241,8 +295,8 @@ std::vector<const Cell*> Plan::cells_of(const std::string& table) const {
 }
 
 const std::vector<std::string>& table_names() {
-  static const std::vector<std::string> names = {"compare", "fusion",   "simgrid",  "agents",
-                                                 "table1",  "transfer", "ablation", "strategies"};
+  static const std::vector<std::string> names = {"compare",  "fusion",   "simgrid",    "agents",  "table1",
+                                                 "transfer", "ablation", "strategies", "hardware"};
   return names;
 }
 
@@ -355,6 +409,9 @@ Plan make_plan(const std::string& budget, const std::string& only, const std::st
           add.place("strategies", "zoo:" + model, model, cluster, method, 1, b.evals);
         for (const std::string& spec : b.strategy_specs) add.strategy("strategies", model, cluster, spec);
       }
+  if (wanted.count("hardware") &&
+      !skip("hardware", features.hw, "this build has no cpu executor (hw/ needs Linux thread pinning)"))
+    add.hardware("hardware", b);
   return plan;
 }
 

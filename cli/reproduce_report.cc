@@ -890,6 +890,73 @@ std::string draw_figures(const Figures& figures, const std::string& plot, std::s
 
 }  // namespace
 
+// ---------------------------------------------------------------- hardware
+
+std::string hardware_section(Results& r, const Plan& plan, Figures& figures) {
+  std::ostringstream out;
+  out << "## hardware: the simulators against measured steps (cpu executor)\n\n";
+  const Cell *cal = nullptr, *measured = nullptr, *consumer = nullptr;
+  for (const Cell* c : plan.cells_of("hardware"))
+    (c->kind == "calibrate" ? cal : c->method == "measured" ? measured : consumer) = c;
+  const json* jc = cal ? r.get(cal->key) : nullptr;
+  const json* jm = measured ? r.get(measured->key) : nullptr;
+  const json* jr = consumer ? r.get(consumer->key) : nullptr;
+  if (!jc || !jm) {
+    out << "Not measured: the calibration or the measurement cell did not finish (see `cells/*.failed.txt`).\n\n";
+    return out.str();
+  }
+  const Budget& b = plan.budget;
+  out << "The `cpu` executor ran each placement for real on two pinned cores: single on each core, round-robin, "
+      << b.hw_methods.size() << " placers and " << b.hw_random << " seeded random placements per graph, "
+      << b.hw_rounds << " round" << (b.hw_rounds == 1 ? "" : "s") << " of " << b.hw_repeats
+      << " steps, in a shuffled order. Each simulator predicted the same placements on the calibrated cluster "
+         "with the profiled cost table (`aware calibrate`, `aware validate`; scripts/hw-validate runs the same). "
+         "These cells ran alone: nothing else shared the cores.\n\n";
+  double gemm = 0;
+  if (jc->contains("gemm"))
+    for (const json& g : jc->at("gemm")) gemm = std::max(gemm, g.value("flops_per_s", 0.0));
+  out << "Calibration: GEMM up to " << fmt("%.1f", gemm / 1e9) << " GFLOP/s, streaming "
+      << fmt("%.1f", jc->value("memory_Bps", 0.0) / 1e9) << " GB/s; two cores at once stretch a GEMM ×"
+      << fmt("%.2f", jc->value("concurrent_gemm_slowdown", 0.0)) << " and a streaming op ×"
+      << fmt("%.2f", jc->value("concurrent_stream_slowdown", 0.0)) << ".\n\n";
+  out << "| graph | simulator | placements | median abs error | mean | max | Kendall τ |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+  const auto rows = [&](const json& doc, const std::string& rename_analytic) {
+    if (!doc.contains("summary")) return;
+    for (const auto& [graph, sims] : doc.at("summary").items())
+      for (const auto& [label, st] : sims.items()) {
+        if (!rename_analytic.empty() && label != "analytic") continue;
+        out << "| " << graph << " | " << (label == "analytic" && !rename_analytic.empty() ? rename_analytic : label)
+            << " | " << st.value("count", 0) << " | " << fmt("%.1f%%", 100 * st.value("median_abs_rel_error", 0.0))
+            << " | " << fmt("%.1f%%", 100 * st.value("mean_abs_rel_error", 0.0)) << " | "
+            << fmt("%.1f%%", 100 * st.value("max_abs_rel_error", 0.0)) << " | "
+            << fmt("%.3f", st.value("kendall_tau", 0.0)) << " |\n";
+      }
+  };
+  rows(*jm, "");
+  if (jr) rows(*jr, "analytic, slowdowns + copies on the consumer");
+  out << "\nThe measurement's own spread (median IQR / median over a placement's steps): "
+      << fmt("%.1f%%", 100 * jm->value("measurement_spread_median_iqr_over_median", 0.0))
+      << ". A placement pair closer than that cannot be ranked reliably, which bounds τ.\n\n";
+  // Measured against predicted, per simulator configuration.
+  json spec = {{"title", "Measured vs predicted step time (cpu executor, 2 cores)"},
+               {"x_label", "measured (ms)"}, {"y_label", "predicted (ms)"}, {"kind", "scatter"},
+               {"diagonal", true}, {"series", json::array()}};
+  const auto points = [&](const json& doc, const std::string& label, const std::string& name) {
+    json pts = json::array();
+    if (doc.contains("rows"))
+      for (const json& row : doc.at("rows"))
+        if (row.contains("predicted_us") && row.at("predicted_us").contains(label))
+          pts.push_back({row.value("measured_us", 0.0) / 1000, row.at("predicted_us").at(label).get<double>() / 1000});
+    if (!pts.empty()) spec["series"].push_back({{"name", name}, {"points", pts}});
+  };
+  points(*jm, "analytic", "analytic, calibrated");
+  points(*jm, "simgrid", "SimGrid, calibrated");
+  if (jr) points(*jr, "analytic", "analytic + slowdowns + copies on the consumer");
+  if (!spec["series"].empty()) out << figures.add("hardware-scatter", "measured vs predicted", spec);
+  return out.str();
+}
+
 std::string write_report_sections(const Plan& plan, const fs::path& dir, const std::string& plot,
                                   const std::string& gui) {
   Results results(plan);
@@ -905,6 +972,7 @@ std::string write_report_sections(const Plan& plan, const fs::path& dir, const s
   if (plan.has("transfer")) out << transfer_section(results, plan, figures);
   if (plan.has("ablation")) out << ablation_section(results, plan);
   if (plan.has("strategies")) out << strategies_section(results, plan, figures);
+  if (plan.has("hardware")) out << hardware_section(results, plan, figures);
   if (!plan.left_out.empty()) {
     out << "## left out\n\n";
     for (const std::string& why : plan.left_out) out << "- " << why << "\n";

@@ -15,6 +15,11 @@ struct Progress {
   double elapsed_s = 0;
   double eta_s = -1;         // < 0 when unknown
   std::string message;
+  // Learned agents, after each policy update on one graph: the update's sampled
+  // placements (mean, fastest, slowest step time, penalised as the agent sees
+  // them) and the policy's mean entropy per decision (nats). < 0 when none.
+  double sample_mean_us = -1, sample_min_us = -1, sample_max_us = -1;
+  double entropy = -1;
 };
 
 class ProgressObserver {

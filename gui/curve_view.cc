@@ -91,36 +91,116 @@ CurveView::CurveView(QWidget* parent) : QChartView(parent) {
   rescale();
 }
 
-int CurveView::runCount() const { return static_cast<int>(chart_->series().size()) - 1; }
+int CurveView::runCount() const { return static_cast<int>(runs_.size()); }
 
 int CurveView::pointCount(int run) const {
-  const auto series = chart_->series();
-  if (run < 0 || run + 1 >= series.size()) return 0;
-  return static_cast<QLineSeries*>(series[run + 1])->count();
+  if (run < 0 || run >= runCount()) return 0;
+  return runs_[static_cast<size_t>(run)]->count();
+}
+
+int CurveView::samplePointCount() const { return live_mean_ == nullptr ? 0 : live_mean_->count(); }
+
+namespace {
+const QColor kBestColour(0x1f, 0x77, 0xb4), kMeanColour(0xff, 0x7f, 0x0e), kEntropyColour(0x2c, 0xa0, 0x2c);
+}  // namespace
+
+void CurveView::attach(QAbstractSeries* series, QValueAxis* y) {
+  chart_->addSeries(series);
+  series->attachAxis(x_axis_);
+  series->attachAxis(y);
+}
+
+void CurveView::extendY(double ms) {
+  if (!std::isfinite(ms) || ms < 0) return;
+  min_y_ = min_y_ < 0 ? ms : std::min(min_y_, ms);
+  max_y_ = std::max(max_y_, ms);
+}
+
+QValueAxis* CurveView::entropyAxis() {
+  if (entropy_axis_ == nullptr) {
+    entropy_axis_ = new QValueAxis(chart_);
+    entropy_axis_->setTitleText(QStringLiteral("entropy (nats per decision)"));
+    chart_->addAxis(entropy_axis_, Qt::AlignRight);
+  }
+  entropy_axis_->setVisible(true);
+  return entropy_axis_;
+}
+
+void CurveView::removeExtras() {
+  // The band's two lines are extras too (an area series owns neither); only
+  // the band itself is on the chart.
+  for (QAbstractSeries* s : extras_) {
+    if (chart_->series().contains(s)) chart_->removeSeries(s);
+    delete s;
+  }
+  extras_.clear();
+  live_mean_ = live_lower_ = live_upper_ = live_entropy_ = nullptr;
+  max_entropy_ = 0;
+  if (entropy_axis_ != nullptr) entropy_axis_->setVisible(false);
 }
 
 int CurveView::beginRun(const QString& name) {
-  // Keep the newest 8 runs; the bound is series 0.
+  removeExtras();
+  // Keep the newest 8 runs.
   while (runCount() >= 8) {
-    QAbstractSeries* old = chart_->series()[1];
-    chart_->removeSeries(old);
-    delete old;
+    chart_->removeSeries(runs_.front());
+    delete runs_.front();
+    runs_.erase(runs_.begin());
   }
   auto* series = new QLineSeries(chart_);
   series->setName(name);
-  chart_->addSeries(series);
-  series->attachAxis(x_axis_);
-  series->attachAxis(y_axis_);
+  attach(series, y_axis_);
+  runs_.push_back(series);
   return runCount() - 1;
 }
 
 void CurveView::addPoint(double evaluations, double best_ms) {
-  if (runCount() == 0 || best_ms < 0) return;
-  auto* series = static_cast<QLineSeries*>(chart_->series().back());
-  series->append(evaluations, best_ms);
+  if (runs_.empty() || best_ms < 0) return;
+  runs_.back()->append(evaluations, best_ms);
   max_x_ = std::max(max_x_, evaluations);
-  min_y_ = min_y_ < 0 ? best_ms : std::min(min_y_, best_ms);
-  max_y_ = std::max(max_y_, best_ms);
+  extendY(best_ms);
+  rescale();
+}
+
+void CurveView::addSample(double evaluations, double mean_ms, double min_ms, double max_ms, double entropy) {
+  if (runs_.empty() || mean_ms < 0) return;
+  if (live_mean_ == nullptr) {
+    live_mean_ = new QLineSeries(chart_);
+    live_mean_->setName(QStringLiteral("sampled: mean"));
+    live_mean_->setPen(QPen(kMeanColour, 1.5));
+    attach(live_mean_, y_axis_);
+    live_entropy_ = new QLineSeries(chart_);
+    live_entropy_->setName(QStringLiteral("policy entropy (right axis)"));
+    live_entropy_->setPen(QPen(kEntropyColour, 1.5, Qt::DashLine));
+    attach(live_entropy_, entropyAxis());
+    extras_ = {live_mean_, live_entropy_};
+  }
+  if (min_ms >= 0 && max_ms >= 0) {
+    if (live_upper_ == nullptr) {  // the band, made with the first spread
+      live_upper_ = new QLineSeries(chart_);
+      live_lower_ = new QLineSeries(chart_);
+      auto* band = new QAreaSeries(live_upper_, live_lower_);
+      band->setName(QStringLiteral("sampled: fastest to slowest"));
+      QColor fill = kMeanColour;
+      fill.setAlpha(50);
+      band->setBrush(fill);
+      band->setPen(Qt::NoPen);
+      attach(band, y_axis_);
+      extras_.insert(extras_.begin(), {band, live_upper_, live_lower_});
+    }
+    live_lower_->append(evaluations, min_ms);
+    live_upper_->append(evaluations, max_ms);
+    extendY(min_ms);
+    extendY(max_ms);
+  }
+  live_mean_->append(evaluations, mean_ms);
+  extendY(mean_ms);
+  if (entropy >= 0) {
+    live_entropy_->append(evaluations, entropy);
+    max_entropy_ = std::max(max_entropy_, entropy);
+    entropy_axis_->setRange(0, std::max(max_entropy_ * 1.1, 1e-3));
+  }
+  max_x_ = std::max(max_x_, evaluations);
   rescale();
 }
 
@@ -130,12 +210,12 @@ void CurveView::setLowerBound(double ms) {
 }
 
 void CurveView::clearRuns() {
-  while (runCount() > 0) {
-    QAbstractSeries* old = chart_->series().back();
-    chart_->removeSeries(old);
-    delete old;
+  removeExtras();
+  for (QLineSeries* s : runs_) {
+    chart_->removeSeries(s);
+    delete s;
   }
-  if (entropy_axis_ != nullptr) entropy_axis_->setVisible(false);
+  runs_.clear();
   max_x_ = 1;
   min_y_ = max_y_ = -1;
   rescale();
@@ -149,66 +229,17 @@ QString CurveView::showCurveFile(const QString& path) {
     return QString::fromStdString(e.what());
   }
   clearRuns();
-  const QColor best_colour(0x1f, 0x77, 0xb4), mean_colour(0xff, 0x7f, 0x0e), entropy_colour(0x2c, 0xa0, 0x2c);
-  auto attach = [&](QAbstractSeries* series, QValueAxis* y) {
-    chart_->addSeries(series);
-    series->attachAxis(x_axis_);
-    series->attachAxis(y);
-  };
+  // The file is one run: its best-so-far line, with the sampled mean, spread
+  // and entropy as a live run would have them.
+  beginRun(QStringLiteral("best so far"));
+  runs_.back()->setPen(QPen(kBestColour, 2.5));
   const bool spread = rows.front().min_ms >= 0;
-  if (spread) {
-    auto* upper = new QLineSeries(chart_);
-    auto* lower = new QLineSeries(chart_);
-    for (const CurveRow& r : rows)
-      if (std::isfinite(r.min_ms) && std::isfinite(r.max_ms)) {
-        lower->append(r.evaluations, r.min_ms);
-        upper->append(r.evaluations, r.max_ms);
-        min_y_ = min_y_ < 0 ? r.min_ms : std::min(min_y_, r.min_ms);
-        max_y_ = std::max(max_y_, r.max_ms);
-      }
-    auto* band = new QAreaSeries(upper, lower);
-    band->setName(QStringLiteral("sampled: fastest to slowest"));
-    QColor fill = mean_colour;
-    fill.setAlpha(50);
-    band->setBrush(fill);
-    band->setPen(Qt::NoPen);
-    attach(band, y_axis_);
-  }
-  auto* mean = new QLineSeries(chart_);
-  mean->setName(QStringLiteral("sampled: mean"));
-  mean->setPen(QPen(mean_colour, 2));
-  auto* best = new QLineSeries(chart_);
-  best->setName(QStringLiteral("best so far"));
-  best->setPen(QPen(best_colour, 2.5));
-  auto* entropy = new QLineSeries(chart_);
-  entropy->setName(QStringLiteral("policy entropy (right axis)"));
-  entropy->setPen(QPen(entropy_colour, 1.8, Qt::DashLine));
-  double max_entropy = 0;
   for (const CurveRow& r : rows) {
-    if (std::isfinite(r.mean_ms)) {
-      mean->append(r.evaluations, r.mean_ms);
-      min_y_ = min_y_ < 0 ? r.mean_ms : std::min(min_y_, r.mean_ms);
-      max_y_ = std::max(max_y_, r.mean_ms);
-    }
-    if (std::isfinite(r.best_ms)) {
-      best->append(r.evaluations, r.best_ms);
-      min_y_ = min_y_ < 0 ? r.best_ms : std::min(min_y_, r.best_ms);
-      max_y_ = std::max(max_y_, r.best_ms);
-    }
-    entropy->append(r.evaluations, r.entropy);
-    max_entropy = std::max(max_entropy, r.entropy);
-    max_x_ = std::max(max_x_, r.evaluations);
+    if (std::isfinite(r.mean_ms))
+      addSample(r.evaluations, r.mean_ms, spread && std::isfinite(r.min_ms) ? r.min_ms : -1,
+                spread && std::isfinite(r.max_ms) ? r.max_ms : -1, r.entropy);
+    if (std::isfinite(r.best_ms)) addPoint(r.evaluations, r.best_ms);
   }
-  attach(mean, y_axis_);
-  attach(best, y_axis_);
-  if (entropy_axis_ == nullptr) {
-    entropy_axis_ = new QValueAxis(chart_);
-    entropy_axis_->setTitleText(QStringLiteral("entropy (nats per decision)"));
-    chart_->addAxis(entropy_axis_, Qt::AlignRight);
-  }
-  entropy_axis_->setVisible(true);
-  entropy_axis_->setRange(0, std::max(max_entropy * 1.1, 1e-3));
-  attach(entropy, entropy_axis_);
   chart_->setTitle(QStringLiteral("Learning curve: %1 (%2 updates)").arg(path).arg(rows.size()));
   y_axis_->setTitleText(QStringLiteral("step time (ms)"));
   rescale();

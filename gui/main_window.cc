@@ -331,6 +331,9 @@ void MainWindow::buildMenus() {
   edit->addAction(QStringLiteral("Select the layer of the selected op"), QKeySequence(Qt::Key_L), this, [this] {
     if (graph_view_->selectedOp() >= 0) graph_view_->selectLayerOf(graph_view_->selectedOp());
   });
+  edit->addAction(QStringLiteral("Select the fused group of the selected op"), QKeySequence(Qt::Key_G), this,
+                  [this] { selectFusedGroup(); });
+  edit->addAction(QStringLiteral("Add this placement to the comparison"), this, [this] { addPlacementToCompare(); });
   QMenu* to = edit->addMenu(QStringLiteral("Move selection to device"));
   for (int d = 0; d < 10; ++d)
     to->addAction(QStringLiteral("device %1").arg(d), QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + d)),
@@ -350,8 +353,11 @@ void MainWindow::buildMenus() {
       menu.addSeparator();
     }
     if (graph_view_->selectedOp() >= 0)
-      menu.addAction(QStringLiteral("Select its layer"), this,
+    {
+      menu.addAction(QStringLiteral("Select its layer (L)"), this,
                      [this] { graph_view_->selectLayerOf(graph_view_->selectedOp()); });
+      menu.addAction(QStringLiteral("Select its fused group (G)"), this, [this] { selectFusedGroup(); });
+    }
     QAction* undo = menu.addAction(QStringLiteral("Undo move"), this, [this] { undoMove(); });
     undo->setEnabled(workbench_->canUndo());
     menu.exec(at);
@@ -383,6 +389,65 @@ bool MainWindow::moveSelectionTo(int device) {
                                .arg(before / 1e3, 0, 'f', 2)
                                .arg(workbench_->result().step_time_us / 1e3, 0, 'f', 2));
   return true;
+}
+
+int MainWindow::selectFusedGroup() {
+  const int op = graph_view_->selectedOp();
+  if (op < 0) {
+    reportError(QStringLiteral("fused group: select an op first"));
+    return 0;
+  }
+  std::vector<int> group;
+  try {
+    group = workbench_->fusedGroupOf(op);
+  } catch (const Error& e) {
+    reportError(QString::fromStdString(e.what()));
+    return 0;
+  }
+  graph_view_->selectOps(group);
+  statusBar()->showMessage(QStringLiteral("fused group of %1: %2 op%3 (one of %4 groups Aware's fusion makes here)")
+                               .arg(QString::fromStdString(workbench_->graph().op(op).name))
+                               .arg(group.size())
+                               .arg(group.size() == 1 ? "" : "s")
+                               .arg(workbench_->fusedGroupCount()));
+  return static_cast<int>(group.size());
+}
+
+bool MainWindow::addPlacementToCompare() {
+#ifdef AWARE_GUI_HAVE_BASELINES
+  if (!compare_view_->hasTable()) {
+    reportError(QStringLiteral("compare: run or open a comparison first, then add the placement to it"));
+    return false;
+  }
+  if (!workbench_->hasPlacement()) {
+    reportError(QStringLiteral("compare: nothing placed to add"));
+    return false;
+  }
+  CompareTable table = compare_view_->table();
+  const std::string scored_by = EvaluatorRegistry::instance().create(workbench_->evaluatorName())->describe();
+  if (scored_by != table.evaluator) {
+    reportError(QString::fromStdString("compare: the table was scored by " + table.evaluator +
+                                       ", this placement by " + scored_by + ": choose the same evaluator"));
+    return false;
+  }
+  MethodResult result;
+  result.method = workbench_->method();
+  result.placement = workbench_->placement();
+  record_step(workbench_->result(), &result);
+  const std::string model = workbench_->graph().name(), cluster = workbench_->cluster().name();
+  if (!add_method_result(table, model, cluster, result)) {
+    reportError(QString::fromStdString("compare: the table has no row for " + model + " on " + cluster +
+                                       ": compare this graph on this cluster first"));
+    return false;
+  }
+  compare_view_->setTable(table);
+  statusBar()->showMessage(QString::fromStdString("added " + result.method + " to the comparison (" + model +
+                                                  " on " + cluster + ")"));
+  return true;
+#else
+  reportError(QStringLiteral("compare: this build has no compare runner"));
+  return false;
+#endif
 }
 
 bool MainWindow::undoMove() {

@@ -121,6 +121,14 @@ class MainWindow : public QMainWindow {
   // is running); undoMove() goes back one edit.
   bool moveSelectionTo(int device);
   bool undoMove();
+  // Selects the ops fused with the selected op (Aware's fusion, as `aware fuse`
+  // makes it); returns how many, 0 with an error reported.
+  int selectFusedGroup();
+  // Puts the placement shown (a hand edit, or any method's) into the compare
+  // table as a column named by its method, in the row of this graph and
+  // cluster; reports and returns false when there is no such row or the table
+  // was scored by another evaluator.
+  bool addPlacementToCompare();
   bool exportPng(const QString& view, const QString& path);  // "window" grabs it all
   bool exportPlacement(const QString& path);
   bool exportTrace(const QString& path);

@@ -125,6 +125,12 @@ bool MainWindow::startSearch(const QString& method, long long budget_evals, quin
               curve_view_->addPoint(static_cast<double>(done), best_us / 1e3);
             }
           });
+  // A learned agent also reports each policy update: mean, spread, entropy.
+  connect(search_job_.get(), &BackgroundJob::sampled, this,
+          [this](qint64 done, double mean_us, double min_us, double max_us, double entropy) {
+            curve_view_->addSample(static_cast<double>(done), mean_us / 1e3,
+                                   min_us < 0 ? -1 : min_us / 1e3, max_us < 0 ? -1 : max_us / 1e3, entropy);
+          });
   connect(search_job_.get(), &BackgroundJob::finished, this, &MainWindow::onSearchFinished);
   run_button_->setEnabled(false);
   cancel_button_->setEnabled(true);

@@ -9,6 +9,9 @@
 #include "core/random_dag.h"
 #include "core/units.h"
 #include "datasets/load.h"
+#ifdef AWARE_GUI_HAVE_FUSION
+#include "agents/fusion/fusion.h"
+#endif
 
 namespace aware::gui {
 
@@ -112,6 +115,24 @@ void Workbench::moveOps(const std::vector<int>& ops, int device) {
   setPlacement(edited, from);  // scores it; emits placementChanged
   undo_ = std::move(stack);
   undo_.push_back(std::move(before));
+}
+
+std::vector<int> Workbench::fusedGroupOf(int op) {
+  if (!graph_ || !cluster_) throw ConfigError("fused group: load a graph and a cluster first");
+  if (op < 0 || op >= graph_->num_ops())
+    throw DeviceError("fused group: op " + std::to_string(op) + " is not in graph '" + graph_->name() + "'");
+#ifdef AWARE_GUI_HAVE_FUSION
+  if (fused_graph_ != graph_ || fused_cluster_ != cluster_) {
+    FusionResult fusion = fuse_by_comm_ratio(*graph_, *cluster_);
+    fused_group_of_ = std::move(fusion.group_of_op);
+    fused_ops_ = std::move(fusion.ops_of_group);
+    fused_graph_ = graph_;
+    fused_cluster_ = cluster_;
+  }
+  return fused_ops_[static_cast<size_t>(fused_group_of_[static_cast<size_t>(op)])];
+#else
+  throw ConfigError("fused group: this build has no fusion (agents/fusion)");
+#endif
 }
 
 bool Workbench::canUndo() const {

@@ -57,6 +57,14 @@ class Workbench : public QObject {
   // Back to the placement before the last moveOps(); false when there is none.
   bool undo();
   int undoDepth() const { return static_cast<int>(undo_.size()); }
+  // The ops fused with `op` by Aware's fusion (fuse_by_comm_ratio, default
+  // options, as `aware fuse` makes them) for the graph and cluster shown,
+  // ascending; computed once per graph and cluster. Just {op} for an op fused
+  // with nothing. Throws ConfigError in a build without fusion or without a
+  // graph, DeviceError for an op out of range.
+  std::vector<int> fusedGroupOf(int op);
+  // How many groups that fusion made (0 before fusedGroupOf was first called).
+  int fusedGroupCount() const { return static_cast<int>(fused_ops_.size()); }
   // Shows a strategy's rewritten step in place of the loaded graph: `graph` (the
   // rewrite of baseGraph()) becomes graph(), with its placement and the result and
   // trace evaluatorName() gave it. `strategy` is the canonical spec; it is the
@@ -124,6 +132,12 @@ class Workbench : public QObject {
     std::string method;
   };
   std::vector<UndoEntry> undo_;
+  // fusedGroupOf's cache and the graph and cluster it was made for
+  // (held, so that a new graph cannot reuse the address of the one cached).
+  std::shared_ptr<const OpGraph> fused_graph_;
+  std::shared_ptr<const Cluster> fused_cluster_;
+  std::vector<int> fused_group_of_;
+  std::vector<std::vector<int>> fused_ops_;
 };
 
 }  // namespace aware::gui

@@ -18,6 +18,14 @@ class BackgroundJob::Observer : public ProgressObserver {
  public:
   explicit Observer(BackgroundJob* job) : job_(job) {}
   void on_progress(const Progress& p) override {
+    if (p.sample_mean_us >= 0) {
+      BackgroundJob* job = job_;
+      const qint64 done = p.done;
+      const double mean = p.sample_mean_us, lo = p.sample_min_us, hi = p.sample_max_us, h = p.entropy;
+      QMetaObject::invokeMethod(
+          job, [job, done, mean, lo, hi, h] { Q_EMIT job->sampled(done, mean, lo, hi, h); },
+          Qt::QueuedConnection);
+    }
     const auto now = std::chrono::steady_clock::now();
     const bool last = p.total > 0 && p.done >= p.total;
     if (!last && p.message.empty() && now - last_sent_ < std::chrono::milliseconds(15)) return;

@@ -50,6 +50,9 @@ class BackgroundJob : public QObject {
  Q_SIGNALS:
   // On the GUI thread, at most about every 15 ms plus the last update.
   void progressed(qint64 done, qint64 total, double best_step_us, double elapsed_s);
+  // On the GUI thread, once per policy update of a learned agent (never
+  // throttled): the update's sampled step times and the policy's entropy.
+  void sampled(qint64 done, double mean_us, double min_us, double max_us, double entropy);
   // On the GUI thread, once, after the work returned or threw.
   void finished();
 

@@ -58,6 +58,7 @@ std::string step_cell(const CompareRow& row, const MethodResult& r) {
   if (r.status == "oom") return "OOM";
   if (r.status == "infeasible") return "infeasible";
   if (r.status == "error") return "error";
+  if (r.status == "not run") return "-";  // a column added for another row (add_method_result)
   std::string cell = format_fixed(r.step_time_us / 1000.0, 3);
   if (row.lower_bound_us > 0) cell += " (" + format_fixed(r.step_time_us / row.lower_bound_us, 2) + "x)";
   if (r.method == row.winner) cell += " *";
@@ -199,8 +200,6 @@ class CellJournal {
 
 }  // namespace
 
-namespace {
-
 // A scored cell: "ok", or "oom" / "infeasible" with the evaluator's reason.
 void record_step(const StepResult& step, MethodResult* r) {
   r->step_time_us = step.step_time_us;
@@ -212,7 +211,46 @@ void record_step(const StepResult& step, MethodResult* r) {
   r->status = step.infeasible_reason.find("memory") != std::string::npos ? "oom" : "infeasible";
 }
 
+namespace {
+// Bagging trains N different models (no exchange), so it is shown but never the
+// winner: the others all train the one model of the step.
+bool is_bagging(const CompareTable& table, const std::string& method) {
+  return std::find(table.strategies.begin(), table.strategies.end(), method) != table.strategies.end() &&
+         parse_strategy_spec(method).kind == "bagging";
+}
 }  // namespace
+
+bool add_method_result(CompareTable& table, const std::string& model, const std::string& cluster,
+                       const MethodResult& result) {
+  const auto row = std::find_if(table.rows.begin(), table.rows.end(), [&](const CompareRow& r) {
+    return r.model == model && r.cluster == cluster && r.error.empty();
+  });
+  if (row == table.rows.end()) return false;
+  auto column = std::find(table.methods.begin(), table.methods.end(), result.method);
+  if (column == table.methods.end()) {
+    table.methods.push_back(result.method);
+    for (CompareRow& r : table.rows)
+      if (r.error.empty()) {
+        MethodResult none;
+        none.method = result.method;
+        none.status = "not run";
+        r.results.push_back(none);
+      }
+    column = table.methods.end() - 1;
+  }
+  const size_t c = static_cast<size_t>(column - table.methods.begin());
+  if (row->results.size() <= c) row->results.resize(c + 1);
+  row->results[c] = result;
+  // The winner as run_compare picks it: the fastest feasible cell, never bagging.
+  row->winner.clear();
+  double best = 0;
+  for (const MethodResult& r : row->results)
+    if (r.ok() && !is_bagging(table, r.method) && (row->winner.empty() || r.step_time_us < best)) {
+      best = r.step_time_us;
+      row->winner = r.method;
+    }
+  return true;
+}
 
 CompareTable run_compare(const CompareRequest& request) {
   CompareTable table;

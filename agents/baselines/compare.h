@@ -104,4 +104,16 @@ nlohmann::json compare_to_json(const CompareTable& table);
 // Throws ParseError naming `source` and the field that is missing or mistyped.
 CompareTable compare_from_json(const nlohmann::json& doc, const std::string& source);
 
+// The status of a scored placement: "ok" when feasible, else "oom" (a memory
+// verdict) or "infeasible", with the evaluator's reason. Sets step_time_us too.
+void record_step(const StepResult& step, MethodResult* result);
+
+// Puts `result` (its method names the column) into the row for `model` on
+// `cluster`: a new column when the table has no such method (the other rows
+// get status "not run"), replacing the cell when it has. The row's winner is
+// recomputed. Returns false, changing nothing, when no row matches.
+// How a placement made elsewhere (by hand in the GUI) joins a comparison.
+bool add_method_result(CompareTable& table, const std::string& model, const std::string& cluster,
+                       const MethodResult& result);
+
 }  // namespace aware

@@ -484,6 +484,13 @@ TrainResult Trainer::run() {
     const double f = fraction_spent();
     pr.eta_s = f > 0 ? pr.elapsed_s / f * (1 - f) : -1;
     pr.message = final ? "done" : "update " + std::to_string(counters_.updates);
+    if (!final && graphs_.size() == 1 && !curve_.empty()) {
+      const CurvePoint& last = curve_.back();
+      pr.sample_mean_us = last.mean_step_us;
+      pr.sample_min_us = last.min_step_us;
+      pr.sample_max_us = last.max_step_us;
+      pr.entropy = last.entropy;
+    }
     opt_.progress->on_progress(pr);
   };
 

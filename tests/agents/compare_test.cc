@@ -68,6 +68,58 @@ TEST(Compare, WritersCarryEveryCell) {
   EXPECT_TRUE(doc["rows"][0]["results"][0]["step_time_us"].is_number());
 }
 
+// A placement made elsewhere (by hand in the GUI) joins a table as a column.
+TEST(Compare, AnOutsideResultJoinsItsRowAndMayWin) {
+  CompareTable table;
+  table.methods = {"single", "heft"};
+  CompareRow a;
+  a.model = "m";
+  a.cluster = "k40x2";
+  a.devices = 2;
+  a.results = {{"single", "ok", "", 100, 0, {}}, {"heft", "ok", "", 80, 0, {}}};
+  a.winner = "heft";
+  CompareRow b = a;
+  b.cluster = "k40x4";
+  b.devices = 4;
+  table.rows = {a, b};
+
+  MethodResult hand{"hand-edited (from single)", "ok", "", 70, 0, {}};
+  EXPECT_FALSE(add_method_result(table, "m", "k40x8", hand)) << "no such row";
+  EXPECT_FALSE(add_method_result(table, "other", "k40x2", hand));
+  EXPECT_EQ(table.methods.size(), 2u) << "a refused result changes nothing";
+
+  ASSERT_TRUE(add_method_result(table, "m", "k40x2", hand));
+  ASSERT_EQ(table.methods.size(), 3u);
+  EXPECT_EQ(table.methods[2], hand.method);
+  EXPECT_EQ(table.rows[0].results[2].step_time_us, 70);
+  EXPECT_EQ(table.rows[0].winner, hand.method);
+  EXPECT_EQ(table.rows[1].results[2].status, "not run");
+  EXPECT_EQ(table.rows[1].winner, "heft");
+
+  // The same method again replaces its cell; a slower one gives the win back.
+  hand.step_time_us = 90;
+  ASSERT_TRUE(add_method_result(table, "m", "k40x2", hand));
+  EXPECT_EQ(table.methods.size(), 3u);
+  EXPECT_EQ(table.rows[0].results[2].step_time_us, 90);
+  EXPECT_EQ(table.rows[0].winner, "heft");
+  // An infeasible one never wins, and the writers carry it.
+  StepResult oom;
+  oom.feasible = false;
+  oom.step_time_us = 1;
+  oom.infeasible_reason = "out of memory on gpu0";
+  MethodResult bad{"hand-edited (from heft)", "", "", -1, 0, {}};
+  record_step(oom, &bad);
+  EXPECT_EQ(bad.status, "oom");
+  ASSERT_TRUE(add_method_result(table, "m", "k40x4", bad));
+  EXPECT_EQ(table.rows[1].winner, "heft");
+  std::ostringstream csv;
+  write_compare_csv(table, csv);
+  EXPECT_NE(csv.str().find("hand-edited (from heft)"), std::string::npos);
+  const CompareTable back = compare_from_json(compare_to_json(table), "round trip");
+  EXPECT_EQ(back.methods.size(), 4u);
+  EXPECT_EQ(back.rows[1].results[3].status, "oom");
+}
+
 TEST(Compare, JsonReadsBackWhatItWrote) {
   const CompareTable table = run_compare(small_request());
   const CompareTable back = compare_from_json(compare_to_json(table), "table.json");

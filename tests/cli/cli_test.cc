@@ -541,6 +541,23 @@ TEST(Cli, CalibrateThenValidateThenPredictAgainWithoutRunning) {
   ASSERT_EQ(redo["rows"].size(), 6u);
   for (size_t i = 0; i < 6; ++i)
     EXPECT_EQ(redo["rows"][i]["measured_us"], doc["rows"][i]["measured_us"]);
+
+  // --slowdowns-from takes calibrate's two-at-once factors: the same
+  // predictions as the factors given by hand.
+  const double gemm = cal_report["concurrent_gemm_slowdown"].get<double>();
+  const double stream = cal_report["concurrent_stream_slowdown"].get<double>();
+  ASSERT_GT(gemm, 0);
+  const Outcome from = aware("validate " + common + " --measured " + validated + " --slowdowns-from " + report + " --json", true);
+  const Outcome by_hand = aware("validate " + common + " --measured " + validated +
+                                " --sim-option analytic:slowdown.compute=" + std::to_string(gemm) +
+                                " --sim-option analytic:slowdown.memory=" + std::to_string(stream) + " --json", true);
+  ASSERT_EQ(from.exit_code, 0) << from.output;
+  ASSERT_EQ(by_hand.exit_code, 0) << by_hand.output;
+  const auto a = nlohmann::json::parse(from.output);
+  const auto b = nlohmann::json::parse(by_hand.output);
+  ASSERT_EQ(a["rows"].size(), 6u);
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(a["rows"][i]["predicted_us"], b["rows"][i]["predicted_us"]) << i;
+  EXPECT_EQ(a["sim_options"], b["sim_options"]);
 }
 
 TEST(Cli, HardwareCommandsRefuseBadInputInOneLine) {
@@ -558,6 +575,10 @@ TEST(Cli, HardwareCommandsRefuseBadInputInOneLine) {
        "not among --simulators"},
       {"validate --graph " + graph + " --cluster preset:cpu-host --measured " + tmp("no-such.json"),
        "no-such.json"},
+      {"validate --graph " + graph + " --cluster preset:cpu-host --slowdowns-from " + graph,
+       "field 'concurrent_gemm_slowdown' missing"},
+      {"validate --graph " + graph + " --cluster preset:cpu-host --simulators simgrid --slowdowns-from " + graph,
+       "add analytic to --simulators"},
       {"calibrate --backend cpu -o " + tmp("c.json") + " --profile-graph " + graph,
        "--costs-out"},
       {"simulate --graph " + graph + " --cluster preset:cpu-host --evaluator cpu --option cores=9999",

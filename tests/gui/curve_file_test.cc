@@ -10,7 +10,9 @@
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QValueAxis>
 
+#include "core/placer.h"
 #include "gui/curve_view.h"
+#include "gui/main_window.h"
 
 namespace aware::gui {
 namespace {
@@ -97,6 +99,66 @@ TEST(CurveFile, TheViewDrawsBestMeanSpreadAndEntropy) {
   EXPECT_TRUE(right);
   // A bad file leaves an error and the view as it was.
   EXPECT_TRUE(view.showCurveFile("/no/such/curve.csv").contains("/no/such/curve.csv"));
+}
+
+
+TEST(CurveLive, UpdatesDrawMeanSpreadAndEntropyOfTheNewestRunOnly) {
+  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  CurveView view;
+  view.addSample(1, 5, 4, 6, 1.0);  // no run yet: ignored
+  EXPECT_EQ(view.samplePointCount(), 0);
+  view.beginRun("first");
+  view.addPoint(8, 900);
+  view.addSample(8, 950, 900, 1000, 1.2);
+  view.addSample(16, 920, 880, 990, 0.9);
+  view.addSample(24, 885, 880, 890, 0.1);
+  view.addSample(30, -1, -1, -1, 0.1);  // no mean: ignored
+  EXPECT_EQ(view.samplePointCount(), 3);
+  QAreaSeries* band = nullptr;
+  QLineSeries* entropy = nullptr;
+  for (QAbstractSeries* s : view.chart()->series()) {
+    if (auto* a = qobject_cast<QAreaSeries*>(s)) band = a;
+    if (auto* l = qobject_cast<QLineSeries*>(s); l != nullptr && l->name().startsWith("policy entropy")) entropy = l;
+  }
+  ASSERT_NE(band, nullptr);
+  ASSERT_EQ(band->lowerSeries()->count(), 3);
+  EXPECT_DOUBLE_EQ(band->lowerSeries()->at(2).y(), 880);
+  EXPECT_DOUBLE_EQ(band->upperSeries()->at(0).y(), 1000);
+  ASSERT_NE(entropy, nullptr);
+  EXPECT_DOUBLE_EQ(entropy->at(2).y(), 0.1);
+  // A new run keeps the first run's best line and drops its samples.
+  const int before = static_cast<int>(view.chart()->series().size());
+  view.beginRun("second");
+  EXPECT_EQ(view.runCount(), 2);
+  EXPECT_EQ(view.pointCount(0), 1);
+  EXPECT_EQ(view.samplePointCount(), 0);
+  EXPECT_EQ(static_cast<int>(view.chart()->series().size()), before - 3 + 1)
+      << "band, mean and entropy removed; the second run's best line added";
+  // Updates without a spread (a non-learned search never sends any) draw no band.
+  view.addSample(8, 950, -1, -1, 1.0);
+  int areas = 0;
+  for (QAbstractSeries* s : view.chart()->series()) areas += qobject_cast<QAreaSeries*>(s) != nullptr;
+  EXPECT_EQ(areas, 0);
+  EXPECT_EQ(view.samplePointCount(), 1);
+}
+
+TEST(CurveLive, ALearnedAgentsSearchIsDrawnUpdateByUpdate) {
+  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  MainWindow w;
+  w.setInteractive(false);
+  if (!PlacerRegistry::instance().has("hierarchical")) GTEST_SKIP() << "built without the learned agents";
+  ASSERT_TRUE(w.openCluster("preset:k40x2"));
+  ASSERT_TRUE(w.openGraph("family:cifar10:1"));
+  ASSERT_TRUE(w.startSearch("hierarchical", 48));
+  ASSERT_TRUE(w.waitForSearch(120000)) << w.searchError().toStdString();
+  // Hierarchical samples several placements per update: one point per update,
+  // each a mean within its spread; the entropy axis is shown.
+  const int points = w.curveView()->samplePointCount();
+  EXPECT_GE(points, 2);
+  EXPECT_LT(points, 48);
+  int areas = 0;
+  for (QAbstractSeries* s : w.curveView()->chart()->series()) areas += qobject_cast<QAreaSeries*>(s) != nullptr;
+  EXPECT_EQ(areas, 1);
 }
 
 }  // namespace

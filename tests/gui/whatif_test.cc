@@ -1,12 +1,16 @@
 // What if: ops moved by hand in the graph view are scored at once, the step
 // equals the evaluator's on the edited placement, and undo walks back exactly.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <QApplication>
+#include <QTableWidget>
 
 #include "core/evaluator.h"
+#include "core/errors.h"
+#include "gui/compare_view.h"
 #include "gui/graph_view.h"
 #include "gui/main_window.h"
 #include "gui/workbench.h"
@@ -92,6 +96,69 @@ TEST(WhatIf, MovedOpsAreScoredAtOnceAndUndoWalksBack) {
   w.graphView()->selectOps({});
   EXPECT_FALSE(w.moveSelectionTo(0));
   EXPECT_TRUE(w.lastError().contains("select ops first")) << w.lastError().toStdString();
+}
+
+TEST(WhatIf, FusedGroupsAreSelectableAndAHandPlacementJoinsTheComparison) {
+  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  MainWindow w;
+  w.setInteractive(false);
+  ASSERT_TRUE(w.openCluster("preset:k40x2"));
+  ASSERT_TRUE(w.openGraph("zoo:resnet50"));
+  Workbench& wb = *w.workbench();
+  const int n = wb.graph().num_ops();
+  // Without a selected op: refused.
+  w.graphView()->selectOps({});
+  EXPECT_EQ(w.selectFusedGroup(), 0);
+  EXPECT_TRUE(w.lastError().contains("select an op")) << w.lastError().toStdString();
+#ifdef AWARE_GUI_HAVE_FUSION
+  // Every op's group holds it, groups partition the graph, and some group
+  // holds several ops (fusion merges ResNet-50's chains).
+  std::vector<int> covered(static_cast<size_t>(n), 0);
+  size_t largest = 0;
+  for (int op = 0; op < n; ++op) {
+    const std::vector<int> group = wb.fusedGroupOf(op);
+    ASSERT_TRUE(std::binary_search(group.begin(), group.end(), op)) << op;
+    if (group.front() == op)
+      for (int v : group) ++covered[static_cast<size_t>(v)];
+    largest = std::max(largest, group.size());
+  }
+  for (int v = 0; v < n; ++v) EXPECT_EQ(covered[static_cast<size_t>(v)], 1) << v;
+  EXPECT_GT(largest, 1u);
+  EXPECT_LT(wb.fusedGroupCount(), n);
+  int big = 0;
+  while (wb.fusedGroupOf(big).size() < 2) ++big;
+  w.graphView()->selectOp(big, false);
+  EXPECT_EQ(w.selectFusedGroup(), static_cast<int>(wb.fusedGroupOf(big).size()));
+  EXPECT_EQ(w.graphView()->selectedOps(), wb.fusedGroupOf(big));
+  EXPECT_THROW(wb.fusedGroupOf(n), DeviceError);
+#endif
+
+#ifdef AWARE_GUI_HAVE_BASELINES
+  // Nothing compared yet: refused with the reason.
+  wb.setPlacement(Placement(std::vector<int>(static_cast<size_t>(n), 0)), "single");
+  EXPECT_FALSE(w.addPlacementToCompare());
+  EXPECT_TRUE(w.lastError().contains("comparison first")) << w.lastError().toStdString();
+  ASSERT_TRUE(w.startCompare({"single", "m-etf"}, {2}));
+  ASSERT_TRUE(w.waitForCompare(120000));
+  // A hand edit of single: half the ops in id order to gpu1.
+  std::vector<int> half;
+  for (int v = 0; v < n / 2; ++v) half.push_back(v);
+  w.graphView()->selectOps(half);
+  ASSERT_TRUE(w.moveSelectionTo(1));
+  ASSERT_TRUE(w.addPlacementToCompare()) << w.lastError().toStdString();
+  const CompareTable& table = w.compareView()->table();
+  ASSERT_EQ(table.methods.size(), 3u);
+  EXPECT_EQ(table.methods[2], "hand-edited (from single)");
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(table.rows[0].results[2].step_time_us, wb.result().step_time_us);
+  EXPECT_EQ(w.compareView()->tableWidget()->columnCount(), 4 + 3 + 1);
+  // Another cluster has no row in the table: refused, the table unchanged.
+  ASSERT_TRUE(w.openCluster("preset:k40x4"));
+  wb.setPlacement(Placement(std::vector<int>(static_cast<size_t>(n), 0)), "single");
+  EXPECT_FALSE(w.addPlacementToCompare());
+  EXPECT_TRUE(w.lastError().contains("no row for resnet50 on k40x4")) << w.lastError().toStdString();
+  EXPECT_EQ(w.compareView()->table().methods.size(), 3u);
+#endif
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
 #include "core/placer.h"
+#include "core/progress.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "tests/rl/rl_test_graphs.h"
 
@@ -262,6 +263,37 @@ TEST(Trainer, GreedyEpisodeIsCountedAndTheBetterPlacementIsReturned) {
     if (r.best_is_greedy) EXPECT_EQ(r.best, r.greedy) << agent;
     const StepResult check = sim.evaluate(g, c, r.best);
     EXPECT_DOUBLE_EQ(check.step_time_us, r.best_step_us) << agent;
+  }
+}
+
+// Each update reports what its samples took and the policy's entropy, the same
+// figures as that update's curve row: what the GUI draws live.
+TEST(Trainer, ProgressCarriesEachUpdatesSamplesAndEntropy) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(3);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  struct Recorder : ProgressObserver {
+    std::vector<Progress> updates;
+    void on_progress(const Progress& p) override {
+      if (p.sample_mean_us >= 0) updates.push_back(p);
+    }
+  } recorder;
+  TrainOptions t = small_run(24);
+  t.progress = &recorder;
+  const TrainResult r = train_agent("hierarchical", g, c, sim, t);
+  ASSERT_FALSE(r.curve.empty());
+  ASSERT_EQ(recorder.updates.size(), r.curve.size());
+  for (size_t k = 0; k < r.curve.size(); ++k) {
+    const Progress& p = recorder.updates[k];
+    EXPECT_EQ(p.done, r.curve[k].evaluations) << k;
+    EXPECT_DOUBLE_EQ(p.sample_mean_us, r.curve[k].mean_step_us) << k;
+    EXPECT_DOUBLE_EQ(p.sample_min_us, r.curve[k].min_step_us) << k;
+    EXPECT_DOUBLE_EQ(p.sample_max_us, r.curve[k].max_step_us) << k;
+    EXPECT_DOUBLE_EQ(p.entropy, r.curve[k].entropy) << k;
+    EXPECT_LE(p.sample_min_us, p.sample_mean_us) << k;
+    EXPECT_LE(p.sample_mean_us, p.sample_max_us) << k;
+    EXPECT_GT(p.entropy, 0) << k;
   }
 }
 
