@@ -30,6 +30,7 @@ void add_list_command(CLI::App& app);    // list evaluators | placers | agents |
 void add_hw_commands(CLI::App& app);     // calibrate + validate (hw/, with the placers)
 void add_strategy_commands(CLI::App& app);  // strategy apply | list (strategies/)
 void add_reproduce_command(CLI::App& app);  // reproduce: the README's experiments as cells
+void add_mesh_commands(CLI::App& app);      // mesh map: spiking networks on a neuromorphic mesh
 
 // Applies a strategy spec for a command's --strategy (progress on stderr).
 StrategyResult run_strategy_rewrite(const std::string& spec, const OpGraph& graph,

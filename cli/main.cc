@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
 #ifdef AWARE_HAVE_BASELINES
   aware::cli::add_place_commands(app);
   aware::cli::add_reproduce_command(app);
+  aware::cli::add_mesh_commands(app);
 #endif
 #ifdef AWARE_HAVE_HW
   aware::cli::add_hw_commands(app);

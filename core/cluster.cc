@@ -1,6 +1,7 @@
 #include "core/cluster.h"
 
 #include <algorithm>
+#include <map>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -115,6 +116,10 @@ void Cluster::finalize() {
     check_positive(*this, "link", l.name, "bandwidth_Bps", l.bandwidth_Bps);
     check_positive(*this, "link", l.name, "latency_us", l.latency_us, true);
   }
+  if (mesh_width_ > 0) {
+    finalize_mesh_routes();
+    return;
+  }
   const int nodes = num_nodes();
   const int devices = num_devices();
   std::vector<std::vector<Hop>> adjacency(nodes);
@@ -177,6 +182,69 @@ void Cluster::finalize() {
       route_bandwidth_Bps_[idx] = bandwidth;
     }
   }
+  finalized_ = true;
+}
+
+void Cluster::set_mesh_routing(int width, int height) {
+  if (width < 1 || height < 1) throw DeviceError(where(*this) + ": a mesh needs width and height >= 1");
+  mesh_width_ = width;
+  mesh_height_ = height;
+  touch();
+}
+
+// Dimension-order (XY) routes on a mesh: devices 0..W*H-1 are the cores, row-major,
+// switch i is core i's router, each core is linked to its router and each router
+// to its right and lower neighbours. A route: core -> router, along x, along y,
+// router -> core.
+void Cluster::finalize_mesh_routes() {
+  const int devices = num_devices();
+  const int cores = mesh_width_ * mesh_height_;
+  if (devices != cores || static_cast<int>(switches_.size()) != cores)
+    throw DeviceError(where(*this) + ": a " + std::to_string(mesh_width_) + "x" + std::to_string(mesh_height_) +
+                      " mesh needs " + std::to_string(cores) + " devices and as many routers (switches), got " +
+                      std::to_string(devices) + " and " + std::to_string(switches_.size()));
+  std::map<std::pair<int, int>, Hop> between;  // (from node, to node) -> hop
+  for (int l = 0; l < num_links(); ++l) {
+    between[{links_[l].a, links_[l].b}] = Hop{l, 0};
+    between[{links_[l].b, links_[l].a}] = Hop{l, 1};
+  }
+  const auto hop = [&](int from, int to) {
+    const auto it = between.find({from, to});
+    if (it == between.end())
+      throw DeviceError(where(*this) + ": mesh routing needs a link between '" + node_name(from) + "' and '" +
+                        node_name(to) + "' (field 'links')");
+    return it->second;
+  };
+  routes_.assign(static_cast<size_t>(devices) * devices, {});
+  route_latency_us_.assign(static_cast<size_t>(devices) * devices, 0);
+  route_bandwidth_Bps_.assign(static_cast<size_t>(devices) * devices, std::numeric_limits<double>::infinity());
+  for (int src = 0; src < devices; ++src)
+    for (int dst = 0; dst < devices; ++dst) {
+      if (src == dst) continue;
+      std::vector<Hop> path{hop(src, cores + src)};
+      int x = src % mesh_width_, y = src / mesh_width_;
+      const int tx = dst % mesh_width_, ty = dst / mesh_width_;
+      while (x != tx) {
+        const int nx = x + (tx > x ? 1 : -1);
+        path.push_back(hop(cores + y * mesh_width_ + x, cores + y * mesh_width_ + nx));
+        x = nx;
+      }
+      while (y != ty) {
+        const int ny = y + (ty > y ? 1 : -1);
+        path.push_back(hop(cores + y * mesh_width_ + x, cores + ny * mesh_width_ + x));
+        y = ny;
+      }
+      path.push_back(hop(cores + dst, dst));
+      const size_t idx = static_cast<size_t>(src) * devices + dst;
+      double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
+      for (const Hop& h : path) {
+        latency += links_[h.link].latency_us;
+        bandwidth = std::min(bandwidth, links_[h.link].bandwidth_Bps);
+      }
+      routes_[idx] = std::move(path);
+      route_latency_us_[idx] = latency;
+      route_bandwidth_Bps_[idx] = bandwidth;
+    }
   finalized_ = true;
 }
 

@@ -76,6 +76,13 @@ class Cluster {
   // reader call it.
   void finalize();
   bool finalized() const { return finalized_; }
+  // A 2-D mesh (core/mesh.h): devices 0..W*H-1 are its cores, row-major, switch i
+  // is core i's router; finalize() then routes dimension-order (XY: along x,
+  // then y) instead of least-latency. Throws DeviceError for W or H < 1.
+  void set_mesh_routing(int width, int height);
+  bool is_mesh() const { return mesh_width_ > 0; }
+  int mesh_width() const { return mesh_width_; }
+  int mesh_height() const { return mesh_height_; }
 
   // The hops from device `src` to device `dst` (empty when src == dst).
   const std::vector<Hop>& route(int src, int dst) const;
@@ -92,6 +99,7 @@ class Cluster {
 
  private:
   void touch();
+  void finalize_mesh_routes();
 
   std::string name_;
   std::string source_;
@@ -102,6 +110,7 @@ class Cluster {
   std::vector<double> route_latency_us_;
   std::vector<double> route_bandwidth_Bps_;
   bool finalized_ = false;
+  int mesh_width_ = 0, mesh_height_ = 0;  // 0: least-latency routes
   std::uint64_t revision_ = 0;
 };
 

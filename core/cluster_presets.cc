@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/cluster.h"
+#include "core/mesh.h"
 #include "core/errors.h"
 #include "core/formats.h"
 
@@ -152,7 +153,7 @@ Cluster cpu_host() {
 std::vector<std::string> builtin_preset_names() {
   return {"p2.8xlarge", "k40x2",    "k40x4",    "k40x8",   "dgx-v100",
           "dgx-a100",   "hgx-h100", "hgx-h200", "multi-node:NxG", "cpu-host",
-          "hadoop:N"};
+          "hadoop:N",   "mesh:WxH"};
 }
 
 std::mutex g_preset_mutex;
@@ -173,7 +174,7 @@ std::vector<std::string> cluster_preset_names() {
 void register_cluster_preset(const std::string& name, std::function<Cluster()> build) {
   const std::vector<std::string> builtin = builtin_preset_names();
   if (name.empty() || std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
-      name.rfind("multi-node:", 0) == 0 || name.rfind("hadoop:", 0) == 0)
+      name.rfind("multi-node:", 0) == 0 || name.rfind("hadoop:", 0) == 0 || name.rfind("mesh:", 0) == 0)
     throw ConfigError("cannot register cluster preset '" + name + "': the name is built in");
   std::lock_guard<std::mutex> lock(g_preset_mutex);
   registered_presets()[name] = std::move(build);
@@ -219,6 +220,8 @@ Cluster make_cluster_preset(const std::string& name) {
       throw ConfigError("cluster preset '" + name + "': expected hadoop:N with 1 <= N <= 1024");
     }
     c = hadoop(nodes);
+  } else if (name.rfind("mesh:", 0) == 0) {
+    c = make_mesh_cluster(parse_mesh_spec(name));
   } else if (name == "cpu-host") {
     c = cpu_host();
   } else {
@@ -250,7 +253,7 @@ Cluster load_cluster(const std::string& spec) {
   // Bare preset names are accepted too, as long as no file of that name exists.
   for (const auto& n : cluster_preset_names())
     if (spec == n) return make_cluster_preset(spec);
-  if (spec.rfind("multi-node:", 0) == 0 || spec.rfind("hadoop:", 0) == 0)
+  if (spec.rfind("multi-node:", 0) == 0 || spec.rfind("hadoop:", 0) == 0 || spec.rfind("mesh:", 0) == 0)
     return make_cluster_preset(spec);
   std::function<Cluster(const std::string&)> loader;
   {

@@ -1,4 +1,5 @@
 #include "datasets/load.h"
+#include "datasets/snn.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -100,6 +101,10 @@ OpGraph load_graph(const std::string& spec) {
     OpGraph graph = build_family_graph(family, seed);
     graph.set_source(spec);
     return graph;
+  }
+  if (spec.rfind("snn:", 0) == 0) {
+    const SnnSpec snn = parse_snn_spec(spec);
+    return snn_op_graph(snn, build_snn_traffic(snn));
   }
   const std::string random_prefix = "random:";
   if (spec.rfind(random_prefix, 0) == 0) {

@@ -1,5 +1,7 @@
 #include "agents/baselines/register.h"
 
+#include "agents/baselines/mesh_mapping.h"
+
 #include "agents/baselines/placers.h"
 #include "core/placer.h"
 
@@ -54,6 +56,12 @@ void register_baseline_placers() {
          {"mutation", T::kDouble, "0.3", "probability a child gets a run of units moved"},
          threads},
         make_genetic_placer);
+  r.add("hilbert", "mesh: groups in graph order along a Hilbert curve over the cores (capacity respected)",
+        make_hilbert_placer);
+  r.add("force-directed",
+        "mesh: hilbert, then each group pulled to the traffic-weighted centre of its partners (moves and swaps "
+        "that lower traffic x hops)",
+        make_force_directed_placer);
 }
 
 }  // namespace aware

@@ -602,3 +602,60 @@ TEST(Cli, HardwareCommandsRefuseBadInputInOneLine) {
 }
 
 }  // namespace
+
+// aware mesh map: every mapping of a spiking network onto a mesh, scored by
+// hop-weighted traffic and the busiest link, and one simulated biological step
+// on a mesh small enough for the cluster form.
+TEST(Cli, MeshMapComparesTheMappings) {
+  const std::string out = tmp("mesh.json");
+  const Outcome o = aware("mesh map --network snn:layered:8000 --network snn:random:4000:fanout=6 "
+                          "--mesh mesh:6x6 --mesh mesh:64x64 --json -o " + out);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto doc = nlohmann::json::parse(std::ifstream(out));
+  ASSERT_EQ(doc["cases"].size(), 2u);
+  const auto& small = doc["cases"][0];
+  EXPECT_EQ(small["mesh"], "mesh:6x6");
+  EXPECT_EQ(small["groups"], 8 * 16);
+  ASSERT_EQ(small["results"].size(), 5u);
+  double hilbert = -1, refined = -1;
+  for (const auto& r : small["results"]) {
+    EXPECT_GT(r["traffic_hops"].get<double>(), 0) << r.dump();
+    EXPECT_GT(r["step_us"].get<double>(), 0) << "6x6 is simulated: " << r.dump();
+    EXPECT_LE(r["max_core_neurons"].get<double>(), 256) << r.dump();
+    if (r["method"] == "hilbert") hilbert = r["traffic_hops"].get<double>();
+    if (r["method"] == "force-directed") refined = r["traffic_hops"].get<double>();
+  }
+  EXPECT_LE(refined, hilbert);
+  // 64x64 is above the cluster form's 1,024 cores: costs, no step, and why.
+  const auto& big = doc["cases"][1];
+  EXPECT_FALSE(big["results"][0].contains("step_us"));
+  EXPECT_TRUE(contains(big["step_note"].get<std::string>(), "above the cluster form")) << big.dump();
+  // The Markdown table has a row per method and case.
+  const Outcome md = aware("mesh map --network snn:lattice:3000 --mesh mesh:4x4 --methods hilbert,sequential", true);
+  ASSERT_EQ(md.exit_code, 0) << md.output;
+  EXPECT_TRUE(contains(md.output, "| snn:lattice:3000 | mesh:4x4 | ")) << md.output;
+}
+
+TEST(Cli, MeshMapRefusesBadInputInOneLine) {
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {"mesh map --network snn:layered:100000 --mesh mesh:4x4", "holds 4096"},
+      {"mesh map --network snn:layered:4800:group=300 --mesh mesh:8x8", "more than a core's capacity of 256"},
+      {"mesh map --network snn:layered:1000 --mesh mesh:4y4", "size '4y4'"},
+      {"mesh map --network snn:blob:1000 --mesh mesh:4x4", "topology 'blob' unknown"},
+      {"mesh map --network snn:layered:1000 --mesh mesh:4x4 --methods hilbert,magic", "'magic' unknown"},
+      {"mesh map --network snn:layered:1000 --network snn:layered:2000 --mesh mesh:4x4 --mesh mesh:8x8 "
+       "--mesh mesh:2x2",
+       "one mesh for every --network"},
+  };
+  for (const Case& c : cases) {
+    const std::string out = tmp("mesh-bad.json");
+    std::remove(out.c_str());
+    const Outcome o = aware(c.args + " -o " + out);
+    EXPECT_NE(o.exit_code, 0) << c.args;
+    EXPECT_TRUE(contains(o.output, c.message)) << c.args << "\n" << o.output;
+    EXPECT_FALSE(std::ifstream(out).good()) << "nothing written: " << c.args;
+  }
+}

@@ -13,6 +13,7 @@ TEST(Cluster, EveryPresetBuildsWithRoutesBetweenAllDevices) {
   for (std::string name : cluster_preset_names()) {
     if (name == "multi-node:NxG") name = "multi-node:2x4";
     if (name == "hadoop:N") name = "hadoop:3";
+    if (name == "mesh:WxH") name = "mesh:3x2";
     const Cluster c = make_cluster_preset(name);
     ASSERT_GT(c.num_devices(), 0) << name;
     for (int s = 0; s < c.num_devices(); ++s) {

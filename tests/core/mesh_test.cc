@@ -1,0 +1,136 @@
+// The 2-D mesh: the Hilbert curve over it, XY routes and hops by hand, the
+// cost of a mapping by hand, and the mesh as a cluster (routes through routers).
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "core/cluster.h"
+#include "core/errors.h"
+#include "core/mesh.h"
+
+namespace aware {
+namespace {
+
+void expect_curve(int side) {
+  const std::vector<int> order = hilbert_order(side, side);
+  ASSERT_EQ(static_cast<int>(order.size()), side * side);
+  EXPECT_EQ(std::set<int>(order.begin(), order.end()).size(), order.size()) << "every core once";
+  EXPECT_EQ(order.front(), 0) << "starts in a corner";
+  MeshSpec mesh;
+  mesh.width = mesh.height = side;
+  for (size_t i = 1; i < order.size(); ++i) EXPECT_EQ(mesh_hops(mesh, order[i - 1], order[i]), 1) << side << ": step " << i;
+}
+
+TEST(Mesh, HilbertOrderIsTheCurve) {
+  // The 4x4 curve, written out (x, y): it visits each 2x2 quadrant whole, in
+  // turn, from (0,0) to (3,0).
+  const int expected[16][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}, {0, 2}, {0, 3}, {1, 3}, {1, 2},
+                               {2, 2}, {2, 3}, {3, 3}, {3, 2}, {3, 1}, {2, 1}, {2, 0}, {3, 0}};
+  const std::vector<int> order = hilbert_order(4, 4);
+  for (int d = 0; d < 16; ++d) EXPECT_EQ(order[d], expected[d][1] * 4 + expected[d][0]) << d;
+  for (int side : {2, 4, 8, 16, 64}) expect_curve(side);
+  // Other shapes: every core once, on the covering square's curve.
+  const std::vector<int> odd = hilbert_order(3, 5);
+  ASSERT_EQ(odd.size(), 15u);
+  EXPECT_EQ(std::set<int>(odd.begin(), odd.end()).size(), 15u);
+  for (int c : odd) EXPECT_TRUE(c >= 0 && c < 15);
+}
+
+TEST(Mesh, XyRoutesAndHopsByHand) {
+  MeshSpec mesh;
+  mesh.width = 4;
+  mesh.height = 3;
+  // (0,0) -> (2,1): +x at core 0, +x at core 1, then +y at core 2.
+  EXPECT_EQ(mesh_route(mesh, 0, 6), (std::vector<int>{0, 4, 10}));
+  EXPECT_EQ(mesh_hops(mesh, 0, 6), 3);
+  // (3,2) -> (1,0): -x at core 11, -x at core 10, then -y at core 9, -y at core 5.
+  EXPECT_EQ(mesh_route(mesh, 11, 1), (std::vector<int>{4 * 11 + 1, 4 * 10 + 1, 4 * 9 + 3, 4 * 5 + 3}));
+  EXPECT_EQ(mesh_hops(mesh, 11, 1), 4);
+  EXPECT_TRUE(mesh_route(mesh, 5, 5).empty());
+}
+
+TEST(Mesh, CostOfAMappingByHand) {
+  MeshSpec mesh;
+  mesh.width = mesh.height = 2;
+  mesh.capacity = 10;
+  mesh.link_Bps = 100;
+  MeshTraffic t;
+  t.group_neurons = {5, 5, 5};
+  t.flows = {{0, 1, 10}, {1, 2, 20}, {0, 2, 1}};
+  // Groups on cores 0 (0,0), 1 (1,0), 3 (1,1).
+  const MeshCost c = mesh_cost(mesh, t, {0, 1, 3});
+  EXPECT_DOUBLE_EQ(c.traffic_hops, 10 * 1 + 20 * 1 + 1 * 2);
+  // 0 -> 1 and 0 -> 3 share core 0's +x link; 1 -> 3 and 0 -> 3 share core 1's +y.
+  const std::vector<double> load = mesh_link_loads(mesh, t, {0, 1, 3});
+  EXPECT_DOUBLE_EQ(load[0], 11);
+  EXPECT_DOUBLE_EQ(load[4 * 1 + 2], 21);
+  EXPECT_DOUBLE_EQ(c.max_link_Bps, 21);
+  EXPECT_DOUBLE_EQ(c.max_link_utilisation, 0.21);
+  EXPECT_DOUBLE_EQ(c.mean_link_Bps, 32.0 / 8);  // 8 directed links in a 2x2 mesh
+  EXPECT_EQ(c.cores_used, 3);
+  EXPECT_DOUBLE_EQ(c.total_Bps, 31);
+  // Two groups on one core: 10 neurons fit exactly; three do not.
+  EXPECT_DOUBLE_EQ(mesh_cost(mesh, t, {0, 0, 1}).traffic_hops, 20 + 1);
+  try {
+    mesh_cost(mesh, t, {2, 2, 2});
+    ADD_FAILURE() << "over capacity accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("core (0,1) holds 15 neurons, over its capacity of 10"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(mesh_cost(mesh, t, {0, 1, 4}), ConfigError);
+  EXPECT_THROW(mesh_cost(mesh, t, {0, 1}), ConfigError);
+}
+
+TEST(Mesh, SpecsParseAndBadOnesNameTheField) {
+  const MeshSpec m = parse_mesh_spec("mesh:64x32,capacity=1024,link_Bps=2e9");
+  EXPECT_EQ(m.width, 64);
+  EXPECT_EQ(m.height, 32);
+  EXPECT_DOUBLE_EQ(m.capacity, 1024);
+  EXPECT_DOUBLE_EQ(m.link_Bps, 2e9);
+  EXPECT_EQ(m.name(), "mesh:64x32,capacity=1024,link_Bps=2e+09");
+  EXPECT_EQ(parse_mesh_spec(m.name()).capacity, 1024);
+  const std::pair<const char*, const char*> bad[] = {{"mesh:0x4", "size '0x4'"},
+                                                     {"mesh:4x", "size '4x'"},
+                                                     {"mesh:4x4,capacity=-1", "field 'capacity' must be a positive number"},
+                                                     {"mesh:4x4,speed=2", "unknown field 'speed'"},
+                                                     {"mesh:4x4,capacity", "is not KEY=VALUE"},
+                                                     {"mesh:2000x2", "1 <= W, H <= 1024"}};
+  for (const auto& [spec, message] : bad) {
+    try {
+      parse_mesh_spec(spec);
+      ADD_FAILURE() << spec;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(spec), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Mesh, AsAClusterRoutesXyThroughRouters) {
+  const Cluster c = load_cluster("preset:mesh:3x3");
+  ASSERT_TRUE(c.is_mesh());
+  EXPECT_EQ(c.num_devices(), 9);
+  EXPECT_EQ(c.mesh_width(), 3);
+  // c0_0 -> c2_1: its router, two steps along x, one along y, the core.
+  std::vector<std::string> names;
+  for (const Hop& h : c.route(0, 5)) names.push_back(c.link(h.link).name);
+  EXPECT_EQ(names, (std::vector<std::string>{"local0", "x0_0", "x1_0", "y2_0", "local5"}));
+  // Back the other way: along x first again (from c2_1 to c0_0: x then y).
+  names.clear();
+  for (const Hop& h : c.route(5, 0)) names.push_back(c.link(h.link).name);
+  EXPECT_EQ(names, (std::vector<std::string>{"local5", "x1_1", "x0_1", "y0_0", "local0"}));
+  const MeshSpec spec = parse_mesh_spec("mesh:3x3");
+  EXPECT_DOUBLE_EQ(c.route_latency_us(0, 5), 3 * spec.latency_us);
+  EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 5), spec.link_Bps);
+  // The cluster form keeps every route: large meshes are refused, naming the limit.
+  try {
+    load_cluster("preset:mesh:64x64");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 1024 cores"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace aware
