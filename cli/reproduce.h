@@ -62,6 +62,8 @@ struct Budget {
   std::vector<std::string> hw_graphs, hw_methods;
   std::string hw_tag;
   int hw_calibrate_repeats = 7, hw_repeats = 5, hw_rounds = 3, hw_random = 5;
+  // The mesh table (`aware mesh map`): spiking networks on neuromorphic meshes.
+  std::vector<std::pair<std::string, std::string>> mesh_cases;  // network, mesh
 };
 
 struct Plan {

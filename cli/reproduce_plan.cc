@@ -55,6 +55,7 @@ Budget budget_for(const std::string& name) {
     b.hw_repeats = 3;
     b.hw_rounds = 1;
     b.hw_random = 2;
+    b.mesh_cases = {{"snn:layered:4000", "mesh:6x6"}, {"snn:lattice:4000", "mesh:6x6"}};
     return b;
   }
   if (name == "small" || name == "paper") {
@@ -91,6 +92,11 @@ Budget budget_for(const std::string& name) {
                    "zoo:rnnlm:batch=8,hidden=256,vocab=8000"};
     b.hw_methods = {"m-etf", "heft", "m-topo", "m-sct", "metis", "expert"};
     b.hw_tag = "full";
+    // Three sizes of the layered pathway up to a million neurons on 64 x 64
+    // cores, and the three topologies at 100,000 neurons.
+    b.mesh_cases = {{"snn:layered:10000", "mesh:8x8"},          {"snn:layered:100000", "mesh:24x24"},
+                    {"snn:lattice:100000", "mesh:24x24"},       {"snn:random:100000", "mesh:24x24"},
+                    {"snn:layered:1000000", "mesh:64x64"}};
     return b;
   }
   throw ConfigError("--budget: '" + name + "' unknown (known: smoke, small, paper)");
@@ -255,6 +261,13 @@ class Builder {
     return add(table, std::move(consumer));
   }
 
+  // `aware mesh map` for one network on one mesh: every mapping.
+  const Cell& mesh(const std::string& table, const std::string& network, const std::string& mesh_spec) {
+    Cell c = base("mesh", network, network, mesh_spec, "all", 1, 0);
+    c.args = {"mesh", "map", "--network", network, "--mesh", mesh_spec, "--seed", "1", "--json"};
+    return add(table, std::move(c));
+  }
+
   // `aware fuse report` for one model.
   const Cell& fuse(const std::string& table, const std::string& model, const std::string& cluster, int seed,
                    long long evals) {
@@ -295,8 +308,8 @@ std::vector<const Cell*> Plan::cells_of(const std::string& table) const {
 }
 
 const std::vector<std::string>& table_names() {
-  static const std::vector<std::string> names = {"compare",  "fusion",   "simgrid",    "agents",  "table1",
-                                                 "transfer", "ablation", "strategies", "hardware"};
+  static const std::vector<std::string> names = {"compare",  "fusion",   "simgrid",    "agents",   "table1",
+                                                 "transfer", "ablation", "strategies", "hardware", "mesh"};
   return names;
 }
 
@@ -412,6 +425,8 @@ Plan make_plan(const std::string& budget, const std::string& only, const std::st
   if (wanted.count("hardware") &&
       !skip("hardware", features.hw, "this build has no cpu executor (hw/ needs Linux thread pinning)"))
     add.hardware("hardware", b);
+  if (wanted.count("mesh"))
+    for (const auto& [network, mesh] : b.mesh_cases) add.mesh("mesh", network, mesh);
   return plan;
 }
 

@@ -424,15 +424,18 @@ json cluster_to_json(const Cluster& cluster) {
                      {"bandwidth_Bps", l.bandwidth_Bps},
                      {"latency_us", l.latency_us}});
   }
-  return json{{"format", "aware-cluster"}, {"version", kClusterFormatVersion},
-              {"name", cluster.name()},    {"devices", std::move(devices)},
-              {"switches", cluster.switches()}, {"links", std::move(links)}};
+  json doc{{"format", "aware-cluster"}, {"version", kClusterFormatVersion},
+           {"name", cluster.name()},    {"devices", std::move(devices)},
+           {"switches", cluster.switches()}, {"links", std::move(links)}};
+  if (cluster.is_mesh())
+    doc["routing"] = {{"kind", "xy"}, {"width", cluster.mesh_width()}, {"height", cluster.mesh_height()}};
+  return doc;
 }
 
 Cluster cluster_from_json(const json& doc, const std::string& source) {
   check_header(doc, "aware-cluster", kClusterFormatVersion, source);
   const Where top{source, ""};
-  check_fields(doc, {"format", "version", "name", "devices", "switches", "links"}, top);
+  check_fields(doc, {"format", "version", "name", "devices", "switches", "links", "routing"}, top);
   Cluster cluster(get_string(doc, "name", top, false, source));
   cluster.set_source(source);
   const json& devices = require(doc, "devices", top);
@@ -496,6 +499,16 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
       l.latency_us = get_number(o, "latency_us", w, false, 0);
       cluster.add_link(std::move(l));
     }
+  }
+  if (auto it = doc.find("routing"); it != doc.end()) {
+    // A mesh: devices are its cores row-major, switch i core i's router (core/mesh.h).
+    const Where w{source, "routing"};
+    if (!it->is_object()) fail(top, "routing", "must be an object {kind: xy, width, height}");
+    check_fields(*it, {"kind", "width", "height"}, w);
+    if (get_string(*it, "kind", w, true) != "xy") fail(w, "kind", "must be \"xy\" (dimension-order routes on a mesh)");
+    const int width = get_int(*it, "width", w, true, 0), height = get_int(*it, "height", w, true, 0);
+    if (width < 1 || height < 1) fail(w, "width", "and height must be at least 1");
+    cluster.set_mesh_routing(width, height);
   }
   try {
     cluster.finalize();

@@ -29,6 +29,7 @@
 #include "gui/compare_view.h"
 #include "gui/curve_view.h"
 #include "gui/graph_view.h"
+#include "gui/link_view.h"
 #include "gui/timeline_page.h"
 #include "gui/timeline_view.h"
 #include "gui/workbench.h"
@@ -88,12 +89,13 @@ void MainWindow::buildUi() {
     graph_combo_->addItem(QString::fromStdString("family:" + family + ":1"));
   graph_combo_->addItem(QStringLiteral("random:1000:1"));
   graph_combo_->addItem(QStringLiteral("random:10000:1"));
+  graph_combo_->addItem(QStringLiteral("snn:lattice:12000"));
   graph_combo_->setMinimumContentsLength(22);
   auto* graph_file = new QPushButton(QStringLiteral("File…"), central);
   cluster_combo_ = new QComboBox(central);
   cluster_combo_->setEditable(true);
   for (const auto& name : cluster_preset_names())
-    cluster_combo_->addItem(QString::fromStdString("preset:" + name));
+    cluster_combo_->addItem(QString::fromStdString("preset:" + (name == "mesh:WxH" ? std::string("mesh:8x8") : name)));
   cluster_combo_->setCurrentText(QStringLiteral("preset:k40x4"));
   cluster_combo_->setMinimumContentsLength(16);
   auto* cluster_file = new QPushButton(QStringLiteral("File…"), central);
@@ -241,8 +243,9 @@ void MainWindow::buildUi() {
   curve_view_ = new CurveView(tabs_);
   compare_view_ = new CompareView(tabs_);
   // Tabs in viewNames() order; the graph view sits inside its page.
-  const QString titles[] = {QStringLiteral("Graph"), QStringLiteral("Timeline"),
-                            QStringLiteral("Learning curve"), QStringLiteral("Compare")};
+  link_view_ = new LinkView(tabs_);
+  const QString titles[] = {QStringLiteral("Graph"), QStringLiteral("Timeline"), QStringLiteral("Learning curve"),
+                            QStringLiteral("Compare"), QStringLiteral("Links")};
   const QStringList names = viewNames();
   for (int i = 0; i < names.size(); ++i)
     tabs_->addTab(names[i] == "graph" ? graph_page : viewWidget(names[i]), titles[i]);
@@ -498,9 +501,11 @@ void MainWindow::onPlacementChanged() {
         QString::fromStdString(step_caption(
             workbench_->method(),
             result.evaluator.empty() ? workbench_->evaluatorName() : result.evaluator, result)));
+    link_view_->setStep(workbench_->graph(), workbench_->cluster(), workbench_->placement());
   } else {
     graph_view_->setPlacement(nullptr);
     timeline_page_->clearMain(QStringLiteral("not placed yet"));
+    link_view_->clear(QStringLiteral("not placed yet"));
   }
   refreshInfo();
   refreshComparison();
@@ -508,7 +513,7 @@ void MainWindow::onPlacementChanged() {
 
 QStringList MainWindow::viewNames() {
   return {QStringLiteral("graph"), QStringLiteral("timeline"), QStringLiteral("curve"),
-          QStringLiteral("compare")};
+          QStringLiteral("compare"), QStringLiteral("links")};
 }
 
 bool MainWindow::showView(const QString& name) {
@@ -523,6 +528,7 @@ QWidget* MainWindow::viewWidget(const QString& name) const {
   if (name == "timeline") return timeline_page_;
   if (name == "curve") return curve_view_;
   if (name == "compare") return compare_view_;
+  if (name == "links") return link_view_;
   if (name == "window") return const_cast<MainWindow*>(this);
   return nullptr;
 }

@@ -23,6 +23,7 @@ namespace aware::gui {
 
 class BackgroundJob;
 class CompareView;
+class LinkView;
 class CurveView;
 class GraphView;
 class TimelinePage;
@@ -107,7 +108,7 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const EvaluationOutcome> comparisonOutcome() const { return comparison_shown_; }
   QString comparisonError() const { return comparison_error_; }
 
-  // The views, in tab order: "graph", "timeline", "curve", "compare". The one list
+  // The views, in tab order: "graph", "timeline", "curve", "compare", "links". The one list
   // the tabs, showView, the PNG export, --view and the tests use. The "timeline"
   // widget is the TimelinePage (both timelines and their captions).
   static QStringList viewNames();
@@ -142,6 +143,7 @@ class MainWindow : public QMainWindow {
   TimelinePage* timelinePage() const { return timeline_page_; }
   CurveView* curveView() const { return curve_view_; }
   CompareView* compareView() const { return compare_view_; }
+  LinkView* linkView() const { return link_view_; }
   const GraphLayout& lastLayout() const;
   double lastSceneBuildSeconds() const { return scene_build_s_; }
 
@@ -189,6 +191,7 @@ class MainWindow : public QMainWindow {
   TimelineView* timeline_view_ = nullptr;  // timeline_page_->mainView()
   CurveView* curve_view_ = nullptr;
   CompareView* compare_view_ = nullptr;
+  LinkView* link_view_ = nullptr;
   QLineEdit* compare_methods_ = nullptr;
   QLineEdit* compare_devices_ = nullptr;
   QPushButton* compare_run_ = nullptr;

@@ -39,11 +39,12 @@ struct ForceDirectedStats {
 };
 // Force-directed refinement of `core_of`, in place: each group is pulled toward
 // the traffic-weighted centre of the groups it exchanges spikes with; it moves
-// to the core nearest that centre (or one next to it) when the core has room,
-// or swaps with a group there, whenever that lowers the total traffic x hops.
-// Never raises it. Stops after `max_passes` or a pass that gains < 0.1%.
+// to the core nearest that centre (or one of its four neighbours) when the core
+// has room, or swaps with a group there, whichever lowers the total traffic x
+// hops most. Never raises it. Stops after `max_passes` or a pass that gains
+// < 0.02%.
 ForceDirectedStats refine_force_directed(const MeshSpec& mesh, const MeshTraffic& traffic,
-                                         std::vector<int>& core_of, int max_passes = 20);
+                                         std::vector<int>& core_of, int max_passes = 30);
 
 // The mesh of a cluster made by make_mesh_cluster (preset:mesh:WxH, its name
 // carries the capacity). Throws ConfigError when the cluster is not a mesh.

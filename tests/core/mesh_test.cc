@@ -4,9 +4,11 @@
 #include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/cluster.h"
 #include "core/errors.h"
+#include "core/formats.h"
 #include "core/mesh.h"
 
 namespace aware {
@@ -123,6 +125,24 @@ TEST(Mesh, AsAClusterRoutesXyThroughRouters) {
   const MeshSpec spec = parse_mesh_spec("mesh:3x3");
   EXPECT_DOUBLE_EQ(c.route_latency_us(0, 5), 3 * spec.latency_us);
   EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 5), spec.link_Bps);
+  // The file format keeps the routing: the same routes after a round trip.
+  const Cluster back = cluster_from_json(cluster_to_json(c), "round trip");
+  ASSERT_TRUE(back.is_mesh());
+  for (int s = 0; s < 9; ++s)
+    for (int d = 0; d < 9; ++d) {
+      ASSERT_EQ(back.route(s, d).size(), c.route(s, d).size());
+      for (size_t k = 0; k < c.route(s, d).size(); ++k) EXPECT_EQ(back.route(s, d)[k].channel(), c.route(s, d)[k].channel());
+    }
+  nlohmann::json bad = cluster_to_json(c);
+  bad["routing"]["kind"] = "west-first";
+  EXPECT_THROW(cluster_from_json(bad, "bad"), ParseError);
+  bad["routing"] = {{"kind", "xy"}, {"width", 4}, {"height", 3}};
+  try {
+    cluster_from_json(bad, "bad.json");
+    ADD_FAILURE();
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs 12 devices"), std::string::npos) << e.what();
+  }
   // The cluster form keeps every route: large meshes are refused, naming the limit.
   try {
     load_cluster("preset:mesh:64x64");

@@ -6,12 +6,14 @@
 
 #include <gtest/gtest.h>
 #include <QApplication>
+#include <QImage>
 #include <QTableWidget>
 
 #include "core/evaluator.h"
 #include "core/errors.h"
 #include "gui/compare_view.h"
 #include "gui/graph_view.h"
+#include "gui/link_view.h"
 #include "gui/main_window.h"
 #include "gui/workbench.h"
 
@@ -159,6 +161,57 @@ TEST(WhatIf, FusedGroupsAreSelectableAndAHandPlacementJoinsTheComparison) {
   EXPECT_TRUE(w.lastError().contains("no row for resnet50 on k40x4")) << w.lastError().toStdString();
   EXPECT_EQ(w.compareView()->table().methods.size(), 3u);
 #endif
+}
+
+// The links view: bytes per step over each link, by hand on a star, and the
+// mesh heat map's busiest link for a spiking network.
+TEST(Links, BytesPerLinkByHandAndOnAMesh) {
+  Cluster star("s");
+  for (const char* d : {"a", "b", "c"}) {
+    Device dev;
+    dev.name = d;
+    dev.peak_flops = 1e12;
+    dev.memory_bytes = 1e9;
+    dev.memory_Bps = 1e11;
+    star.add_device(dev);
+  }
+  star.add_switch("sw");
+  star.connect("a", "sw", 1e9, 1, "la");
+  star.connect("b", "sw", 1e9, 1, "lb");
+  star.connect("c", "sw", 1e9, 1, "lc");
+  star.finalize();
+  OpGraph g("three");
+  for (const char* n : {"x", "y", "z"}) {
+    Op op;
+    op.name = n;
+    op.type = "T";
+    op.output_bytes = {100};
+    g.add_op(op);
+  }
+  g.add_edge(0, 1, 0, 100);  // a -> b: la up, lb down
+  g.add_edge(0, 2, 0, 40);   // a -> c: la up, lc down
+  g.add_edge(1, 2, 0, 7);    // b -> b: stays
+  const Placement p(std::vector<int>{0, 1, 1});
+  const std::vector<double> bytes = channel_bytes(g, star, p);
+  ASSERT_EQ(bytes.size(), 6u);
+  EXPECT_DOUBLE_EQ(bytes[0] + bytes[1], 140) << "la carries both transfers";
+  EXPECT_DOUBLE_EQ(bytes[2] + bytes[3], 140) << "lb receives both (c's op is on b)";
+  EXPECT_DOUBLE_EQ(bytes[4] + bytes[5], 0);
+
+  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  MainWindow w;
+  w.setInteractive(false);
+  ASSERT_TRUE(w.openCluster("preset:mesh:4x4"));
+  ASSERT_TRUE(w.openGraph("snn:lattice:3000"));
+  ASSERT_TRUE(w.startSearch("force-directed"));
+  ASSERT_TRUE(w.waitForSearch(60000)) << w.searchError().toStdString();
+  ASSERT_TRUE(w.linkView()->isMesh());
+  EXPECT_GT(w.linkView()->maxLinkBytes(), 0);
+  const std::string busiest = w.linkView()->busiestLink();
+  EXPECT_TRUE(busiest[0] == 'x' || busiest[0] == 'y') << busiest << ": a router-to-router link of the mesh";
+  const QString png = QString::fromStdString(std::string(AWARE_TEST_TMPDIR) + "/links-mesh.png");
+  ASSERT_TRUE(w.exportPng("links", png));
+  EXPECT_FALSE(QImage(png).isNull());
 }
 
 }  // namespace
