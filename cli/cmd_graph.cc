@@ -1,5 +1,7 @@
 // aware graph build | family | info | export
+#include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -12,6 +14,13 @@
 #include "datasets/families.h"
 #include "datasets/load.h"
 #include "datasets/zoo.h"
+#include "datasets/model_import.h"
+#ifdef AWARE_HAVE_ONNX
+#include "datasets/onnx_import.h"
+#endif
+#ifdef AWARE_HAVE_TORCHSCRIPT
+#include "agents/rl/torchscript_import.h"
+#endif
 
 namespace aware::cli {
 namespace {
@@ -32,6 +41,15 @@ struct FamilyArgs {
 struct InfoArgs {
   std::string graph;
   std::string cluster = "preset:k40x4";
+  bool json = false;
+};
+
+struct ImportArgs {
+  std::string model;
+  double batch = 0;
+  std::vector<std::string> input_shapes;
+  std::string optimizer = "momentum";
+  std::string out;
   bool json = false;
 };
 
@@ -82,12 +100,18 @@ void run_info(const InfoArgs& a) {
   const OpCostMatrix costs(graph, cluster);
   const LowerBound bound = lower_bound(graph, cluster, costs);
   const CriticalPath path = compute_critical_path(graph, costs);
-  std::map<std::string, int> phases;
-  double output_bytes = 0;
+  std::map<std::string, int> phases, forward_types;
+  double output_bytes = 0, params = 0, forward_flops = 0;
   for (const Op& op : graph.ops()) {
     ++phases[phase_name(op.phase)];
     output_bytes += op.total_output_bytes();
+    if (op.type == "VariableV2") params += op.param_bytes / 4;  // fp32 weights
+    if (op.phase == Phase::kForward) {
+      forward_flops += op.flops;
+      if (op.type != "VariableV2" && op.type != "Placeholder") ++forward_types[op.type];
+    }
   }
+  const double per_sample = graph.batch() > 0 ? forward_flops / graph.batch() : forward_flops;
   if (a.json) {
     nlohmann::json out = {{"graph", graph.name()},
                           {"ops", graph.num_ops()},
@@ -95,6 +119,11 @@ void run_info(const InfoArgs& a) {
                           {"ops_by_phase", phases},
                           {"flops", graph.total_flops()},
                           {"param_bytes", graph.total_param_bytes()},
+                          {"trainable_params", params},
+                          {"batch", graph.batch()},
+                          {"forward_flops", forward_flops},
+                          {"forward_flops_per_sample", per_sample},
+                          {"forward_op_types", forward_types},
                           {"output_bytes", output_bytes},
                           {"cluster", cluster.name()},
                           {"critical_path_us", bound.critical_path_us},
@@ -109,8 +138,15 @@ void run_info(const InfoArgs& a) {
               phases["forward"], phases["backward"], phases["update"]);
   std::printf("edges          %d\n", graph.num_edges());
   std::printf("FLOPs          %.3f GFLOP\n", graph.total_flops() / 1e9);
-  std::printf("parameters     %s\n",
+  std::printf("parameters     %.0f trainable (%s with the optimizer's state)\n", params,
               format_bytes(graph.total_param_bytes(), BytesStyle::kTable).c_str());
+  std::printf("forward       %.3f GFLOP per sample (batch %.0f)\n", per_sample / 1e9, graph.batch());
+  std::vector<std::pair<int, std::string>> types;
+  for (const auto& [type, count] : forward_types) types.push_back({-count, type});
+  std::sort(types.begin(), types.end());
+  std::string histogram;
+  for (const auto& [count, type] : types) histogram += (histogram.empty() ? "" : ", ") + type + " " + std::to_string(-count);
+  std::printf("forward ops    %s\n", histogram.c_str());
   std::printf("activations    %s (sum of all outputs)\n",
               format_bytes(output_bytes, BytesStyle::kTable).c_str());
   std::printf("on cluster     %s (%d devices)\n", cluster.name().c_str(), cluster.num_devices());
@@ -118,6 +154,79 @@ void run_info(const InfoArgs& a) {
               path.ops.size());
   std::printf("work bound     %s\n", format_ms(bound.work_us).c_str());
   std::printf("lower bound    %s\n", format_ms(bound.bound_us()).c_str());
+}
+
+// TorchScript by extension (.pt, .pth, .ts, .torchscript), ONNX otherwise.
+bool is_torchscript_path(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".pt" || ext == ".pth" || ext == ".ts" || ext == ".torchscript";
+}
+
+OpGraph import_model(const std::string& path, const ModelImportOptions& options, ModelImportReport& report) {
+  if (is_torchscript_path(path)) {
+#ifdef AWARE_HAVE_TORCHSCRIPT
+    return import_torchscript(path, options, &report);
+#else
+    throw ConfigError(path + ": this build has no TorchScript reader (LibTorch was not found: install libtorch-dev and rebuild)");
+#endif
+  }
+#ifdef AWARE_HAVE_ONNX
+  return import_onnx(path, options, &report);
+#else
+  throw ConfigError(path + ": this build has no ONNX reader (install libonnx-dev and rebuild)");
+#endif
+}
+
+void run_import(const ImportArgs& a) {
+  prepare_output_path(a.out, "-o");
+  ModelImportOptions options;
+  options.batch = a.batch;
+  options.optimizer = a.optimizer;
+  for (const std::string& item : a.input_shapes) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("--input-shape '" + item + "': expected NAME=AxBxC (e.g. input=1x3x224x224)");
+    std::vector<std::int64_t> dims;
+    std::stringstream in(item.substr(eq + 1));
+    for (std::string d; std::getline(in, d, 'x');) {
+      char* end = nullptr;
+      const long long v = std::strtoll(d.c_str(), &end, 10);
+      if (d.empty() || *end != '\0' || v <= 0)
+        throw ConfigError("--input-shape '" + item + "': dimension '" + d + "' is not a positive integer");
+      dims.push_back(v);
+    }
+    if (dims.empty()) throw ConfigError("--input-shape '" + item + "': no dimensions");
+    options.input_shapes[item.substr(0, eq)] = dims;
+  }
+  ModelImportReport report;
+  const OpGraph graph = import_model(a.model, options, report);
+  if (!report.uncosted.empty()) {
+    std::string list;
+    for (const auto& [type, count] : report.uncosted) list += (list.empty() ? "" : ", ") + type + " x" + std::to_string(count);
+    std::fprintf(stderr, "warning: %s: %zu op type%s without a cost rule, costed by the bytes they move: %s\n",
+                 a.model.c_str(), report.uncosted.size(), report.uncosted.size() == 1 ? "" : "s", list.c_str());
+  }
+  write_graph_file(graph, a.out);
+  if (a.json) {
+    std::cout << nlohmann::json{{"graph", graph.name()},
+                                {"ops", graph.num_ops()},
+                                {"format", is_torchscript_path(a.model) ? "torchscript" : "onnx"},
+                                {"source_nodes", report.nodes},
+                                {"static_nodes", report.static_nodes},
+                                {"trainable_params", report.params},
+                                {"data_inputs", report.data_inputs},
+                                {"uncosted", report.uncosted},
+                                {"written", a.out}}
+                     .dump(1)
+              << "\n";
+    return;
+  }
+  std::string inputs;
+  for (const auto& d : report.data_inputs) inputs += (inputs.empty() ? "" : ", ") + d;
+  std::printf("imported       %s: %d %s nodes (%d shape, constant or bookkeeping), inputs %s\n", a.model.c_str(),
+              report.nodes, is_torchscript_path(a.model) ? "TorchScript" : "ONNX", report.static_nodes, inputs.c_str());
+  std::printf("training step  %d ops, %.0f trainable parameters\n", graph.num_ops(), report.params);
+  std::printf("wrote          %s (aware graph info %s)\n", a.out.c_str(), a.out.c_str());
 }
 
 void run_export(const ExportArgs& a) {
@@ -178,6 +287,16 @@ void add_graph_commands(CLI::App& app) {
   i->add_option("--cluster", info->cluster, "Cluster for the lower bound")->capture_default_str();
   i->add_flag("--json", info->json, "Print one JSON object");
   i->callback([info] { run_info(*info); });
+
+  auto imp = std::make_shared<ImportArgs>();
+  CLI::App* m = graph->add_subcommand("import", "Import an ONNX or TorchScript model as a training-step graph");
+  m->add_option("model", imp->model, "MODEL.onnx, or a TorchScript MODEL.pt (.pth, .ts)")->required();
+  m->add_option("--batch", imp->batch, "Batch size: the data inputs' first dimension")->check(CLI::Range(1, 10000000));
+  m->add_option("--input-shape", imp->input_shapes, "NAME=AxBx... for a data input (repeatable)");
+  m->add_option("--optimizer", imp->optimizer, "sgd, momentum, rmsprop or adam")->capture_default_str();
+  m->add_option("-o,--output", imp->out, "Output graph JSON")->required();
+  m->add_flag("--json", imp->json, "Print one JSON object");
+  m->callback([imp] { run_import(*imp); });
 
   auto exp = std::make_shared<ExportArgs>();
   CLI::App* e = graph->add_subcommand("export", "Export a graph (Graphviz DOT or JSON)");

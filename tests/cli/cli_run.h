@@ -31,6 +31,9 @@ Outcome aware(const std::string& args, bool stdout_only = false) {
   return run;
 }
 
+// The same, for tests inside namespace aware (where `aware` names the namespace).
+Outcome run_aware(const std::string& args, bool stdout_only = false) { return aware(args, stdout_only); }
+
 std::string tmp(const std::string& name) {
   return (std::filesystem::path(AWARE_TEST_TMPDIR) / name).string();
 }

@@ -1,0 +1,465 @@
+#include "agents/rl/torchscript_import.h"
+
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+#include <torch/script.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "core/errors.h"
+#include "datasets/import_rules.h"
+#include "datasets/layers.h"
+
+namespace aware {
+namespace {
+
+using datasets_detail::GraphBuilder;
+using datasets_detail::ImportedNode;
+using datasets_detail::Tensor;
+using torch::jit::Node;
+using torch::jit::Value;
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+double product(const std::vector<double>& dims) {
+  double p = 1;
+  for (double d : dims) p *= d;
+  return p;
+}
+
+bool is_tensor(const Value* v) { return v->type()->kind() == c10::TypeKind::TensorType; }
+bool is_tensor_list(const Value* v) {
+  const auto list = v->type()->cast<c10::ListType>();
+  return list && list->getElementType()->kind() == c10::TypeKind::TensorType;
+}
+
+// "aten::relu_" -> "relu": in-place variants cost what their functional twins do.
+std::string aten_name(const Node* n) {
+  std::string name = n->kind().toUnqualString();
+  if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_') name.pop_back();
+  return name;
+}
+
+// An aten op in ONNX's vocabulary: the ONNX op type and, by ONNX input slot,
+// the aten input it takes (-1: none).
+struct Rule {
+  std::string onnx;
+  std::vector<int> slots;
+};
+
+std::optional<Rule> rule_for(const std::string& aten) {
+  static const std::map<std::string, Rule> rules = [] {
+    std::map<std::string, Rule> r;
+    for (const char* c : {"conv1d", "conv2d", "conv3d"}) r[c] = {"Conv", {0, 1, 2}};
+    for (const char* c : {"conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}) r[c] = {"ConvTranspose", {0, 1, 2}};
+    r["_convolution"] = r["convolution"] = {"Conv", {0, 1, 2}};  // ConvTranspose when `transposed`
+    r["linear"] = {"Gemm", {0, 1, 2}};
+    r["addmm"] = {"Gemm", {1, 2, 0}};
+    for (const char* c : {"matmul", "mm", "bmm"}) r[c] = {"MatMul", {0, 1}};
+    r["batch_norm"] = {"BatchNormalization", {0, 1, 2, 3, 4}};
+    r["layer_norm"] = {"LayerNormalization", {0, 2, 3}};
+    r["group_norm"] = {"InstanceNormalization", {0, 2, 3}};
+    r["instance_norm"] = {"InstanceNormalization", {0, 1, 2}};
+    const std::pair<const char*, const char*> unary[] = {
+        {"relu", "Relu"},       {"relu6", "Clip"},       {"hardtanh", "Clip"},         {"clamp", "Clip"},
+        {"clip", "Clip"},       {"leaky_relu", "LeakyRelu"}, {"abs", "Abs"},          {"neg", "Neg"},
+        {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"},        {"elu", "Elu"},               {"selu", "Selu"},
+        {"softplus", "Softplus"}, {"gelu", "Gelu"},      {"silu", "Silu"},             {"hardswish", "HardSwish"},
+        {"hardsigmoid", "HardSigmoid"}, {"mish", "Mish"}, {"exp", "Exp"},             {"log", "Log"},
+        {"sqrt", "Sqrt"},       {"rsqrt", "Reciprocal"}, {"reciprocal", "Reciprocal"}, {"erf", "Erf"},
+        {"softmax", "Softmax"}, {"log_softmax", "LogSoftmax"}, {"mean", "ReduceMean"}, {"sum", "ReduceSum"},
+        {"amax", "ReduceMax"},  {"max_pool1d", "MaxPool"}, {"max_pool2d", "MaxPool"}, {"max_pool3d", "MaxPool"},
+        {"max_pool2d_with_indices", "MaxPool"}, {"avg_pool1d", "AveragePool"}, {"avg_pool2d", "AveragePool"},
+        {"avg_pool3d", "AveragePool"}};
+    for (const auto& [a, o] : unary) r[a] = {o, {0}};
+    r["prelu"] = {"PRelu", {0, 1}};
+    r["pow"] = {"Pow", {0, 1}};
+    const std::pair<const char*, const char*> binary[] = {{"add", "Add"}, {"sub", "Sub"},     {"rsub", "Sub"},
+                                                          {"mul", "Mul"}, {"div", "Div"},     {"maximum", "Max"},
+                                                          {"minimum", "Min"}};
+    for (const auto& [a, o] : binary) r[a] = {o, {0, 1}};
+    r["where"] = {"Where", {0, 1, 2}};
+    for (const char* c : {"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"}) r[c] = {"GlobalAveragePool", {0}};
+    for (const char* c : {"adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"}) r[c] = {"GlobalMaxPool", {0}};
+    r["embedding"] = {"Gather", {0, 1}};
+    for (const char* c : {"flatten", "view", "reshape", "squeeze", "unsqueeze", "contiguous", "dropout",
+                          "feature_dropout", "alpha_dropout", "detach", "clone", "to", "type_as", "view_as",
+                          "reshape_as", "identity"})
+      r[c] = {"Identity", {0}};
+    for (const char* c : {"t", "transpose", "permute", "numpy_T"}) r[c] = {"Transpose", {0}};
+    for (const char* c : {"slice", "select", "narrow", "index_select"}) r[c] = {"Slice", {0}};
+    for (const char* c : {"chunk", "split", "unbind", "split_with_sizes"}) r[c] = {"Split", {0}};
+    for (const char* c : {"constant_pad_nd", "pad", "reflection_pad2d", "replication_pad2d"}) r[c] = {"Pad", {0}};
+    for (const char* c : {"upsample_nearest2d", "upsample_bilinear2d", "interpolate"}) r[c] = {"Resize", {0}};
+    r["expand"] = {"Expand", {0}};
+    r["repeat"] = {"Tile", {0}};
+    r["gather"] = {"GatherElements", {0, 2}};
+    return r;
+  }();
+  const auto it = rules.find(aten);
+  if (it == rules.end()) return std::nullopt;
+  return it->second;
+}
+
+class Importer {
+ public:
+  Importer(std::string path, const ModelImportOptions& options, ModelImportReport& report)
+      : path_(std::move(path)), options_(options), report_(report) {}
+
+  OpGraph run() {
+    const datasets_detail::Optimizer optimizer = datasets_detail::optimizer_named(options_.optimizer);
+    load();
+    prepare_graph();
+    set_inputs();
+    record_shapes();
+    GraphBuilder b(module_name_, optimizer);
+    return build(b);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw ParseError(path_ + ": " + what); }
+  [[noreturn]] void fail_node(const Node* n, const std::string& what) const {
+    const std::string out = n->outputs().empty() ? "" : "'" + n->output(0)->debugName() + "' ";
+    fail("node " + out + "(" + n->kind().toQualString() + "): " + what);
+  }
+
+  void load() {
+    torch::jit::Module module;
+    try {
+      module = torch::jit::load(path_);
+    } catch (const std::exception& e) {
+      fail("not a TorchScript module (torch::jit::load: " + first_line(e.what()) + ")");
+    }
+    if (!module.find_method("forward")) fail("the TorchScript module has no forward() method");
+    for (const auto& p : module.named_parameters(/*recurse=*/true)) {
+      std::vector<double> dims;
+      for (auto d : p.value.sizes()) dims.push_back(static_cast<double>(d));
+      parameters_[p.name] = dims;
+    }
+    module_name_ = std::filesystem::path(path_).stem().string();
+    try {
+      module.eval();
+      module_ = torch::jit::freeze_module(module, {}, /*freezeInterfaces=*/true, /*preserveParameters=*/true);
+    } catch (const std::exception& e) {
+      fail("cannot freeze the module for import: " + first_line(e.what()));
+    }
+  }
+
+  void prepare_graph() {
+    torch::jit::Method forward = module_.get_method("forward");
+    schema_args_.clear();
+    for (const auto& a : forward.function().getSchema().arguments()) schema_args_.push_back(a.name());
+    graph_ = forward.graph()->copy();
+    torch::jit::Inline(*graph_);
+    torch::jit::ConstantPropagation(graph_);
+    torch::jit::EliminateDeadCode(graph_);
+    for (Node* n : graph_->nodes())
+      if (!n->blocks().empty()) {
+        bool tensor_work = false;
+        for (torch::jit::Block* block : n->blocks())
+          for (Node* inner : block->nodes())
+            for (const Value* o : inner->outputs()) tensor_work = tensor_work || is_tensor(o);
+        if (tensor_work)
+          fail_node(n, "control flow with tensor work that freezing cannot fold; export with torch.jit.trace instead");
+      }
+  }
+
+  // The data inputs: forward()'s arguments after self, each shaped by --input-shape.
+  void set_inputs() {
+    const auto inputs = graph_->inputs();
+    std::vector<std::string> names;
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      const std::string name = i < schema_args_.size() ? schema_args_[i] : inputs[i]->debugName();
+      names.push_back(name);
+    }
+    for (const auto& [name, dims] : options_.input_shapes)
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        std::string known;
+        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+        throw ConfigError("--input-shape " + name + ": " + path_ + " has no forward() argument of that name (its arguments: " +
+                          known + ")");
+      }
+    if (names.empty()) fail("forward() takes no data input");
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      const std::string& name = names[i - 1];
+      if (!is_tensor(inputs[i]))
+        fail("forward() argument '" + name + "' is a " + inputs[i]->type()->str() + ", not a tensor (only tensor arguments are imported)");
+      const auto it = options_.input_shapes.find(name);
+      if (it == options_.input_shapes.end())
+        throw ConfigError(path_ + ": forward() argument '" + name + "' has no shape in a TorchScript file: give --input-shape " +
+                          name + "=AxBx...");
+      std::vector<std::int64_t> dims = it->second;
+      for (auto d : dims)
+        if (d <= 0) throw ConfigError("--input-shape " + name + ": every dimension must be positive");
+      if (options_.batch > 0 && !dims.empty()) dims[0] = static_cast<std::int64_t>(options_.batch);
+      bool ids = false;  // token ids feed an embedding: integers, not floats
+      for (const auto& use : inputs[i]->uses()) ids = ids || (aten_name(use.user) == "embedding" && use.offset == 1);
+      input_values_.push_back(torch::zeros(dims, ids ? torch::kLong : torch::kFloat));
+      std::vector<double> shape(dims.begin(), dims.end());
+      shapes_[inputs[i]] = shape;
+      report_.data_inputs.push_back(name + datasets_detail::dims_text(shape));
+    }
+  }
+
+  // One run on zeros, with aten::size of every tensor appended to the outputs.
+  void record_shapes() {
+    std::vector<Value*> tensors;
+    for (Node* n : graph_->nodes())
+      for (Value* o : n->outputs())
+        if (is_tensor(o)) tensors.push_back(o);
+    const size_t outputs = graph_->outputs().size();
+    for (Value* v : tensors) {
+      torch::jit::WithInsertPoint guard(v->node()->next());
+      graph_->registerOutput(graph_->insert(c10::aten::size, {v}));
+    }
+    torch::jit::Stack stack;
+    stack.emplace_back(module_._ivalue());
+    for (const auto& t : input_values_) stack.emplace_back(t);
+    try {
+      torch::NoGradGuard no_grad;
+      torch::jit::Code code(graph_, "aware_import");
+      torch::jit::InterpreterState state(code);
+      state.run(stack);
+    } catch (const std::exception& e) {
+      fail("forward() fails on zero inputs of the given shapes (check --input-shape): " + first_line(e.what()));
+    }
+    AWARE_CHECK(stack.size() == outputs + tensors.size(), "the shape run returned an unexpected number of values");
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      std::vector<double> dims;
+      for (auto d : stack[outputs + i].toIntVector()) dims.push_back(static_cast<double>(d));
+      shapes_[tensors[i]] = dims;
+    }
+    // The sizes were only for this run: the translation walks the graph without them.
+    for (size_t i = 0; i < tensors.size(); ++i) graph_->eraseOutput(graph_->outputs().size() - 1);
+  }
+
+  // `self.a.b.weight` for a prim::GetAttr chain from self; empty when it is not one.
+  std::string attribute_path(const Value* v) const {
+    const Node* n = v->node();
+    if (n->kind() != c10::prim::GetAttr) return "";
+    const Value* owner = n->input(0);
+    const std::string name = n->s(c10::attr::name);
+    if (owner == graph_->inputs()[0]) return name;
+    const std::string prefix = attribute_path(owner);
+    return prefix.empty() ? "" : prefix + "." + name;
+  }
+
+  // The tensor a node reads: an activation, a parameter (a variable made on first
+  // use), or nothing (a constant, a buffer, a shape computation).
+  std::optional<Tensor> tensor(GraphBuilder& b, const Value* v) {
+    if (const auto it = tensors_.find(v); it != tensors_.end()) return it->second;
+    const std::string path = attribute_path(v);
+    if (const auto p = parameters_.find(path); !path.empty() && p != parameters_.end()) {
+      const Tensor t = b.variable(path, p->second.empty() ? std::vector<double>{1} : p->second);
+      report_.params += product(p->second);
+      param_values_.insert(v);
+      tensors_[v] = t;
+      return t;
+    }
+    return std::nullopt;
+  }
+
+  std::vector<double> shape_of(const Node* n, const Value* v) const {
+    const auto it = shapes_.find(v);
+    if (it == shapes_.end()) fail_node(n, "output '" + v->debugName() + "' has no recorded shape");
+    return it->second;
+  }
+
+  static std::optional<std::vector<std::int64_t>> ints(const Value* v) {
+    const auto iv = torch::jit::toIValue(v);
+    if (!iv) return std::nullopt;
+    if (iv->isIntList()) return iv->toIntVector();
+    if (iv->isInt()) return std::vector<std::int64_t>{iv->toInt()};
+    return std::nullopt;
+  }
+  static std::optional<bool> flag(const Value* v) {
+    const auto iv = torch::jit::toIValue(v);
+    if (iv && iv->isBool()) return iv->toBool();
+    return std::nullopt;
+  }
+
+  // The tensors a node writes: tensor outputs, and the elements of a tensor list
+  // that a prim::ListUnpack takes apart (chunk, split).
+  static std::vector<const Value*> written(const Node* n) {
+    std::vector<const Value*> out;
+    for (const Value* o : n->outputs()) {
+      if (is_tensor(o)) out.push_back(o);
+      else if (is_tensor_list(o))
+        for (const auto& use : o->uses())
+          if (use.user->kind() == c10::prim::ListUnpack)
+            for (const Value* e : use.user->outputs()) out.push_back(e);
+    }
+    return out;
+  }
+
+  OpGraph build(GraphBuilder& b) {
+    const auto inputs = graph_->inputs();
+    for (size_t i = 1; i < inputs.size(); ++i) tensors_[inputs[i]] = b.input(schema_args_.size() > i ? schema_args_[i] : inputs[i]->debugName(), shapes_.at(inputs[i]));
+    b.set_batch(shapes_.at(inputs[1]).empty() ? 1 : shapes_.at(inputs[1]).front());
+    for (Node* n : graph_->nodes()) {
+      ++report_.nodes;
+      const std::vector<const Value*> outs = written(n);
+      const std::string kind = n->kind().toQualString();
+      if (outs.empty() || !n->kind().is_aten()) {  // constants, attributes, lists, sizes
+        ++report_.static_nodes;
+        continue;
+      }
+      add_node(b, n, outs);
+    }
+    if (report_.params <= 0) fail("the model has no trainable parameters: nothing to train");
+    // The returned tensors, a tuple or list taken apart.
+    std::vector<Tensor> results;
+    std::vector<std::string> names;
+    const auto take = [&](const Value* v) {
+      if (const auto it = tensors_.find(v); it != tensors_.end() && !param_values_.count(v)) {
+        results.push_back(it->second);
+        names.push_back(v->debugName());
+      }
+    };
+    for (const Value* o : graph_->outputs()) {
+      const Node* p = o->node();
+      if (p->kind() == c10::prim::TupleConstruct || p->kind() == c10::prim::ListConstruct)
+        for (const Value* e : p->inputs()) take(e);
+      else
+        take(o);
+    }
+    if (results.empty()) fail("forward() returns no tensor computed from its inputs");
+    OpGraph g = datasets_detail::finish_imported(b, results, names);
+    g.set_source(path_);
+    return g;
+  }
+
+  void add_node(GraphBuilder& b, const Node* n, const std::vector<const Value*>& outs) {
+    const std::string aten = aten_name(n);
+    // The node's inputs, a tensor list (cat, stack) taken apart in place.
+    std::vector<const Value*> args;
+    for (const Value* v : n->inputs()) {
+      if (is_tensor_list(v) && v->node()->kind() == c10::prim::ListConstruct)
+        for (const Value* e : v->node()->inputs()) args.push_back(e);
+      else
+        args.push_back(v);
+    }
+    std::vector<std::optional<Tensor>> ins;
+    bool activation = false, any = false;
+    for (const Value* v : args) {
+      ins.push_back(tensor(b, v));
+      any = any || ins.back().has_value();
+      activation = activation || (ins.back() && !param_values_.count(v));
+    }
+    if (!any) {  // computed from constants alone: folded, outside the step
+      ++report_.static_nodes;
+      return;
+    }
+    ImportedNode node;
+    node.name = aten + "/" + outs.front()->debugName();
+    std::optional<Rule> rule = rule_for(aten);
+    if (aten == "cat" || aten == "concat" || aten == "stack") {
+      rule = Rule{"Concat", {}};
+      for (size_t i = 0; i < args.size(); ++i) rule->slots.push_back(static_cast<int>(i));
+    } else if (aten == "max" || aten == "min") {  // elementwise with two tensors, else a reduction
+      const bool pair = args.size() > 1 && is_tensor(args[1]);
+      rule = pair ? Rule{aten == "max" ? "Max" : "Min", {0, 1}} : Rule{aten == "max" ? "ReduceMax" : "ReduceMin", {0}};
+    }
+    if (!rule) {
+      node.op = std::string(n->kind().toQualString());  // no rule: the bytes it moves, listed
+      for (const auto& t : ins) node.inputs.push_back(t);
+    } else {
+      node.op = rule->onnx;
+      for (int slot : rule->slots)
+        node.inputs.push_back(slot >= 0 && slot < static_cast<int>(ins.size()) ? ins[static_cast<size_t>(slot)] : std::nullopt);
+    }
+    const bool first_only = node.op == "MaxPool" || node.op == "BatchNormalization";
+    for (const Value* o : outs) {
+      node.outputs.push_back(shape_of(n, o));
+      if (first_only) break;
+    }
+    // A parameter only reshaped or transposed (w.t() before a matmul) stays the parameter.
+    if (!activation && (node.op == "Identity" || node.op == "Transpose")) {
+      if (product(node.outputs[0]) == ins[0]->elements()) {
+        tensors_[outs.front()] = datasets_detail::view(*ins[0], node.outputs[0]);
+        param_values_.insert(outs.front());
+        ++report_.static_nodes;
+        return;
+      }
+    }
+    set_attributes(n, aten, args, ins, node);
+    std::vector<Tensor> results;
+    try {
+      results = datasets_detail::add_imported_node(b, node, report_.uncosted);
+    } catch (const datasets_detail::ImportNodeError& e) {
+      fail_node(n, e.what());
+    }
+    for (size_t k = 0; k < results.size() && k < outs.size(); ++k) tensors_[outs[k]] = results[k];
+  }
+
+  void set_attributes(const Node* n, const std::string& aten, const std::vector<const Value*>& args,
+                      const std::vector<std::optional<Tensor>>& ins, ImportedNode& node) const {
+    const auto arg = [&](size_t i) -> const Value* { return i < args.size() ? args[i] : nullptr; };
+    if (node.op == "Conv") {
+      const bool transposed = (aten == "_convolution" || aten == "convolution") && arg(6) && flag(arg(6)).value_or(false);
+      if (transposed) {
+        node.op = "ConvTranspose";
+        const auto g = arg(8) ? ints(arg(8)) : std::nullopt;
+        node.attrs["group"] = g && !g->empty() ? static_cast<double>(g->front()) : 1;
+      } else if (ins.size() > 1 && ins[0] && ins[1] && ins[1]->dims.size() > 1 && ins[1]->dim(1) > 0) {
+        node.attrs["group"] = ins[0]->dim(1) / ins[1]->dim(1);  // W is {out, in/group, k...}
+      }
+    } else if (node.op == "ConvTranspose") {
+      const auto g = arg(6) ? ints(arg(6)) : std::nullopt;
+      node.attrs["group"] = g && !g->empty() ? static_cast<double>(g->front()) : 1;
+    } else if (node.op == "MaxPool" || node.op == "AveragePool") {
+      const auto k = arg(1) ? ints(arg(1)) : std::nullopt;
+      if (!k) fail_node(n, "kernel_size is not a constant");
+      double window = 1;
+      for (auto v : *k) window *= static_cast<double>(v);
+      // A 1-element list stands for the same size on every spatial axis.
+      const size_t spatial = node.outputs[0].size() > 2 ? node.outputs[0].size() - 2 : 1;
+      if (k->size() == 1) window = std::pow(static_cast<double>(k->front()), static_cast<double>(spatial));
+      node.attrs["window"] = window;
+    } else if (node.op == "GlobalAveragePool" || node.op == "GlobalMaxPool") {
+      const std::vector<double>& out = node.outputs[0];
+      const bool global = std::all_of(out.begin() + std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(out.size())),
+                                      out.end(), [](double d) { return d == 1; });
+      if (!global) {  // adaptive pooling to a grid: windows of input / output
+        node.attrs["window"] = ins[0]->elements() / product(out);
+        node.op = node.op == "GlobalAveragePool" ? "AveragePool" : "MaxPool";
+      }
+    } else if (node.op == "Gather") {
+      if (!ins.empty() && ins[0] && param_values_.count(args[0])) node.attrs["embedding"] = 1;
+    }
+  }
+
+  std::string path_;
+  const ModelImportOptions& options_;
+  ModelImportReport& report_;
+  std::string module_name_;
+  torch::jit::Module module_;
+  std::shared_ptr<torch::jit::Graph> graph_;
+  std::vector<std::string> schema_args_;
+  std::map<std::string, std::vector<double>> parameters_;  // path -> dims
+  std::vector<torch::Tensor> input_values_;
+  std::unordered_map<const Value*, std::vector<double>> shapes_;
+  std::unordered_map<const Value*, Tensor> tensors_;
+  std::set<const Value*> param_values_;
+};
+
+}  // namespace
+
+OpGraph import_torchscript(const std::string& path, const ModelImportOptions& options, ModelImportReport* report) {
+  datasets_detail::optimizer_named(options.optimizer);  // a bad option before any work
+  ModelImportReport local;
+  Importer importer(path, options, report != nullptr ? *report : local);
+  return importer.run();
+}
+
+}  // namespace aware

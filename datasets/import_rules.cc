@@ -1,0 +1,212 @@
+#include "datasets/import_rules.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/errors.h"
+#include "datasets/layers.h"
+
+namespace aware::datasets_detail {
+namespace {
+
+// The same cap on a convolution's im2col workspace as the zoo's conv2d.
+constexpr double kMaxConvWorkspaceBytes = 256.0 * 1024 * 1024;
+
+double product(const std::vector<double>& dims, size_t from = 0) {
+  double p = 1;
+  for (size_t i = from; i < dims.size(); ++i) p *= dims[i];
+  return p;
+}
+
+GradSpec grad(std::string type, std::string suffix, double flops, std::vector<int> grad_of, std::vector<int> reads = {},
+              bool reads_output = false) {
+  GradSpec g;
+  g.type = std::move(type);
+  g.suffix = std::move(suffix);
+  g.flops = flops;
+  g.grad_of = std::move(grad_of);
+  g.reads = std::move(reads);
+  g.reads_output = reads_output;
+  return g;
+}
+
+bool one_of(const std::string& op, std::initializer_list<const char*> names) {
+  return std::any_of(names.begin(), names.end(), [&](const char* n) { return op == n; });
+}
+
+}  // namespace
+
+Optimizer optimizer_named(const std::string& name) {
+  if (name == "sgd") return Optimizer::kSgd;
+  if (name == "momentum") return Optimizer::kMomentum;
+  if (name == "rmsprop") return Optimizer::kRmsProp;
+  if (name == "adam") return Optimizer::kAdam;
+  throw ConfigError("--optimizer: '" + name + "' unknown (sgd, momentum, rmsprop, adam)");
+}
+
+std::string dims_text(const std::vector<double>& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(static_cast<long long>(dims[i]));
+  return out + "]";
+}
+
+bool is_free_view(const std::string& op) {
+  return one_of(op, {"Identity", "Dropout", "Flatten", "Reshape", "Squeeze", "Unsqueeze"});
+}
+
+std::vector<Tensor> add_imported_node(GraphBuilder& b, const ImportedNode& node, std::map<std::string, int>& uncosted) {
+  const std::string& op = node.op;
+  const auto& ins = node.inputs;
+  if (node.outputs.empty()) throw ImportNodeError("has no output the step uses");
+  const auto x = [&](int i) -> const Tensor& {
+    if (i >= static_cast<int>(ins.size()) || !ins[static_cast<size_t>(i)])
+      throw ImportNodeError("input " + std::to_string(i) +
+                            " is not computed in the step (a constant where an activation was expected)");
+    return *ins[static_cast<size_t>(i)];
+  };
+  const auto have = [&](int i) { return i < static_cast<int>(ins.size()) && ins[static_cast<size_t>(i)].has_value(); };
+  if (is_free_view(op)) {
+    const Tensor& in = x(0);
+    if (product(node.outputs[0]) != in.elements()) throw ImportNodeError("a view that changes the element count");
+    return {view(in, node.outputs[0])};
+  }
+  ForwardSpec spec;
+  spec.name = node.name;
+  spec.output_dims = node.outputs;
+  std::vector<int> positions;  // spec input index -> node input slot
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (ins[i]) {
+      spec.inputs.push_back(*ins[i]);
+      positions.push_back(static_cast<int>(i));
+    }
+  const auto at = [&](int slot) {  // the spec's index of a node input slot (-1: none)
+    const auto it = std::find(positions.begin(), positions.end(), slot);
+    return it == positions.end() ? -1 : static_cast<int>(it - positions.begin());
+  };
+  const double out_elems = product(node.outputs[0]);
+  std::vector<int> all;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) all.push_back(static_cast<int>(i));
+
+  if (op == "Conv" || op == "ConvTranspose") {
+    const Tensor& in = x(0);
+    const Tensor& w = x(1);
+    const double group = node.attr("group", 1);
+    const double kernel = product(w.dims, 2);
+    // Conv: W is {out, in/group, k...}; ConvTranspose: W is {in, out/group, k...}.
+    const double flops =
+        op == "Conv" ? 2 * out_elems * (in.dim(1) / group) * kernel : 2 * in.elements() * w.dim(1) * kernel;
+    spec.type = op == "Conv" ? (in.dims.size() == 4 ? "Conv2D" : "Conv") : "Conv2DBackpropInput";
+    spec.flops = flops + (have(2) ? out_elems : 0);
+    if (op == "Conv" && kernel > 1)
+      spec.temp_bytes = std::min(kMaxConvWorkspaceBytes, out_elems / node.outputs[0][1] * (in.dim(1) / group) *
+                                                             kernel * kFloatBytes);
+    spec.shape = {{"batch", in.dim(0)}, {"in_channels", in.dim(1)}, {"filters", node.outputs[0][1]}, {"group", group}};
+    spec.grads = {grad(spec.type + "BackpropInput", "grad_input", flops, {at(0)}, {at(1)}),
+                  grad(spec.type + "BackpropFilter", "grad_filter", flops, {at(1)}, {at(0)})};
+    if (have(2)) spec.grads.push_back(grad("BiasAddGrad", "grad_bias", out_elems, {at(2)}));
+  } else if (op == "Gemm" || op == "MatMul") {
+    const Tensor& a = x(0);
+    const double k = op == "Gemm" && node.attr("transA", 0) != 0 ? a.dims.front() : a.dims.back();
+    const double flops = 2 * out_elems * k;
+    spec.type = "MatMul";
+    spec.flops = flops + (op == "Gemm" && have(2) ? out_elems : 0);
+    spec.shape = {{"m", out_elems / node.outputs[0].back()}, {"n", node.outputs[0].back()}, {"k", k}};
+    spec.grads = {grad("MatMulGradA", "grad_a", flops, {at(0)}, at(1) >= 0 ? std::vector<int>{at(1)} : std::vector<int>{})};
+    if (at(1) >= 0) spec.grads.push_back(grad("MatMulGradB", "grad_b", flops, {at(1)}, {at(0)}));
+    if (op == "Gemm" && have(2)) spec.grads.push_back(grad("BiasAddGrad", "grad_bias", out_elems, {at(2)}));
+  } else if (one_of(op, {"BatchNormalization", "LayerNormalization", "InstanceNormalization"})) {
+    const Tensor& in = x(0);
+    spec.type = op == "BatchNormalization" ? "FusedBatchNorm" : op;
+    spec.flops = 8 * in.elements();
+    spec.shape = {{"elements", in.elements()}};
+    std::vector<int> of{at(0)};
+    for (int i : {1, 2})
+      if (at(i) >= 0) of.push_back(at(i));
+    spec.grads = {grad(spec.type + "Grad", "grad", 12 * in.elements(), of, of)};
+    spec.output_dims.resize(1);  // training mode: the running statistics are buffers
+  } else if (one_of(op, {"Relu", "LeakyRelu", "Clip", "PRelu", "Abs", "Neg"})) {
+    spec.type = op;
+    spec.flops = out_elems;
+    spec.grads = {grad(op + "Grad", "grad", out_elems, all, {}, true)};
+  } else if (one_of(op, {"Sigmoid", "Tanh", "Elu", "Selu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Silu", "Erf",
+                         "Exp", "Log", "Sqrt", "Reciprocal", "Pow", "Gelu", "Mish"})) {
+    spec.type = op;
+    spec.flops = 4 * out_elems;
+    spec.grads = {grad(op + "Grad", "grad", 3 * out_elems, all, {0}, true)};
+  } else if (one_of(op, {"Add", "Sub", "Mul", "Div", "Sum", "Max", "Min", "Mean", "Where"})) {
+    spec.type = op == "Add" || op == "Sum" ? "AddV2" : op;
+    spec.flops = out_elems * static_cast<double>(std::max<size_t>(1, spec.inputs.size() - 1));
+    const bool product_rule = one_of(op, {"Mul", "Div", "Max", "Min", "Where"});
+    for (size_t i = 0; i < spec.inputs.size(); ++i) {
+      std::vector<int> reads;
+      if (product_rule)
+        for (size_t j = 0; j < spec.inputs.size(); ++j)
+          if (j != i) reads.push_back(static_cast<int>(j));
+      spec.grads.push_back(grad(spec.type + "Grad", "grad_" + std::to_string(i), out_elems, {static_cast<int>(i)}, reads));
+    }
+  } else if (one_of(op, {"MaxPool", "AveragePool", "LpPool"})) {
+    const double window = node.attr("window", 1);
+    spec.type = op;
+    spec.flops = out_elems * window;
+    spec.shape = {{"window", window}};
+    spec.grads = {grad(op + "Grad", "grad", out_elems * window, {0}, {0}, op == "MaxPool")};
+    spec.output_dims.resize(1);
+  } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op.rfind("Reduce", 0) == 0) {
+    spec.type = op;
+    spec.flops = x(0).elements();
+    spec.grads = {grad(op + "Grad", "grad", x(0).elements(), {0})};
+  } else if (op == "Softmax" || op == "LogSoftmax") {
+    spec.type = op;
+    spec.flops = 5 * out_elems;
+    spec.grads = {grad(op + "Grad", "grad", 3 * out_elems, {0}, {}, true)};
+  } else if (op == "Gather" && have(0) && at(0) >= 0 && node.attr("embedding", 0) != 0) {
+    spec.type = "GatherV2";
+    spec.flops = 0;
+    GradSpec g = grad("UnsortedSegmentSum", "grad", out_elems, {at(0)});
+    g.grad_bytes = {out_elems * kFloatBytes};  // sparse: only the rows read
+    spec.grads = {g};
+  } else if (op == "LSTM" || op == "GRU" || op == "RNN") {
+    const Tensor& in = x(0);  // [T, B, I]
+    const Tensor& w = x(1);   // [D, gates*H, I]
+    const double t = in.dim(0), batch = in.dim(1), gates_h = w.dim(1), dirs = w.dim(0);
+    const double hidden = node.attr("hidden_size", gates_h);
+    const double flops = 2 * t * batch * dirs * gates_h * (in.dim(2) + hidden) + 10 * t * batch * dirs * gates_h;
+    spec.type = op;
+    spec.flops = flops;
+    spec.shape = {{"steps", t}, {"batch", batch}, {"hidden", hidden}, {"directions", dirs}};
+    std::vector<int> weights;
+    for (int i : {1, 2, 3})
+      if (at(i) >= 0) weights.push_back(at(i));
+    spec.grads = {grad(op + "GradInput", "grad_input", flops, {at(0)}, all, true),
+                  grad(op + "GradWeights", "grad_weights", flops, weights, all, true)};
+  } else if (op == "Concat") {
+    spec.type = "ConcatV2";
+    spec.grads = {grad("ConcatGrad", "grad", 0, all)};
+  } else {
+    // Data movement we know (Transpose, Slice, Pad, Split, ...) and op types
+    // without a cost rule: the bytes they move, never free.
+    static const std::set<std::string> movement = {
+        "Transpose", "Slice",          "Pad",          "Split",        "Expand", "Tile",      "Resize", "Upsample",
+        "Gather",    "GatherElements", "DepthToSpace", "SpaceToDepth", "Cast",   "ScatterND", "Scatter"};
+    if (!movement.count(op)) ++uncosted[op];
+    spec.type = op;
+    spec.flops = 0;
+    spec.grads = {grad(op + "Grad", "grad", 0, all)};
+  }
+  return b.add(spec);
+}
+
+OpGraph finish_imported(GraphBuilder& b, const std::vector<Tensor>& outputs, const std::vector<std::string>& names) {
+  std::vector<Tensor> losses;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& y = outputs[i];
+    const double classes = y.dims.empty() ? 1 : y.dims.back();
+    const double rows = y.elements() / classes;
+    const Tensor logits = view(y, {rows, classes});
+    const Tensor labels = b.input("labels/" + names.at(i), {rows});
+    losses.push_back(softmax_cross_entropy(b, "loss/" + names.at(i), logits, labels));
+  }
+  return b.finish(total_loss(b, "total_loss", losses));
+}
+
+}  // namespace aware::datasets_detail

@@ -1,0 +1,69 @@
+// The cost rules every model importer shares. An importer translates each node
+// of its source graph into an ImportedNode in ONNX's op vocabulary ("Conv",
+// "Gemm", "BatchNormalization", ...) with the tensors it reads and the static
+// shapes it writes; add_imported_node() then adds the forward op with its FLOPs,
+// bytes, shape parameters and gradient recipe to a GraphBuilder, and
+// finish_imported() adds the loss, the backward pass and the updates by the
+// zoo's rules. So an ONNX file and a TorchScript file of one model give the
+// same training step, op for op.
+//
+// Not thread-safe (a GraphBuilder is not); no ONNX or LibTorch header here.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "datasets/builder.h"
+
+namespace aware::datasets_detail {
+
+// One forward node of an imported model.
+struct ImportedNode {
+  std::string op;    // ONNX op type: "Conv", "ConvTranspose", "Gemm", "MatMul", "Relu", "Add", ...
+  std::string name;  // unique enough to name the op; made unique by the builder
+  // By the node's input slot: the tensor read, or nullopt for a constant, a
+  // buffer (running statistics) or a shape computation, which cost nothing.
+  std::vector<std::optional<Tensor>> inputs;
+  std::vector<std::vector<double>> outputs;  // static shapes of the outputs the step uses
+  // "group" (Conv), "window" (pooling: elements per output), "transA" (Gemm),
+  // "hidden_size" (LSTM/GRU/RNN).
+  std::map<std::string, double> attrs;
+
+  double attr(const std::string& key, double fallback) const {
+    const auto it = attrs.find(key);
+    return it == attrs.end() ? fallback : it->second;
+  }
+};
+
+// A node the rules cannot take (a view that changes the element count, a
+// constant where an activation is needed); the importer adds the file and node.
+class ImportNodeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The optimizer of --optimizer: sgd, momentum, rmsprop or adam; throws ConfigError.
+Optimizer optimizer_named(const std::string& name);
+
+// "[8,3,224,224]".
+std::string dims_text(const std::vector<double>& dims);
+
+// Views that are free (no op, no bytes): Identity, Dropout, Flatten, Reshape, ...
+bool is_free_view(const std::string& op);
+
+// Adds the forward op of `node` (none for a free view) and returns one tensor per
+// entry of node.outputs. An op type without a cost rule is costed by the bytes
+// it moves, with a gradient of the same bytes, and counted in `uncosted`.
+// Throws ImportNodeError.
+std::vector<Tensor> add_imported_node(GraphBuilder& b, const ImportedNode& node,
+                                      std::map<std::string, int>& uncosted);
+
+// The loss (softmax cross-entropy of each output seen as {rows, classes}
+// against label ids, named after `names`), then finish(): backward and updates.
+OpGraph finish_imported(GraphBuilder& b, const std::vector<Tensor>& outputs,
+                        const std::vector<std::string>& names);
+
+}  // namespace aware::datasets_detail
