@@ -166,17 +166,26 @@ std::vector<Tensor> add_imported_node(GraphBuilder& b, const ImportedNode& node,
     g.grad_bytes = {out_elems * kFloatBytes};  // sparse: only the rows read
     spec.grads = {g};
   } else if (op == "LSTM" || op == "GRU" || op == "RNN") {
-    const Tensor& in = x(0);  // [T, B, I]
-    const Tensor& w = x(1);   // [D, gates*H, I]
-    const double t = in.dim(0), batch = in.dim(1), gates_h = w.dim(1), dirs = w.dim(0);
-    const double hidden = node.attr("hidden_size", gates_h);
-    const double flops = 2 * t * batch * dirs * gates_h * (in.dim(2) + hidden) + 10 * t * batch * dirs * gates_h;
+    // ONNX's single layer: x [T, B, I], W [D, gates*H, I]; an importer with a
+    // stacked recurrence (TorchScript's aten::lstm) gives the sizes as attributes
+    // and its weights as the inputs after slot 0.
+    const Tensor& in = x(0);
+    const bool sized = node.attrs.count("gates_hidden") > 0;
+    const double t = node.attr("steps", in.dim(0)), batch = node.attr("batch", in.dim(1));
+    const double gates_h = sized ? node.attr("gates_hidden", 0) : x(1).dim(1);
+    const double dirs = sized ? node.attr("directions", 1) : x(1).dim(0);
+    const double hidden = node.attr("hidden_size", gates_h), layers = node.attr("layers", 1);
+    double flops = 0;
+    for (double layer = 0; layer < layers; ++layer) {
+      const double layer_in = layer == 0 ? node.attr("input_size", in.dim(2)) : dirs * hidden;
+      flops += 2 * t * batch * dirs * gates_h * (layer_in + hidden) + 10 * t * batch * dirs * gates_h;
+    }
     spec.type = op;
     spec.flops = flops;
-    spec.shape = {{"steps", t}, {"batch", batch}, {"hidden", hidden}, {"directions", dirs}};
+    spec.shape = {{"steps", t}, {"batch", batch}, {"hidden", hidden}, {"directions", dirs}, {"layers", layers}};
     std::vector<int> weights;
-    for (int i : {1, 2, 3})
-      if (at(i) >= 0) weights.push_back(at(i));
+    for (size_t slot = 1; slot < ins.size(); ++slot)
+      if (at(static_cast<int>(slot)) >= 0 && (sized || slot <= 3)) weights.push_back(at(static_cast<int>(slot)));
     spec.grads = {grad(op + "GradInput", "grad_input", flops, {at(0)}, all, true),
                   grad(op + "GradWeights", "grad_weights", flops, weights, all, true)};
   } else if (op == "Concat") {

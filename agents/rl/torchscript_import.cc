@@ -370,7 +370,9 @@ class Importer {
       const bool pair = args.size() > 1 && is_tensor(args[1]);
       rule = pair ? Rule{aten == "max" ? "Max" : "Min", {0, 1}} : Rule{aten == "max" ? "ReduceMax" : "ReduceMin", {0}};
     }
-    if (!rule) {
+    if (aten == "lstm" || aten == "gru" || aten == "rnn_tanh" || aten == "rnn_relu") {
+      recurrence(n, aten, args, ins, node);
+    } else if (!rule) {
       node.op = std::string(n->kind().toQualString());  // no rule: the bytes it moves, listed
       for (const auto& t : ins) node.inputs.push_back(t);
     } else {
@@ -400,6 +402,34 @@ class Importer {
       fail_node(n, e.what());
     }
     for (size_t k = 0; k < results.size() && k < outs.size(); ++k) tensors_[outs[k]] = results[k];
+  }
+
+  // aten::lstm / gru / rnn_*(input, hx, params, has_biases, num_layers, dropout,
+  // train, bidirectional, batch_first), the lists taken apart: the input and the
+  // parameters [w_ih, w_hh, (b_ih, b_hh)] per layer and direction, sizes as attributes.
+  void recurrence(const Node* n, const std::string& aten, const std::vector<const Value*>& args,
+                  const std::vector<std::optional<Tensor>>& ins, ImportedNode& node) const {
+    node.op = aten == "lstm" ? "LSTM" : aten == "gru" ? "GRU" : "RNN";
+    if (args.size() < 7 || !ins[0] || param_values_.count(args[0])) fail_node(n, "unexpected arguments for a recurrence");
+    const size_t last = args.size();
+    const auto layers = ints(args[last - 5]);
+    const auto bidirectional = flag(args[last - 2]), batch_first = flag(args[last - 1]);
+    if (!layers || !bidirectional || !batch_first) fail_node(n, "num_layers, bidirectional or batch_first is not a constant");
+    node.inputs.push_back(ins[0]);
+    for (size_t i = 1; i < last; ++i)
+      if (ins[i] && param_values_.count(args[i])) node.inputs.push_back(ins[i]);
+    if (node.inputs.size() < 3) fail_node(n, "the recurrence's weights are not parameters of the module");
+    const Tensor& w_ih = *node.inputs[1];
+    const Tensor& w_hh = *node.inputs[2];
+    const std::vector<double>& x = ins[0]->dims;
+    if (x.size() != 3 || w_ih.dims.size() != 2 || w_hh.dims.size() != 2) fail_node(n, "expects a 3-d input and 2-d weights");
+    node.attrs["steps"] = *batch_first ? x[1] : x[0];
+    node.attrs["batch"] = *batch_first ? x[0] : x[1];
+    node.attrs["input_size"] = x[2];
+    node.attrs["gates_hidden"] = w_ih.dim(0);
+    node.attrs["hidden_size"] = w_hh.dim(1);
+    node.attrs["directions"] = *bidirectional ? 2 : 1;
+    node.attrs["layers"] = static_cast<double>(layers->front());
   }
 
   void set_attributes(const Node* n, const std::string& aten, const std::vector<const Value*>& args,

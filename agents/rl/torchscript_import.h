@@ -18,7 +18,7 @@
 //
 // Not done: control flow that freezing cannot fold (a prim::If or prim::Loop
 // left with tensor work inside) is refused, naming the node; trace the module
-// instead. aten::lstm / gru have no rule yet (costed by bytes, listed).
+// instead.
 //
 // Built with LibTorch (AWARE_WITH_TORCH); the header is torch-free.
 #pragma once

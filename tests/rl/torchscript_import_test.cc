@@ -128,6 +128,43 @@ def forward(self, x):
   EXPECT_GT(op->bytes_accessed, 0) << "never free: the bytes it moves";
 }
 
+TEST(TorchScriptImport, AnLstmIsCostedAsOneRecurrence) {
+  // x [T=5, B=2, I=6] through one LSTM layer of H=8: 2*T*B*4H*(I+H) + 10*T*B*4H FLOPs.
+  ModuleSpec s;
+  s.params = {{"w_ih", {32, 6}}, {"w_hh", {32, 8}}, {"b_ih", {32}}, {"b_hh", {32}}};
+  s.source = R"(
+def forward(self, x):
+    y, h, c = torch.lstm(x, [torch.zeros([1, 2, 8]), torch.zeros([1, 2, 8])], [self.w_ih, self.w_hh, self.b_ih, self.b_hh], True, 1, 0.0, False, False, False)
+    return y
+)";
+  ModelImportOptions options;
+  options.input_shapes["x"] = {5, 2, 6};
+  ModelImportReport report;
+  const OpGraph g = import_torchscript(save_module(s, "lstm.pt"), options, &report);
+  EXPECT_TRUE(report.uncosted.empty());
+  EXPECT_DOUBLE_EQ(report.params, 32 * 6 + 32 * 8 + 32 + 32);
+  const Op* lstm = find_type(g, "LSTM");
+  ASSERT_NE(lstm, nullptr);
+  EXPECT_DOUBLE_EQ(lstm->flops, 2 * 5 * 2 * 32 * (6 + 8) + 10 * 5 * 2 * 32);
+  ASSERT_NE(find_type(g, "LSTMGradWeights"), nullptr);
+#ifdef AWARE_TEST_HAVE_ONNX
+  // The same layer as ONNX writes it (W [1, 4H, I], R [1, 4H, H], B [1, 8H]).
+  test_models::Maker m;
+  m.input("x", {5, 2, 6});
+  m.weight("W", {1, 32, 6}, true);
+  m.weight("R", {1, 32, 8}, true);
+  m.weight("B", {1, 64}, true);
+  auto* node = m.node("LSTM", {"x", "W", "R", "B"}, {"y"}, "lstm");
+  test_models::Maker::integer(node, "hidden_size", 8);
+  m.output("y", 4);
+  ModelImportReport onnx_report;
+  const OpGraph o = import_onnx(m.write("lstm.onnx"), {}, &onnx_report);
+  EXPECT_EQ(onnx_report.params, report.params);
+  ASSERT_NE(find_type(o, "LSTM"), nullptr);
+  EXPECT_DOUBLE_EQ(find_type(o, "LSTM")->flops, lstm->flops);
+#endif
+}
+
 // torchvision's ResNet-50 (v1.5) as straight-line TorchScript, the same layers
 // as the ONNX tests' resnet50().
 std::string resnet50_torchscript(const std::string& file) {
