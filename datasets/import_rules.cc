@@ -18,18 +18,6 @@ double product(const std::vector<double>& dims, size_t from = 0) {
   return p;
 }
 
-GradSpec grad(std::string type, std::string suffix, double flops, std::vector<int> grad_of, std::vector<int> reads = {},
-              bool reads_output = false) {
-  GradSpec g;
-  g.type = std::move(type);
-  g.suffix = std::move(suffix);
-  g.flops = flops;
-  g.grad_of = std::move(grad_of);
-  g.reads = std::move(reads);
-  g.reads_output = reads_output;
-  return g;
-}
-
 bool one_of(const std::string& op, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return op == n; });
 }

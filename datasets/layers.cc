@@ -12,8 +12,12 @@ namespace {
 // frameworks cap the workspace they let the autotuner use.
 constexpr double kMaxConvWorkspaceBytes = 256.0 * 1024 * 1024;
 
+double last_dim(const Tensor& x) { return x.dims.back(); }
+
+}  // namespace
+
 GradSpec grad(std::string type, std::string suffix, double flops, std::vector<int> grad_of,
-              std::vector<int> reads = {}, bool reads_output = false) {
+              std::vector<int> reads, bool reads_output) {
   GradSpec g;
   g.type = std::move(type);
   g.suffix = std::move(suffix);
@@ -23,10 +27,6 @@ GradSpec grad(std::string type, std::string suffix, double flops, std::vector<in
   g.reads_output = reads_output;
   return g;
 }
-
-double last_dim(const Tensor& x) { return x.dims.back(); }
-
-}  // namespace
 
 Tensor view(const Tensor& t, std::vector<double> dims) {
   Tensor out = t;

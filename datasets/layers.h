@@ -13,6 +13,11 @@ namespace aware::datasets_detail {
 
 enum class Padding { kSame, kValid };
 
+// One gradient op's recipe: its type, name suffix, FLOPs, the forward inputs whose
+// gradients it outputs and those it reads (and whether it reads output 0).
+GradSpec grad(std::string type, std::string suffix, double flops, std::vector<int> grad_of,
+              std::vector<int> reads = {}, bool reads_output = false);
+
 // The same tensor seen with other dimensions (a free reshape: no op, no bytes moved).
 Tensor view(const Tensor& t, std::vector<double> dims);
 

@@ -121,6 +121,28 @@ TEST(OnnxImport, OpsWithoutACostRuleAreCostedByTheirBytesAndListed) {
   EXPECT_NE(find_type(g, "LRNGrad"), nullptr);
 }
 
+TEST(OnnxImport, ANodeWithoutAStaticShapeIsNamed) {
+  // A Reshape whose target shape is a run-time input: shape inference cannot
+  // give its output a shape, and the error names the node.
+  Maker m;
+  m.input("x", {2, 4});
+  m.input("target", {2}, onnx::TensorProto::INT64);
+  m.weight("w", {4, 6}, true);
+  m.node("MatMul", {"x", "w"}, {"h"}, "dense");
+  m.node("Reshape", {"h", "target"}, {"y"}, "reshape_to_target");
+  m.output("y", 2);
+  const std::string path = m.write("no-shape.onnx");
+  try {
+    import_onnx(path, {});
+    ADD_FAILURE() << "a node without a static shape was accepted";
+  } catch (const ParseError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("node 'reshape_to_target' (Reshape)"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
 TEST(OnnxImport, BadFilesAreOneLineErrorsNamingTheFile) {
   const std::string good = tiny_cnn(true, "tiny-good.onnx");
   std::string bytes;

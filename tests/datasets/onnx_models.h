@@ -24,11 +24,12 @@ class Maker {
     m_.mutable_graph()->set_name(std::move(name));
   }
   // A float graph input; a dimension < 0 is dynamic ("N").
-  void input(const std::string& name, const std::vector<std::int64_t>& dims) {
+  void input(const std::string& name, const std::vector<std::int64_t>& dims,
+             int elem_type = onnx::TensorProto::FLOAT) {
     auto* v = m_.mutable_graph()->add_input();
     v->set_name(name);
     auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->set_elem_type(elem_type);
     for (auto d : dims) {
       auto* dim = t->mutable_shape()->add_dim();
       if (d < 0) dim->set_dim_param("N");
