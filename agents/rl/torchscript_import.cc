@@ -16,6 +16,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "agents/rl/archive_check.h"
 #include "core/errors.h"
 #include "datasets/import_rules.h"
 #include "datasets/layers.h"
@@ -134,6 +135,9 @@ class Importer {
   }
 
   void load() {
+    // The zip structure and every stored entry's CRC first: LibTorch reads a
+    // damaged archive without a word (agents/rl/archive_check.h).
+    rl::check_torch_archive(path_, "TorchScript module");
     torch::jit::Module module;
     try {
       module = torch::jit::load(path_);

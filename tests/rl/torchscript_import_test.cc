@@ -275,12 +275,12 @@ def forward(self, x):
   ModelImportOptions options;
   options.input_shapes["x"] = {2, 2};
   const std::pair<std::string, std::string> cases[] = {
-      {truncated, "not a TorchScript module"},
-      {garbage, "not a TorchScript module"},
+      {truncated, "is corrupt or not a torch archive"},
+      {garbage, "is corrupt or not a torch archive"},
       {tensor_file, "forward()"},
       {save_module(frozen, "frozen.pt"), "no trainable parameters"},
       {save_module(branchy, "branchy.pt"), "control flow"},
-      {tmp("no-such.pt"), "not a TorchScript module"}};
+      {tmp("no-such.pt"), "cannot be read"}};
   for (const auto& [path, message] : cases) {
     try {
       import_torchscript(path, options);
