@@ -13,11 +13,16 @@
 #include "core/formats.h"
 #include "core/placer.h"
 #include "core/progress.h"
+#include "core/search_exchange.h"
 #include "datasets/load.h"
 #include "strategies/strategy.h"
 #ifdef AWARE_HAVE_RL
 #include "agents/rl/trainer.h"
 #endif
+#ifdef AWARE_HAVE_MPI
+#include "cli/mpi_job.h"
+#endif
+#include <thread>
 
 namespace aware::cli {
 namespace {
@@ -37,6 +42,7 @@ struct PlaceArgs {
   std::string out;
   std::string trace;
   std::string strategy;
+  int chains = 1;
   bool json = false;
 };
 
@@ -56,12 +62,66 @@ std::string method_of_policy(const PlaceArgs& a) {
 #endif
 }
 
+// The search as `chains` chains on threads of this process, each with its own
+// clone of the evaluator and its own placer, meeting through a ThreadChainGroup.
+// Every chain ends with the best of all; chain 0's is returned. A chain that
+// fails ends the others, and its error is the one thrown.
+Placement place_as_thread_chains(const std::string& method, int chains, const OpGraph& graph,
+                                 const Cluster& cluster, const PlaceContext& context) {
+  ThreadChainGroup group(chains);
+  std::vector<Placement> results(static_cast<size_t>(chains));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(chains));
+  std::vector<std::thread> threads;
+  for (int k = 0; k < chains; ++k)
+    threads.emplace_back([&, k] {
+      try {
+        std::unique_ptr<Evaluator> evaluator = context.evaluator->clone();
+        std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(method);
+        PlaceContext chain = context;
+        chain.evaluator = evaluator.get();
+        chain.exchange = &group.member(k);
+        if (k != 0) chain.progress = nullptr;  // chain 0 reports (and is cancelled) for all
+        results[static_cast<size_t>(k)] = placer->place(graph, cluster, chain);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(k)] = std::current_exception();
+        group.abandon("chain " + std::to_string(k) + " failed: " + e.what());
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  // The first chain's own error, not a chain's report that another one stopped.
+  for (int k = 0; k < chains; ++k)
+    if (errors[static_cast<size_t>(k)]) {
+      try {
+        std::rethrow_exception(errors[static_cast<size_t>(k)]);
+      } catch (const Error& e) {
+        if (std::string(e.what()).find(" stops: ") == std::string::npos) throw;
+      }
+    }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return results[0];
+}
+
 void run_place(const PlaceArgs& a) {
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.method.empty() && a.policy.empty()) throw ConfigError("place needs --method or --policy");
   const std::string method = a.policy.empty() ? a.method : method_of_policy(a);
   std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(method);
+  // Parallel chains: --chains N threads here, or one chain per rank under mpirun.
+  int ranks = 1, rank = 0;
+#ifdef AWARE_HAVE_MPI
+  if (MpiJob* job = mpi_job()) {
+    ranks = job->size();
+    rank = job->rank();
+  }
+#endif
+  if (a.chains < 1 || a.chains > 256) throw ConfigError("--chains must be 1..256");
+  if (ranks > 1 && a.chains > 1)
+    throw ConfigError("--chains " + std::to_string(a.chains) + " under mpirun: each rank is one chain (drop --chains)");
+  if ((ranks > 1 || a.chains > 1) && !placer->runs_as_chains())
+    throw ConfigError("method '" + method + "' does not run as parallel chains (anneal, random-search and "
+                      "random-sampling do)" + (ranks > 1 ? ": run it without mpirun" : ""));
   if (!a.strategy.empty()) parse_strategy_spec(a.strategy);
   prepare_output_path(a.out, "-o");  // before the work: an unwritable path fails now
   prepare_output_path(a.trace, "--trace");
@@ -97,10 +157,15 @@ void run_place(const PlaceArgs& a) {
     context.start = &start;
   }
   StderrProgress progress;
-  context.progress = &progress;
+  if (rank == 0) context.progress = &progress;
   const auto t0 = std::chrono::steady_clock::now();
-  const Placement placement = placer->place(graph, cluster, context);
+#ifdef AWARE_HAVE_MPI
+  if (ranks > 1) context.exchange = &mpi_job()->exchange();
+#endif
+  const Placement placement = a.chains > 1 ? place_as_thread_chains(method, a.chains, graph, cluster, context)
+                                           : placer->place(graph, cluster, context);
   const double place_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rank != 0) return;  // every rank holds the same best; rank 0 alone reports it
   progress.finish();
   check_placement(graph, cluster, placement, "method '" + method + "'");
   Trace trace;
@@ -126,6 +191,7 @@ void run_place(const PlaceArgs& a) {
     out["cluster"] = cluster.name();
     out["place_time_s"] = place_s;
     out["seed"] = a.seed;
+    out["chains"] = std::max(a.chains, ranks);
     out["ops_per_device"] = per_device;
     if (!a.out.empty()) out["placement_file"] = a.out;
     std::cout << out.dump(1) << "\n";
@@ -261,6 +327,11 @@ void add_place_commands(CLI::App& app) {
   p->add_option("-o,--output", place->out,
                 "Write the placement JSON here (with --strategy also FILE.graph.json)");
   p->add_option("--trace", place->trace, "Write a Chrome trace of the placed step here");
+  p->add_option("--chains", place->chains,
+                "Run a search method (anneal, random-search, random-sampling) as N parallel chains on "
+                "threads that split --budget-evals and meet to share their best; under mpirun each rank "
+                "is one chain instead")
+      ->capture_default_str();
   p->add_flag("--json", place->json, "Print one JSON object");
   p->callback([place] { run_place(*place); });
 

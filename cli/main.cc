@@ -9,8 +9,26 @@
 #include "builtins/builtins.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
+#ifdef AWARE_HAVE_MPI
+#include "cli/mpi_job.h"
+#endif
 
 int main(int argc, char** argv) {
+#ifdef AWARE_HAVE_MPI
+  // Under mpirun: join the job (every rank must run the same command), and let
+  // an error on any rank end them all.
+  aware::cli::MpiJob* job = aware::cli::join_mpi_job(argc, argv);
+  const auto fail = [job](const std::string& message, int code) {
+    if (job != nullptr && job->size() > 1) job->abort(message, code);
+    std::fprintf(stderr, "\nerror: %s\n", message.c_str());
+    return code;
+  };
+#else
+  const auto fail = [](const std::string& message, int code) {
+    std::fprintf(stderr, "\nerror: %s\n", message.c_str());
+    return code;
+  };
+#endif
   aware::register_builtins();
   CLI::App app{"aware: automatic parallel-strategy search for deep-learning training steps"};
   app.require_subcommand(1);
@@ -54,11 +72,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const aware::Error& e) {
-    std::fprintf(stderr, "\nerror: %s\n", e.what());
-    return 1;
+    return fail(e.what(), 1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "\nerror: %s\n", e.what());
-    return 2;
+    return fail(e.what(), 2);
   }
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "core/placer.h"
 
+#include "core/errors.h"
+
 namespace aware {
 namespace {
 
@@ -10,9 +12,12 @@ class OptionCheckedPlacer final : public Placer {
       : inner_(std::move(inner)), options_(std::move(options)), owner_(std::move(owner)) {}
   std::string name() const override { return inner_->name(); }
   bool needs_evaluator() const override { return inner_->needs_evaluator(); }
+  bool runs_as_chains() const override { return inner_->runs_as_chains(); }
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
     check_options_against(context.options, options_, owner_);
+    if (context.exchange != nullptr && !inner_->runs_as_chains())
+      throw ConfigError(inner_->name() + " does not run as parallel chains (anneal, random-search and random-sampling do)");
     return inner_->place(graph, cluster, context);
   }
 

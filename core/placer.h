@@ -18,6 +18,7 @@ namespace aware {
 class OpGraph;
 class Cluster;
 class ProgressObserver;
+class SearchExchange;
 
 // What a placer is given besides the graph and the cluster.
 struct PlaceContext {
@@ -28,6 +29,10 @@ struct PlaceContext {
   ProgressObserver* progress = nullptr;  // may be null
   const Placement* start = nullptr;  // a starting placement for local search, may be null
   Options options;                   // placer-specific settings
+  // For a search run as one of several chains (threads or MPI ranks) that meet
+  // to share their best (core/search_exchange.h); null: a single search. Placers
+  // that cannot run as chains refuse a non-null one with ConfigError.
+  SearchExchange* exchange = nullptr;
 };
 
 class Placer {
@@ -41,6 +46,8 @@ class Placer {
                           const PlaceContext& context) = 0;
   // True when the placer needs context.evaluator.
   virtual bool needs_evaluator() const { return false; }
+  // True when place() takes PlaceContext::exchange and runs as one chain of it.
+  virtual bool runs_as_chains() const { return false; }
 };
 
 using PlacerFactory = std::function<std::unique_ptr<Placer>()>;

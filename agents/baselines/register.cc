@@ -45,7 +45,10 @@ void register_baseline_placers() {
         {threads}, make_random_sampling_placer);
   r.add("anneal", "simulated annealing over single-op/group moves on the evaluator",
         {{"temperature", T::kDouble, "0.05", "start temperature, a fraction of the start step time"},
-         {"cooling_to", T::kDouble, "0.001", "final temperature, a fraction of the start"}},
+         {"cooling_to", T::kDouble, "0.001", "final temperature, a fraction of the start"},
+         {"exchange_every", T::kInt, "0",
+          "run as parallel chains (--chains, mpirun): each chain's evaluations between meetings "
+          "where all continue from the best found (0: a tenth of a chain's budget)"}},
         make_anneal_placer);
   r.add("genetic", "genetic algorithm over group moves on the evaluator (tournament, two-point "
         "crossover in topological order, run mutation, elitism)",

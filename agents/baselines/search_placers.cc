@@ -17,6 +17,7 @@
 #include "core/evaluator_pool.h"
 #include "core/graph_algorithms.h"
 #include "core/progress.h"
+#include "core/search_exchange.h"
 
 namespace aware::baselines {
 namespace {
@@ -73,6 +74,13 @@ class SearchLoop {
   Score record(const Placement& p, const StepResult& r) { return note(r, p, nullptr); }
   const Placement& best_placement() const { return best_placement_; }
   const Score& best() const { return best_; }
+  // A better placement another chain found (no evaluation counted).
+  void adopt(const Score& s, const Placement& p) {
+    if (best_placement_.size() == 0 || s.better_than(best_)) {
+      best_ = s;
+      best_placement_ = p;
+    }
+  }
   void report(bool final) {
     if (context_.progress == nullptr) return;
     const long long every = std::max<long long>(1, budget_ / 200);
@@ -129,6 +137,39 @@ void require_evaluator(const PlaceContext& context, const std::string& placer) {
     throw ConfigError(placer + " needs an evaluator (PlaceContext::evaluator is null)");
 }
 
+// Parallel chains (PlaceContext::exchange): each runs the search with its share
+// of the budget and a seed of its own (chain 0 keeps the run's seed).
+constexpr long long kMinChainEvals = 16;
+
+PlaceContext chain_context(const PlaceContext& context, const std::string& placer) {
+  PlaceContext chain = context;
+  if (context.exchange == nullptr) return chain;
+  const long long chains = context.exchange->chains();
+  const long long total = context.budget_evals > 0 ? context.budget_evals : kDefaultBudgetEvals;
+  if (total / chains < kMinChainEvals)
+    throw ConfigError(placer + ": " + std::to_string(total) + " evaluations split over " + std::to_string(chains) +
+                      " chains leaves fewer than " + std::to_string(kMinChainEvals) +
+                      " each: raise --budget-evals or run fewer chains");
+  if (context.budget_seconds > 0)
+    throw ConfigError(placer + ": parallel chains take an evaluation budget, not --budget-seconds "
+                      "(chains meet after equal numbers of evaluations)");
+  chain.budget_evals = total / chains;
+  chain.seed = context.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(context.exchange->chain());
+  return chain;
+}
+
+// Brings this chain's best to a meeting and takes the best of all into `loop`.
+ChainMeeting meet_chains(const PlaceContext& context, SearchLoop& loop, bool stop) {
+  ChainBest mine;
+  mine.feasible = loop.best().feasible;
+  mine.step_us = loop.best().step_us;
+  mine.placement = loop.best_placement();
+  mine.stop = stop;
+  ChainMeeting met = context.exchange->meet(mine);
+  loop.adopt(Score{met.best.feasible, met.best.step_us}, met.best.placement);
+  return met;
+}
+
 // The starting point: context.start when given, else the best of the cheap
 // placers under the evaluator (their evaluations count against the budget).
 void seed_search(SearchLoop& loop, const OpGraph& graph, const Cluster& cluster,
@@ -158,11 +199,14 @@ class RandomSearchPlacer final : public Placer {
   explicit RandomSearchPlacer(bool seeded) : seeded_(seeded) {}
   std::string name() const override { return seeded_ ? "random-search" : "random-sampling"; }
   bool needs_evaluator() const override { return true; }
+  bool runs_as_chains() const override { return true; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
-                  const PlaceContext& context) override {
-    check_context(context, name());
-    require_evaluator(context, name());
+                  const PlaceContext& run_context) override {
+    check_context(run_context, name());
+    require_evaluator(run_context, name());
     check_graph_can_fit(graph, cluster);
+    // As one of several chains: its share of the samples; they meet once, at the end.
+    const PlaceContext context = chain_context(run_context, name());
     SearchLoop loop(name() + " on " + graph.name(), graph, cluster, context);
     if (seeded_) seed_search(loop, graph, cluster, context);
     const Units units = colocation_units(graph);
@@ -186,6 +230,7 @@ class RandomSearchPlacer final : public Placer {
         loop.evaluate_batch(*pool, batch);
       }
     }
+    if (context.exchange != nullptr) meet_chains(context, loop, true);
     loop.report(true);
     return loop.best_placement();
   }
@@ -198,10 +243,14 @@ class AnnealPlacer final : public Placer {
  public:
   std::string name() const override { return "anneal"; }
   bool needs_evaluator() const override { return true; }
+  bool runs_as_chains() const override { return true; }
   Placement place(const OpGraph& graph, const Cluster& cluster,
-                  const PlaceContext& context) override {
-    check_context(context, name());
-    require_evaluator(context, name());
+                  const PlaceContext& run_context) override {
+    check_context(run_context, name());
+    require_evaluator(run_context, name());
+    const PlaceContext context = chain_context(run_context, name());
+    const long long exchange_every = option_int(context.options, "exchange_every", 0, name());
+    if (exchange_every < 0) throw ConfigError(name() + ": 'exchange_every' must be >= 0");
     // Initial temperature as a fraction of the start's step time; the schedule
     // cools geometrically to `cooling_to` times that by the end of the budget.
     const double t0_fraction = option_double(context.options, "temperature", 0.05, name());
@@ -217,8 +266,9 @@ class AnnealPlacer final : public Placer {
     Placement current = loop.best_placement();
     Score current_score = loop.best();
     if (D < 2 || units.num_units() == 0) {
+      if (context.exchange != nullptr) meet_chains(context, loop, true);
       loop.report(true);
-      return current;
+      return context.exchange != nullptr ? loop.best_placement() : current;
     }
     MersenneRng rng(context.seed);
     const double t0 = t0_fraction * (current_score.feasible ? current_score.step_us : 0);
@@ -226,7 +276,27 @@ class AnnealPlacer final : public Placer {
     const double decay = std::pow(cooling_to, 1.0 / static_cast<double>(moves));
     double temperature = t0;
     std::vector<OpMove> move;
-    while (!loop.exhausted()) {
+    // Chains meet after equal numbers of evaluations, and each continues from the
+    // best any of them has found; they stop together.
+    const long long every =
+        exchange_every > 0 ? exchange_every : std::max<long long>(1, loop.budget() / 10);
+    long long next_meeting = loop.used() + every;
+    while (true) {
+      if (context.exchange != nullptr) {
+        const bool stop = loop.exhausted();
+        if (stop || loop.used() >= next_meeting) {
+          const ChainMeeting met = meet_chains(context, loop, stop);
+          const Score theirs{met.best.feasible, met.best.step_us};
+          if (theirs.better_than(current_score)) {
+            current = met.best.placement;
+            current_score = theirs;
+          }
+          if (met.stop) break;
+          next_meeting = loop.used() + every;
+        }
+      } else if (loop.exhausted()) {
+        break;
+      }
       const int unit = rng.below(units.num_units());
       const std::vector<int>& members = units.ops_of_unit[unit];
       const int from = current[members.front()];

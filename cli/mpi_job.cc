@@ -1,0 +1,82 @@
+#include "cli/mpi_job.h"
+
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "experiments/mpi/mpi_exchange.h"
+
+namespace aware::cli {
+namespace {
+
+// FNV-1a over the command line and the binary's size and modification time:
+// cheap, and enough to tell two builds or two commands apart.
+std::uint64_t command_hash(int argc, char** argv) {
+  std::uint64_t h = 1469598103934665603ULL;
+  const auto mix = [&](const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    mix(arg.data(), arg.size() + 1);
+  }
+  struct stat st {};
+  if (stat("/proc/self/exe", &st) == 0) {
+    mix(&st.st_size, sizeof(st.st_size));
+    mix(&st.st_mtim.tv_sec, sizeof(st.st_mtim.tv_sec));
+  }
+  return h;
+}
+
+class OpenMpiJob final : public MpiJob {
+ public:
+  OpenMpiJob() {
+    MPI_Init(nullptr, nullptr);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    exchange_ = make_mpi_exchange();
+    std::atexit([] { MPI_Finalize(); });
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  SearchExchange& exchange() override { return *exchange_; }
+  [[noreturn]] void abort(const std::string& message, int code) override {
+    std::fprintf(stderr, "\nerror: rank %d: %s\n", rank_, message.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ private:
+  int rank_ = 0, size_ = 1;
+  std::unique_ptr<SearchExchange> exchange_;
+};
+
+OpenMpiJob* g_job = nullptr;
+
+}  // namespace
+
+MpiJob* join_mpi_job(int argc, char** argv) {
+  // Open MPI's launcher sets OMPI_COMM_WORLD_SIZE; PMI launchers set PMI_SIZE.
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr && std::getenv("PMI_SIZE") == nullptr) return nullptr;
+  static OpenMpiJob job;
+  g_job = &job;
+  unsigned long long mine = command_hash(argc, argv), root = mine;
+  MPI_Bcast(&root, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (root != mine)
+    job.abort("this rank's command line or binary differs from rank 0's: every rank must run the same "
+              "aware build with the same arguments",
+              2);
+  return &job;
+}
+
+MpiJob* mpi_job() { return g_job; }
+
+}  // namespace aware::cli

@@ -1,0 +1,39 @@
+// The MPI job an `aware` process is a rank of, when it was started by mpirun
+// (built with AWARE_WITH_MPI; Debian's Open MPI). MPI-free header.
+//
+// Under `mpirun -np N aware place --method anneal ...` every rank runs the same
+// command; the search runs as N chains, one per rank, that meet over MPI
+// (core/search_exchange.h); rank 0 alone prints and writes files. At start rank
+// 0 broadcasts a hash of its command line and of its binary, and a rank whose
+// own differs ends the job with an error. An error on any rank ends every rank
+// (MPI_Abort) after printing it with the rank's number; a rank that dies is
+// noticed by mpirun, which ends the others.
+#pragma once
+
+#include <string>
+
+#include "core/search_exchange.h"
+
+namespace aware::cli {
+
+class MpiJob {
+ public:
+  virtual ~MpiJob() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // This rank as one chain of a search (chain = rank, chains = size).
+  virtual SearchExchange& exchange() = 0;
+  // Prints `message` on this rank (prefixed "rank K: ") and ends every rank with `code`.
+  [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
+};
+
+// Joins the job when this process was started by mpirun (MPI's environment is
+// present) and this build has MPI; checks that every rank runs the same command
+// and binary. Returns null otherwise (a plain run: no MPI is initialised). Call
+// once, first thing in main; the job lives until exit (MPI_Finalize at exit).
+MpiJob* join_mpi_job(int argc, char** argv);
+
+// The job joined by join_mpi_job, or null.
+MpiJob* mpi_job();
+
+}  // namespace aware::cli

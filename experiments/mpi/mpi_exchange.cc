@@ -1,0 +1,50 @@
+#include "experiments/mpi/mpi_exchange.h"
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace aware {
+namespace {
+
+class MpiExchange final : public SearchExchange {
+ public:
+  MpiExchange(int rank, int size) : rank_(rank), size_(size) {}
+  int chain() const override { return rank_; }
+  int chains() const override { return size_; }
+
+  ChainMeeting meet(const ChainBest& mine) override {
+    const double local[3] = {mine.feasible ? 1.0 : 0.0, mine.step_us, mine.stop ? 1.0 : 0.0};
+    std::vector<double> all(static_cast<size_t>(3 * size_));
+    MPI_Allgather(local, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, MPI_COMM_WORLD);
+    std::vector<ChainBest> brought(static_cast<size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+      brought[static_cast<size_t>(r)].feasible = all[static_cast<size_t>(3 * r)] != 0;
+      brought[static_cast<size_t>(r)].step_us = all[static_cast<size_t>(3 * r + 1)];
+      brought[static_cast<size_t>(r)].stop = all[static_cast<size_t>(3 * r + 2)] != 0;
+    }
+    ChainMeeting met = best_of(brought);
+    int n = static_cast<int>(mine.placement.size());
+    MPI_Bcast(&n, 1, MPI_INT, met.from_chain, MPI_COMM_WORLD);
+    std::vector<int> devices(static_cast<size_t>(n));
+    if (rank_ == met.from_chain)
+      for (int op = 0; op < n; ++op) devices[static_cast<size_t>(op)] = mine.placement[op];
+    MPI_Bcast(devices.data(), n, MPI_INT, met.from_chain, MPI_COMM_WORLD);
+    met.best.placement = Placement(devices);
+    return met;
+  }
+
+ private:
+  int rank_, size_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchExchange> make_mpi_exchange() {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return std::make_unique<MpiExchange>(rank, size);
+}
+
+}  // namespace aware

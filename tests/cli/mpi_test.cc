@@ -1,0 +1,151 @@
+// `aware place` under mpirun (scripts/mpirun-local: ranks on this machine only,
+// shared memory): one anneal chain per rank gives exactly what `--chains N` gives
+// on threads with the same seed and budget; mismatched commands, too little work
+// and methods that cannot run as chains are one-line errors on every rank; a
+// rank killed mid-search ends the job. Skipped where this build has no MPI.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+
+extern char** environ;
+
+namespace {
+
+const std::string kGraph = " --graph zoo:inception_v3:batch=8,image_size=96 --cluster preset:k40x4";
+
+std::string mpirun(int ranks, const std::string& args) {
+  return std::string(AWARE_SOURCE_DIR) + "/scripts/mpirun-local " + std::to_string(ranks) + " " + AWARE_BIN + " " + args;
+}
+
+Outcome shell(const std::string& cmd) {
+  Outcome run;
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+#ifndef AWARE_TEST_HAVE_MPI
+#define REQUIRE_MPI() GTEST_SKIP() << "this build has no MPI (libopenmpi-dev)"
+#else
+#define REQUIRE_MPI() \
+  if (shell("command -v mpirun").exit_code != 0) GTEST_SKIP() << "no mpirun (openmpi-bin)"
+#endif
+
+TEST(Mpi, RanksAsChainsGiveTheThreadChainsResult) {
+  REQUIRE_MPI();
+  const std::string common = "place" + kGraph + " --method anneal --budget-evals 600 --seed 3 --json";
+  const Outcome ranks = shell(mpirun(2, common + " -o " + tmp("mpi-ranks.json")));
+  ASSERT_EQ(ranks.exit_code, 0) << ranks.output;
+  const Outcome threads = run_aware(common + " --chains 2 -o " + tmp("mpi-threads.json"), true);
+  ASSERT_EQ(threads.exit_code, 0) << threads.output;
+  // Rank 0 alone prints: one JSON object.
+  const auto r = nlohmann::json::parse(ranks.output.substr(ranks.output.find('{')));
+  const auto t = nlohmann::json::parse(threads.output);
+  EXPECT_EQ(r["chains"], 2);
+  EXPECT_EQ(r["step_time_us"], t["step_time_us"]);
+  EXPECT_EQ(nlohmann::json::parse(slurp(tmp("mpi-ranks.json"))), nlohmann::json::parse(slurp(tmp("mpi-threads.json"))))
+      << "the same placement, op for op";
+}
+
+TEST(Mpi, BadJobsAreOneLineErrorsOnEveryRank) {
+  REQUIRE_MPI();
+  const std::string base = "place" + kGraph + " --budget-evals 600";
+  // Ranks that run different commands (MPMD): rank 1 sees a different hash.
+  const Outcome mismatch = shell(mpirun(1, base + " --method anneal --seed 1 : -np 1 " + AWARE_BIN + " " + base +
+                                              " --method anneal --seed 2"));
+  EXPECT_NE(mismatch.exit_code, 0);
+  EXPECT_TRUE(contains(mismatch.output, "rank 1: this rank's command line or binary differs from rank 0's"))
+      << mismatch.output;
+  const Outcome little = shell(mpirun(2, "place" + kGraph + " --method anneal --budget-evals 20"));
+  EXPECT_NE(little.exit_code, 0);
+  EXPECT_TRUE(contains(little.output, "20 evaluations split over 2 chains leaves fewer than 16 each")) << little.output;
+  const Outcome heft = shell(mpirun(2, "place" + kGraph + " --method heft"));
+  EXPECT_NE(heft.exit_code, 0);
+  EXPECT_TRUE(contains(heft.output, "does not run as parallel chains")) << heft.output;
+  const Outcome both = shell(mpirun(2, base + " --method anneal --chains 2"));
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_TRUE(contains(both.output, "each rank is one chain")) << both.output;
+}
+
+// The pids of this user's processes whose command line holds `marker`.
+std::vector<pid_t> processes_with(const std::string& marker, pid_t except) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
+  while (dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0 || pid == except || pid == getpid()) continue;
+    std::string cmdline = slurp("/proc/" + std::string(e->d_name) + "/cmdline");
+    for (char& ch : cmdline)
+      if (ch == '\0') ch = ' ';
+    if (cmdline.find(AWARE_BIN) != std::string::npos && cmdline.find(marker) != std::string::npos &&
+        cmdline.find("mpirun") == std::string::npos)
+      found.push_back(pid);
+  }
+  closedir(proc);
+  return found;
+}
+
+TEST(Mpi, ARankKilledMidSearchEndsTheJob) {
+  REQUIRE_MPI();
+  const std::string marker = "--seed 987651";
+  const std::string cmd = mpirun(2, "place" + kGraph + " --method anneal --budget-evals 50000000 " + marker) +
+                          " >" + tmp("mpi-kill.log") + " 2>&1";
+  pid_t job = 0;
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  ASSERT_EQ(posix_spawn(&job, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  std::vector<pid_t> ranks;
+  for (int i = 0; i < 300 && ranks.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ranks = processes_with(marker, job);
+  }
+  ASSERT_EQ(ranks.size(), 2u) << "the two ranks did not start";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the search
+  kill(ranks[1], SIGKILL);
+  int status = 0;
+  bool ended = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
+    if (waitpid(job, &status, WNOHANG) == job) {
+      ended = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!ended) {
+    for (pid_t p : processes_with(marker, job)) kill(p, SIGKILL);
+    kill(job, SIGKILL);
+    waitpid(job, &status, 0);
+  }
+  ASSERT_TRUE(ended) << "the job hung after a rank died";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << slurp(tmp("mpi-kill.log"));
+  EXPECT_TRUE(processes_with(marker, job).empty()) << "the surviving rank was ended too";
+}
+
+}  // namespace
