@@ -192,6 +192,9 @@ void run_place(const PlaceArgs& a) {
     out["place_time_s"] = place_s;
     out["seed"] = a.seed;
     out["chains"] = std::max(a.chains, ranks);
+#ifdef AWARE_HAVE_MPI
+    if (ranks > 1) out["meeting_s"] = mpi_job()->meeting_seconds();  // rank 0's chain
+#endif
     out["ops_per_device"] = per_device;
     if (!a.out.empty()) out["placement_file"] = a.out;
     std::cout << out.dump(1) << "\n";

@@ -47,6 +47,7 @@ class OpenMpiJob final : public MpiJob {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   SearchExchange& exchange() override { return *exchange_; }
+  double meeting_seconds() const override { return exchange_->meeting_seconds(); }
   [[noreturn]] void abort(const std::string& message, int code) override {
     std::fprintf(stderr, "\nerror: rank %d: %s\n", rank_, message.c_str());
     std::fflush(stderr);
@@ -56,7 +57,7 @@ class OpenMpiJob final : public MpiJob {
 
  private:
   int rank_ = 0, size_ = 1;
-  std::unique_ptr<SearchExchange> exchange_;
+  std::unique_ptr<MpiChainExchange> exchange_;
 };
 
 OpenMpiJob* g_job = nullptr;

@@ -23,6 +23,8 @@ class MpiJob {
   virtual int size() const = 0;
   // This rank as one chain of a search (chain = rank, chains = size).
   virtual SearchExchange& exchange() = 0;
+  // Seconds this rank's chain spent in meetings so far.
+  virtual double meeting_seconds() const = 0;
   // Prints `message` on this rank (prefixed "rank K: ") and ends every rank with `code`.
   [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
 };

@@ -7,13 +7,16 @@
 namespace aware {
 namespace {
 
-class MpiExchange final : public SearchExchange {
+class MpiExchange final : public MpiChainExchange {
  public:
   MpiExchange(int rank, int size) : rank_(rank), size_(size) {}
   int chain() const override { return rank_; }
   int chains() const override { return size_; }
 
+  double meeting_seconds() const override { return meeting_s_; }
+
   ChainMeeting meet(const ChainBest& mine) override {
+    const double t0 = MPI_Wtime();
     const double local[3] = {mine.feasible ? 1.0 : 0.0, mine.step_us, mine.stop ? 1.0 : 0.0};
     std::vector<double> all(static_cast<size_t>(3 * size_));
     MPI_Allgather(local, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, MPI_COMM_WORLD);
@@ -31,16 +34,18 @@ class MpiExchange final : public SearchExchange {
       for (int op = 0; op < n; ++op) devices[static_cast<size_t>(op)] = mine.placement[op];
     MPI_Bcast(devices.data(), n, MPI_INT, met.from_chain, MPI_COMM_WORLD);
     met.best.placement = Placement(devices);
+    meeting_s_ += MPI_Wtime() - t0;
     return met;
   }
 
  private:
   int rank_, size_;
+  double meeting_s_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<SearchExchange> make_mpi_exchange() {
+std::unique_ptr<MpiChainExchange> make_mpi_exchange() {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -12,7 +12,14 @@
 
 namespace aware {
 
+class MpiChainExchange : public SearchExchange {
+ public:
+  // Wall-clock seconds this rank spent in meet() (waiting for the others and
+  // exchanging): the parallel overhead of its chain. Under SMPI, simulated seconds.
+  virtual double meeting_seconds() const = 0;
+};
+
 // MPI must be initialised; the exchange is valid until MPI_Finalize.
-std::unique_ptr<SearchExchange> make_mpi_exchange();
+std::unique_ptr<MpiChainExchange> make_mpi_exchange();
 
 }  // namespace aware

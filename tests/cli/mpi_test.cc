@@ -93,6 +93,35 @@ TEST(Mpi, BadJobsAreOneLineErrorsOnEveryRank) {
   EXPECT_TRUE(contains(both.output, "each rank is one chain")) << both.output;
 }
 
+TEST(Mpi, SmpiRunsTheSameSearchOnASimulatedCluster) {
+#ifndef AWARE_SMPI_LIB
+  GTEST_SKIP() << "this build has no SMPI scaling program (SimGrid and MPI)";
+#else
+  if (shell("command -v smpirun").exit_code != 0) GTEST_SKIP() << "no smpirun";
+  // Four simulated nodes; each rank is one chain, as `--chains 4` on threads.
+  write(tmp("smpi-4.xml"), "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                           "<platform version=\"4.1\">\n  <cluster id=\"lab\" prefix=\"node-\" suffix=\"\" "
+                           "radical=\"0-3\" speed=\"1Gf\" bw=\"1.25GBps\" lat=\"20us\"/>\n</platform>\n");
+  write(tmp("smpi-4.hosts"), "node-0\nnode-1\nnode-2\nnode-3\n");
+  const std::string graph = "zoo:inception_v3:batch=8,image_size=96";
+  const Outcome smpi = shell("smpirun -np 4 -platform " + tmp("smpi-4.xml") + " -hostfile " + tmp("smpi-4.hosts") +
+                             " -no-privatize --cfg=smpi/host-speed:1Gf --cfg=smpi/allgather:bruck "
+                             "--log=root.thres:critical " AWARE_SMPI_LIB " " + graph + " preset:k40x4 50 10 5");
+  ASSERT_EQ(smpi.exit_code, 0) << smpi.output;
+  const auto projected = nlohmann::json::parse(smpi.output.substr(smpi.output.find('{')));
+  EXPECT_EQ(projected["ranks"], 4);
+  EXPECT_EQ(projected["evaluations"], 200);
+  EXPECT_GT(projected["simulated_s"].get<double>(), 0);
+  EXPECT_GT(projected["meeting_s"].get<double>(), 0) << "the meetings cross the simulated network";
+  const Outcome threads = run_aware("place --graph " + graph + " --cluster preset:k40x4 --method anneal --chains 4 "
+                                    "--budget-evals 200 --method-option exchange_every=10 --seed 5 --json", true);
+  ASSERT_EQ(threads.exit_code, 0) << threads.output;
+  EXPECT_NEAR(projected["step_us"].get<double>(), nlohmann::json::parse(threads.output)["step_time_us"].get<double>(),
+              1e-3)
+      << "SMPI runs the same chains to the same best";
+#endif
+}
+
 // The pids of this user's processes whose command line holds `marker`.
 std::vector<pid_t> processes_with(const std::string& marker, pid_t except) {
   std::vector<pid_t> found;
