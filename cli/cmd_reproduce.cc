@@ -21,12 +21,19 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <thread>
 
 #include "cli/cli_common.h"
 #include "core/errors.h"
 #include "cli/reproduce.h"
 #include "core/evaluator.h"
 #include "core/formats.h"
+#ifdef AWARE_HAVE_MPI
+#include "cli/mpi_job.h"
+#endif
+
+extern char** environ;
 
 namespace aware::cli {
 namespace {
@@ -84,7 +91,7 @@ void check_manifest(const fs::path& dir, const std::string& id, bool recompute) 
 }
 
 struct Running {
-  pid_t pid;
+  int id;  // Launcher's: a child's pid here, or -rank for a cell on another rank
   Cell cell;
   fs::path tmp, err;
   std::chrono::steady_clock::time_point start;
@@ -115,6 +122,8 @@ class CellCosts {
 
 // Starts `aware ARGS` with stdout to `tmp` and stderr to `err`. The argv is
 // built before fork(), so the child only opens, dups and execs.
+// The child's environment is this one without MPI's: a cell is a plain run,
+// also when this process is a rank of an MPI job.
 pid_t spawn(const std::vector<std::string>& args, const fs::path& tmp, const fs::path& err) {
   std::vector<std::string> copy = args;
   std::string self = "aware";
@@ -122,6 +131,14 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& tmp, const fs:
   argv.push_back(self.data());
   for (std::string& s : copy) argv.push_back(s.data());
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view v(*e);
+    if (v.rfind("OMPI_", 0) == 0 || v.rfind("PMIX_", 0) == 0 || v.rfind("PMI_", 0) == 0 || v.rfind("OPAL_", 0) == 0)
+      continue;
+    envp.push_back(*e);
+  }
+  envp.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) throw Error("reproduce: fork failed");
   if (pid == 0) {
@@ -130,7 +147,7 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& tmp, const fs:
     if (o < 0 || e < 0) _exit(126);
     dup2(o, 1);
     dup2(e, 2);
-    execv("/proc/self/exe", argv.data());
+    execve("/proc/self/exe", argv.data(), envp.data());
     _exit(127);
   }
   return pid;
@@ -149,7 +166,113 @@ struct Counts {
   int computed = 0, skipped = 0, failed = 0;
 };
 
-Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute) {
+// Messages of the cell queue between rank 0 and the other ranks.
+constexpr int kTagCell = 11, kTagDone = 12, kTagQuit = 13;
+
+// Where cells run: up to `jobs` child processes here and, when this is rank 0
+// of an MPI job, one cell at a time on each other rank (its own child process,
+// its files in the same DIR: a folder every rank sees). Cells go to a free
+// local slot first.
+class Launcher {
+ public:
+  explicit Launcher(int jobs) : jobs_(jobs) {
+#ifdef AWARE_HAVE_MPI
+    job_ = mpi_job();
+    if (job_ != nullptr)
+      for (int r = 1; r < job_->size(); ++r) idle_ranks_.push_back(r);
+#endif
+    remotes_ = static_cast<int>(idle_ranks_.size());
+  }
+  int capacity() const { return jobs_ + remotes_; }
+  int remotes() const { return remotes_; }
+
+  // Starts `args` with stdout to `tmp` and stderr to `err`; returns its id.
+  int start(const std::vector<std::string>& args, const fs::path& tmp, const fs::path& err) {
+    if (local_ < jobs_ || idle_ranks_.empty()) {
+      ++local_;
+      return static_cast<int>(spawn(args, tmp, err));
+    }
+#ifdef AWARE_HAVE_MPI
+    const int rank = idle_ranks_.back();
+    idle_ranks_.pop_back();
+    std::string message = tmp.string() + '\0' + err.string();
+    for (const std::string& a : args) message += '\0' + a;
+    job_->send(rank, kTagCell, message);
+    return -rank;
+#else
+    throw Error("reproduce: no slot");
+#endif
+  }
+
+  // Waits for a cell to end: its id, and whether it exited 0.
+  std::pair<int, bool> wait_one() {
+    while (true) {
+      int status = 0;
+      const pid_t pid = waitpid(-1, &status, remotes_ > 0 ? WNOHANG : 0);
+      if (pid > 0) {
+        --local_;
+        return {static_cast<int>(pid), WIFEXITED(status) && WEXITSTATUS(status) == 0};
+      }
+      if (pid < 0 && remotes_ == 0) throw Error("reproduce: no cell is running");
+#ifdef AWARE_HAVE_MPI
+      int from = 0;
+      std::string text;
+      if (job_ != nullptr && job_->poll(kTagDone, from, text)) {
+        idle_ranks_.push_back(from);
+        return {-from, text == "1"};
+      }
+#endif
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  // Tells the other ranks there is no more work.
+  void finish() {
+#ifdef AWARE_HAVE_MPI
+    if (job_ != nullptr)
+      for (int r = 1; r < job_->size(); ++r) job_->send(r, kTagQuit, "");
+#endif
+  }
+
+ private:
+  int jobs_;
+  int local_ = 0;
+  int remotes_ = 0;
+  std::vector<int> idle_ranks_;
+#ifdef AWARE_HAVE_MPI
+  MpiJob* job_ = nullptr;
+#endif
+};
+
+#ifdef AWARE_HAVE_MPI
+// A rank other than 0: runs the cells rank 0 sends, one at a time, until told to stop.
+void serve_cells(MpiJob& job) {
+  while (true) {
+    int tag = 0;
+    const std::string message = job.receive(0, tag);
+    if (tag != kTagCell) return;
+    std::vector<std::string> parts;
+    size_t begin = 0;
+    while (true) {
+      const size_t end = message.find('\0', begin);
+      parts.push_back(message.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+      if (end == std::string::npos) break;
+      begin = end + 1;
+    }
+    bool ok = false;
+    if (parts.size() >= 2) {
+      const std::vector<std::string> args(parts.begin() + 2, parts.end());
+      int status = 0;
+      const pid_t pid = spawn(args, parts[0], parts[1]);
+      ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    job.send(0, kTagDone, ok ? "1" : "0");
+  }
+}
+#endif
+
+Counts run_cells(const Plan& plan, const fs::path& dir, Launcher& launcher, bool recompute) {
+  const int jobs = launcher.capacity();
   const fs::path cell_dir = dir / "cells";
   fs::create_directories(cell_dir);
   for (const auto& entry : fs::directory_iterator(cell_dir))  // a stopped run's partial outputs
@@ -165,8 +288,9 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
       todo.push_back(&c);
     }
   }
-  std::fprintf(stderr, "reproduce: %zu cells, %d finished before, %zu to run on %d job%s\n",
-               plan.cells.size(), counts.skipped, todo.size(), jobs, jobs == 1 ? "" : "s");
+  std::fprintf(stderr, "reproduce: %zu cells, %d finished before, %zu to run on %d job%s%s\n",
+               plan.cells.size(), counts.skipped, todo.size(), jobs, jobs == 1 ? "" : "s",
+               launcher.remotes() > 0 ? (" (" + std::to_string(launcher.remotes()) + " on other ranks)").c_str() : "");
   const auto begin = std::chrono::steady_clock::now();
   std::vector<Running> running;
   size_t done = 0;
@@ -209,7 +333,7 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
       if (c.exclusive && !running.empty()) break;  // wait for the others to finish
       const fs::path tmp = cell_dir / ("." + c.key + ".tmp");
       const fs::path err = cell_dir / ("." + c.key + ".err");
-      running.push_back({spawn(c.args, tmp, err), c, tmp, err, std::chrono::steady_clock::now()});
+      running.push_back({launcher.start(c.args, tmp, err), c, tmp, err, std::chrono::steady_clock::now()});
       it = todo.erase(it);
       if (c.exclusive) {
         std::fprintf(stderr, "reproduce: %s measures on this machine's cores: it runs alone\n", c.key.c_str());
@@ -220,17 +344,15 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
       if (todo.empty()) break;
       throw Error("reproduce: cells wait on cells that are not in the plan (" + todo.front()->key + ")");
     }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) break;
-    auto it = std::find_if(running.begin(), running.end(), [&](const Running& r) { return r.pid == pid; });
+    const auto [id, exited_ok] = launcher.wait_one();
+    auto it = std::find_if(running.begin(), running.end(), [&](const Running& r) { return r.id == id; });
     if (it == running.end()) continue;
     const Running r = *it;
     running.erase(it);
     ++done;
     const std::string key = r.cell.key;
     costs.add(r.cell, std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count());
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    bool ok = exited_ok;
     if (ok) {
       try {
         read_json_file(r.tmp.string());  // one whole JSON document, or the cell failed
@@ -252,7 +374,7 @@ Counts run_cells(const Plan& plan, const fs::path& dir, int jobs, bool recompute
       std::fprintf(stderr, "reproduce: cell %s failed: %s\n", key.c_str(),
                    first_line_of(cell_dir / (key + ".failed.txt")).c_str());
     }
-    report_progress(key);
+    report_progress(id < 0 ? key + " (rank " + std::to_string(-id) + ")" : key);
   }
   return counts;
 }
@@ -305,6 +427,17 @@ std::string run_record(const fs::path& dir) {
 
 void run_reproduce(const ReproduceArgs& a) {
   if (a.out.empty()) throw ConfigError("-o: give the folder for the cells and the report");
+#ifdef AWARE_HAVE_MPI
+  // Under mpirun: rank 0 plans, runs cells and writes the report; the other
+  // ranks run the cells it sends them.
+  if (MpiJob* job = mpi_job(); job != nullptr && job->size() > 1) {
+    if (a.report_only) throw ConfigError("--report-only runs no cell: run it without mpirun");
+    if (job->rank() != 0) {
+      if (!a.list) serve_cells(*job);
+      return;
+    }
+  }
+#endif
   const fs::path dir = fs::absolute(a.out);
   const Plan plan = reproduce::make_plan(a.budget, a.only, a.seeds, dir / "cells", features_here(), a.evals);
   if (a.list) {  // the plan only: one line per cell, its table(s) and its command
@@ -320,7 +453,8 @@ void run_reproduce(const ReproduceArgs& a) {
     return;
   }
   const std::string gui = find_gui(a.gui), plot = find_plot(a.gui);
-  const int jobs = a.jobs > 0 ? a.jobs : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  int jobs = a.jobs > 0 ? a.jobs : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  Launcher launcher(jobs);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
@@ -338,7 +472,9 @@ void run_reproduce(const ReproduceArgs& a) {
   } else {
     check_manifest(dir, this_build, a.recompute);
     const auto begin = std::chrono::steady_clock::now();
-    counts = run_cells(plan, dir, jobs, a.recompute);
+    counts = run_cells(plan, dir, launcher, a.recompute);
+    launcher.finish();
+    jobs = launcher.capacity();
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   }
 

@@ -48,6 +48,24 @@ class OpenMpiJob final : public MpiJob {
   int size() const override { return size_; }
   SearchExchange& exchange() override { return *exchange_; }
   double meeting_seconds() const override { return exchange_->meeting_seconds(); }
+  void send(int to, int tag, const std::string& text) override {
+    MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+  }
+  bool poll(int tag, int& from, std::string& text) override {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &arrived, &status);
+    if (!arrived) return false;
+    from = status.MPI_SOURCE;
+    text = take(status);
+    return true;
+  }
+  std::string receive(int from, int& tag) override {
+    MPI_Status status;
+    MPI_Probe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+    tag = status.MPI_TAG;
+    return take(status);
+  }
   [[noreturn]] void abort(const std::string& message, int code) override {
     std::fprintf(stderr, "\nerror: rank %d: %s\n", rank_, message.c_str());
     std::fflush(stderr);
@@ -56,6 +74,16 @@ class OpenMpiJob final : public MpiJob {
   }
 
  private:
+  // Receives the message `status` announced.
+  static std::string take(const MPI_Status& status) {
+    int n = 0;
+    MPI_Get_count(&status, MPI_CHAR, &n);
+    std::string text(static_cast<size_t>(n), '\0');
+    MPI_Status got;
+    MPI_Recv(text.data(), n, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD, &got);
+    return text;
+  }
+
   int rank_ = 0, size_ = 1;
   std::unique_ptr<MpiChainExchange> exchange_;
 };

@@ -25,6 +25,12 @@ class MpiJob {
   virtual SearchExchange& exchange() = 0;
   // Seconds this rank's chain spent in meetings so far.
   virtual double meeting_seconds() const = 0;
+  // Point-to-point text messages (reproduce's cell queue): a blocking send; a
+  // non-blocking look for a message with `tag` from any rank (true and the
+  // message taken when one has arrived); a blocking receive from `from`, any tag.
+  virtual void send(int to, int tag, const std::string& text) = 0;
+  virtual bool poll(int tag, int& from, std::string& text) = 0;
+  virtual std::string receive(int from, int& tag) = 0;
   // Prints `message` on this rank (prefixed "rank K: ") and ends every rank with `code`.
   [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
 };

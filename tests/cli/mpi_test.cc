@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <dirent.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -120,6 +121,33 @@ TEST(Mpi, SmpiRunsTheSameSearchOnASimulatedCluster) {
               1e-3)
       << "SMPI runs the same chains to the same best";
 #endif
+}
+
+TEST(Mpi, ReproduceServesItsCellsToTheRanks) {
+  REQUIRE_MPI();
+  const std::string ranks_dir = tmp("mpi-reproduce-ranks"), plain_dir = tmp("mpi-reproduce-plain");
+  std::filesystem::remove_all(ranks_dir);
+  std::filesystem::remove_all(plain_dir);
+  const std::string args = "reproduce --budget smoke --only compare --jobs 1 --gui none -o ";
+  const Outcome ranks = shell(mpirun(2, args + ranks_dir));
+  ASSERT_EQ(ranks.exit_code, 0) << ranks.output;
+  EXPECT_TRUE(contains(ranks.output, "(1 on other ranks)")) << ranks.output;
+  EXPECT_TRUE(contains(ranks.output, "(rank 1)")) << "no cell ran on rank 1: " << ranks.output;
+  const Outcome plain = run_aware(args + plain_dir);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  // The same cells with the same results, wherever they ran.
+  int cells = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(plain_dir) / "cells")) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 6 || name.substr(name.size() - 5) != ".json" || name.find(".placement.") != std::string::npos)
+      continue;
+    const auto a = nlohmann::json::parse(slurp(entry.path().string()));
+    const auto b = nlohmann::json::parse(slurp((std::filesystem::path(ranks_dir) / "cells" / name).string()));
+    EXPECT_EQ(a.value("step_time_us", -1.0), b.value("step_time_us", -2.0)) << name;
+    ++cells;
+  }
+  EXPECT_GT(cells, 5);
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(ranks_dir) / "REPORT.md"));
 }
 
 // The pids of this user's processes whose command line holds `marker`.
