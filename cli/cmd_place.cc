@@ -22,7 +22,6 @@
 #ifdef AWARE_HAVE_MPI
 #include "cli/mpi_job.h"
 #endif
-#include <thread>
 
 namespace aware::cli {
 namespace {
@@ -60,46 +59,6 @@ std::string method_of_policy(const PlaceArgs& a) {
 #else
   throw ConfigError("--policy " + a.policy + " needs the learned agents, and this build has no LibTorch");
 #endif
-}
-
-// The search as `chains` chains on threads of this process, each with its own
-// clone of the evaluator and its own placer, meeting through a ThreadChainGroup.
-// Every chain ends with the best of all; chain 0's is returned. A chain that
-// fails ends the others, and its error is the one thrown.
-Placement place_as_thread_chains(const std::string& method, int chains, const OpGraph& graph,
-                                 const Cluster& cluster, const PlaceContext& context) {
-  ThreadChainGroup group(chains);
-  std::vector<Placement> results(static_cast<size_t>(chains));
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(chains));
-  std::vector<std::thread> threads;
-  for (int k = 0; k < chains; ++k)
-    threads.emplace_back([&, k] {
-      try {
-        std::unique_ptr<Evaluator> evaluator = context.evaluator->clone();
-        std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(method);
-        PlaceContext chain = context;
-        chain.evaluator = evaluator.get();
-        chain.exchange = &group.member(k);
-        if (k != 0) chain.progress = nullptr;  // chain 0 reports (and is cancelled) for all
-        results[static_cast<size_t>(k)] = placer->place(graph, cluster, chain);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(k)] = std::current_exception();
-        group.abandon("chain " + std::to_string(k) + " failed: " + e.what());
-      }
-    });
-  for (std::thread& t : threads) t.join();
-  // The first chain's own error, not a chain's report that another one stopped.
-  for (int k = 0; k < chains; ++k)
-    if (errors[static_cast<size_t>(k)]) {
-      try {
-        std::rethrow_exception(errors[static_cast<size_t>(k)]);
-      } catch (const Error& e) {
-        if (std::string(e.what()).find(" stops: ") == std::string::npos) throw;
-      }
-    }
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  return results[0];
 }
 
 void run_place(const PlaceArgs& a) {
@@ -162,7 +121,7 @@ void run_place(const PlaceArgs& a) {
 #ifdef AWARE_HAVE_MPI
   if (ranks > 1) context.exchange = &mpi_job()->exchange();
 #endif
-  const Placement placement = a.chains > 1 ? place_as_thread_chains(method, a.chains, graph, cluster, context)
+  const Placement placement = a.chains > 1 ? place_on_thread_chains(method, a.chains, graph, cluster, context)[0]
                                            : placer->place(graph, cluster, context);
   const double place_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rank != 0) return;  // every rank holds the same best; rank 0 alone reports it

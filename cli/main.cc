@@ -1,6 +1,7 @@
 // `aware`: the workbench's command line. Every subcommand has --help; those that
 // print results also take --json and then print one JSON object.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -28,6 +29,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "\nerror: %s\n", message.c_str());
     return code;
   };
+  // Started by mpirun, but built without MPI: N copies would each run the whole
+  // command and write the same files.
+  for (const char* size : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* n = std::getenv(size); n != nullptr && std::atoi(n) > 1)
+      return fail("started by mpirun, but this aware was built without MPI (install libopenmpi-dev and rebuild: "
+                  "AWARE_WITH_MPI)",
+                  2);
 #endif
   aware::register_builtins();
   CLI::App app{"aware: automatic parallel-strategy search for deep-learning training steps"};

@@ -1,6 +1,11 @@
 #include "core/search_exchange.h"
 
+#include <exception>
+#include <thread>
+
 #include "core/errors.h"
+#include "core/evaluator.h"
+#include "core/placer.h"
 
 namespace aware {
 
@@ -69,6 +74,43 @@ ChainMeeting ThreadChainGroup::meet(int chain, const ChainBest& mine) {
                 std::to_string(timeout_.count()) + " s");
   if (round_ == round) throw Error("chain " + std::to_string(chain) + " stops: " + abandoned_);
   return outcome_;
+}
+
+std::vector<Placement> place_on_thread_chains(const std::string& method, int chains, const OpGraph& graph,
+                                              const Cluster& cluster, const PlaceContext& context) {
+  if (context.evaluator == nullptr) throw ConfigError(method + " as chains needs an evaluator");
+  ThreadChainGroup group(chains);
+  std::vector<Placement> results(static_cast<size_t>(chains));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(chains));
+  std::vector<std::thread> threads;
+  for (int k = 0; k < chains; ++k)
+    threads.emplace_back([&, k] {
+      try {
+        std::unique_ptr<Evaluator> evaluator = context.evaluator->clone();
+        std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(method);
+        PlaceContext chain = context;
+        chain.evaluator = evaluator.get();
+        chain.exchange = &group.member(k);
+        if (k != 0) chain.progress = nullptr;  // chain 0 reports (and is cancelled) for all
+        results[static_cast<size_t>(k)] = placer->place(graph, cluster, chain);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(k)] = std::current_exception();
+        group.abandon("chain " + std::to_string(k) + " failed: " + e.what());
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  // A chain's own error first, not another's report that it stopped because of it.
+  for (const auto& error : errors)
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const Error& e) {
+        if (std::string(e.what()).find(" stops: ") == std::string::npos) throw;
+      }
+    }
+  for (const auto& error : errors)
+    if (error) std::rethrow_exception(error);
+  return results;
 }
 
 }  // namespace aware

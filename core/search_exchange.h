@@ -78,4 +78,16 @@ class ThreadChainGroup {
   std::vector<std::unique_ptr<Member>> members_;
 };
 
+class OpGraph;
+class Cluster;
+struct PlaceContext;
+
+// Runs the registered placer `method` as `chains` chains on threads of this
+// process, each with its own clone of context.evaluator and its own placer,
+// meeting through a ThreadChainGroup; chain 0 keeps context.progress. Returns
+// each chain's placement (all the best of all). A chain that fails ends the
+// others, and its own error is the one thrown.
+std::vector<Placement> place_on_thread_chains(const std::string& method, int chains, const OpGraph& graph,
+                                              const Cluster& cluster, const PlaceContext& context);
+
 }  // namespace aware

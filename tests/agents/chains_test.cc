@@ -85,30 +85,13 @@ TEST(SearchChains, AFailedOrMissingChainEndsTheOthers) {
 // `method` as `chains` chains on threads (what `aware place --chains` does).
 std::vector<Placement> run_chains(const std::string& method, const OpGraph& g, const Cluster& c, long long budget,
                                   int chains, std::uint64_t seed = 1, Options options = {}) {
-  ThreadChainGroup group(chains);
-  std::vector<Placement> out(static_cast<size_t>(chains));
-  std::vector<std::string> errors(static_cast<size_t>(chains));
-  std::vector<std::thread> threads;
-  for (int k = 0; k < chains; ++k)
-    threads.emplace_back([&, k] {
-      try {
-        auto sim = EvaluatorRegistry::instance().create("analytic");
-        PlaceContext context;
-        context.evaluator = sim.get();
-        context.seed = seed;
-        context.budget_evals = budget;
-        context.options = options;
-        context.exchange = &group.member(k);
-        out[static_cast<size_t>(k)] = PlacerRegistry::instance().create(method)->place(g, c, context);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(k)] = e.what();
-        group.abandon(e.what());
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (const std::string& e : errors)
-    if (!e.empty()) throw ConfigError(e);
-  return out;
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  PlaceContext context;
+  context.evaluator = sim.get();
+  context.seed = seed;
+  context.budget_evals = budget;
+  context.options = std::move(options);
+  return place_on_thread_chains(method, chains, g, c, context);
 }
 
 double step(const OpGraph& g, const Cluster& c, const Placement& p) {
