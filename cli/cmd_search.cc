@@ -9,8 +9,12 @@
 #include "core/errors.h"
 #include "core/formats.h"
 #include "core/progress.h"
+#include "core/search_exchange.h"
 #include "datasets/families.h"
 #include "datasets/load.h"
+#ifdef AWARE_HAVE_MPI
+#include "cli/mpi_job.h"
+#endif
 
 namespace aware::cli {
 namespace {
@@ -118,7 +122,38 @@ void run_search(const SearchArgs& a) {
   t.algorithm = a.algorithm;
   StderrProgress progress;
   t.progress = &progress;
-  const rl::TrainResult r = rl::train_agent(a.agent, graph, cluster, *evaluator, t);
+  int ranks = 1;
+#ifdef AWARE_HAVE_MPI
+  // Under mpirun: data-parallel training, one share of every update's episodes
+  // per rank; rank 0 alone reports and writes.
+  MpiJob* job = mpi_job();
+  if (job != nullptr && job->size() > 1) {
+    ranks = job->size();
+    t.parallel = &job->training();
+    if (job->rank() != 0) {
+      t.progress = nullptr;
+      t.curve_csv.clear();
+      t.save_policy.clear();
+    }
+  }
+#endif
+  rl::TrainResult r = rl::train_agent(a.agent, graph, cluster, *evaluator, t);
+#ifdef AWARE_HAVE_MPI
+  if (ranks > 1) {
+    // The best any rank sampled (each sampled its own episodes), and the job's evaluations.
+    ChainBest mine;
+    mine.feasible = r.best_feasible;
+    mine.step_us = r.best_step_us;
+    mine.placement = r.best;
+    const ChainMeeting met = job->exchange().meet(mine);
+    r.best = met.best.placement;
+    r.best_step_us = met.best.step_us;
+    r.best_feasible = met.best.feasible;
+    r.evaluations = static_cast<long long>(t.parallel->sum(static_cast<double>(r.evaluations)) + 0.5);
+    r.episodes = static_cast<long long>(t.parallel->sum(static_cast<double>(r.episodes)) + 0.5);
+    if (job->rank() != 0) return;
+  }
+#endif
   progress.finish();
 
   check_placement(graph, cluster, r.best, "agent '" + a.agent + "'");
@@ -133,6 +168,7 @@ void run_search(const SearchArgs& a) {
     out["cluster"] = cluster.name();
     out["seed"] = a.seed;
     out["evaluations"] = r.evaluations;
+    out["ranks"] = ranks;
     out["updates"] = r.updates;
     out["episodes"] = r.episodes;
     out["train_seconds"] = r.seconds;
@@ -185,7 +221,26 @@ void run_pretrain(const PretrainArgs& a) {
   rl::TrainOptions t = shared_train_options(a);
   StderrProgress progress;
   t.progress = &progress;
-  const rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
+#ifdef AWARE_HAVE_MPI
+  // Under mpirun: data-parallel pre-training; rank 0 alone writes the policy and the curve.
+  MpiJob* job = mpi_job();
+  if (job != nullptr && job->size() > 1) {
+    t.parallel = &job->training();
+    if (job->rank() != 0) {
+      t.progress = nullptr;
+      t.curve_csv.clear();
+      t.save_policy.clear();
+    }
+  }
+#endif
+  rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
+#ifdef AWARE_HAVE_MPI
+  if (t.parallel != nullptr) {
+    r.evaluations = static_cast<long long>(t.parallel->sum(static_cast<double>(r.evaluations)) + 0.5);
+    r.greedy_evaluations = static_cast<long long>(t.parallel->sum(static_cast<double>(r.greedy_evaluations)) + 0.5);
+    if (job->rank() != 0) return;
+  }
+#endif
   progress.finish();
   if (a.json) {
     nlohmann::json graph_names = nlohmann::json::array();

@@ -37,6 +37,16 @@ int main(int argc, char** argv) {
                   "AWARE_WITH_MPI)",
                   2);
 #endif
+#ifdef AWARE_HAVE_MPI
+  // The commands that share their work over ranks; any other would run N times.
+  if (job != nullptr && job->size() > 1 && argc > 1) {
+    const std::string command = argv[1];
+    if (command != "place" && command != "search" && command != "pretrain" && command != "reproduce")
+      return fail("'" + command + "' does not run across MPI ranks (place, search, pretrain and reproduce do): "
+                  "run it without mpirun",
+                  2);
+  }
+#endif
   aware::register_builtins();
   CLI::App app{"aware: automatic parallel-strategy search for deep-learning training steps"};
   app.require_subcommand(1);

@@ -35,6 +35,45 @@ std::uint64_t command_hash(int argc, char** argv) {
   return h;
 }
 
+#ifdef AWARE_HAVE_RL
+class MpiTraining final : public rl::ParallelTraining {
+ public:
+  MpiTraining(int rank, int size) : rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  // Summed on rank 0 and broadcast: the same bits everywhere, whatever the
+  // reduction's order (an allreduce may round differently per rank).
+  void average(std::vector<float>& values) override {
+    std::vector<float> total(values.size());
+    const int n = static_cast<int>(values.size());
+    MPI_Reduce(values.data(), total.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank_ == 0)
+      for (float& v : total) v /= static_cast<float>(size_);
+    MPI_Bcast(total.data(), n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    values.swap(total);
+  }
+  void broadcast(std::vector<float>& values) override {
+    MPI_Bcast(values.data(), static_cast<int>(values.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+  }
+  double minimum(double value) override { return reduce(value, MPI_MIN); }
+  double maximum(double value) override { return reduce(value, MPI_MAX); }
+  double sum(double value) override {
+    double total = 0;
+    MPI_Reduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&total, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return total;
+  }
+
+ private:
+  static double reduce(double value, MPI_Op op) {
+    double out = 0;
+    MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
+    return out;
+  }
+  int rank_, size_;
+};
+#endif
+
 class OpenMpiJob final : public MpiJob {
  public:
   OpenMpiJob() {
@@ -42,12 +81,18 @@ class OpenMpiJob final : public MpiJob {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     exchange_ = make_mpi_exchange();
+#ifdef AWARE_HAVE_RL
+    training_ = std::make_unique<MpiTraining>(rank_, size_);
+#endif
     std::atexit([] { MPI_Finalize(); });
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   SearchExchange& exchange() override { return *exchange_; }
   double meeting_seconds() const override { return exchange_->meeting_seconds(); }
+#ifdef AWARE_HAVE_RL
+  rl::ParallelTraining& training() override { return *training_; }
+#endif
   void send(int to, int tag, const std::string& text) override {
     MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
   }
@@ -86,6 +131,9 @@ class OpenMpiJob final : public MpiJob {
 
   int rank_ = 0, size_ = 1;
   std::unique_ptr<MpiChainExchange> exchange_;
+#ifdef AWARE_HAVE_RL
+  std::unique_ptr<MpiTraining> training_;
+#endif
 };
 
 OpenMpiJob* g_job = nullptr;

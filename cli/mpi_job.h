@@ -13,6 +13,9 @@
 #include <string>
 
 #include "core/search_exchange.h"
+#ifdef AWARE_HAVE_RL
+#include "agents/rl/trainer.h"
+#endif
 
 namespace aware::cli {
 
@@ -23,6 +26,10 @@ class MpiJob {
   virtual int size() const = 0;
   // This rank as one chain of a search (chain = rank, chains = size).
   virtual SearchExchange& exchange() = 0;
+#ifdef AWARE_HAVE_RL
+  // This rank as one process of data-parallel policy-gradient training.
+  virtual rl::ParallelTraining& training() = 0;
+#endif
   // Seconds this rank's chain spent in meetings so far.
   virtual double meeting_seconds() const = 0;
   // Point-to-point text messages (reproduce's cell queue): a blocking send; a

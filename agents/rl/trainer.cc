@@ -111,7 +111,39 @@ class Trainer {
   bool ppo_ = false;
   bool debug_ = false;
   bool reserve_greedy_ = false;  // one evaluation of the budget kept for the greedy episode
+  ParallelTraining* parallel_ = nullptr;  // data-parallel over processes; null: alone
+  // Data-parallel: the gradients' mean over the processes, in place.
+  void average_gradients();
+  // Data-parallel: the parameters flattened (for the start's broadcast and the end's check).
+  std::vector<float> flat_parameters();
 };
+
+void Trainer::average_gradients() {
+  std::vector<float> flat;
+  std::vector<torch::Tensor> params = agent_->module().parameters();
+  for (torch::Tensor& p : params) {
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);  // every process sends every gradient
+    const torch::Tensor g = p.grad().contiguous().to(torch::kFloat);
+    flat.insert(flat.end(), g.data_ptr<float>(), g.data_ptr<float>() + g.numel());
+  }
+  parallel_->average(flat);
+  size_t at = 0;
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& p : params) {
+    const auto n = p.grad().numel();
+    p.mutable_grad().copy_(torch::from_blob(flat.data() + at, p.grad().sizes(), torch::kFloat).to(p.grad().dtype()));
+    at += static_cast<size_t>(n);
+  }
+}
+
+std::vector<float> Trainer::flat_parameters() {
+  std::vector<float> flat;
+  for (const torch::Tensor& p : agent_->module().parameters()) {
+    const torch::Tensor t = p.detach().contiguous().to(torch::kFloat);
+    flat.insert(flat.end(), t.data_ptr<float>(), t.data_ptr<float>() + t.numel());
+  }
+  return flat;
+}
 
 void Trainer::use_graph(size_t index) {
   if (index == current_) return;
@@ -147,6 +179,19 @@ double Trainer::fraction_spent() const {
 }
 
 void Trainer::update(std::vector<Episode>& episodes) {
+  if (episodes.empty()) {
+    // Data-parallel only: this process's share ran out of budget before the
+    // others'; it still takes part in the step, with no gradient of its own.
+    AWARE_CHECK(parallel_ != nullptr, "an update of no episodes");
+    for (int epoch = 0; epoch < (ppo_ ? std::max(1, opt_.ppo_epochs) : 1); ++epoch) {
+      adam_->zero_grad();
+      average_gradients();
+      torch::nn::utils::clip_grad_norm_(agent_->module().parameters(), grad_clip_);
+      adam_->step();
+    }
+    ++counters_.updates;
+    return;
+  }
   // Returns and advantages (constants), per episode and step.
   std::vector<std::vector<double>> advantages;
   double mean_step = 0;
@@ -222,6 +267,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
   auto step = [&](const torch::Tensor& loss) {
     adam_->zero_grad();
     loss.backward();
+    if (parallel_ != nullptr) average_gradients();  // before the clip: the clip of the mean
     torch::nn::utils::clip_grad_norm_(agent_->module().parameters(), grad_clip_);
     adam_->step();
     loss_value = loss.item<double>();
@@ -363,6 +409,18 @@ TrainResult Trainer::run() {
   if (opt_.algorithm != "reinforce" && opt_.algorithm != "ppo")
     throw ConfigError("algorithm must be reinforce or ppo, got '" + opt_.algorithm + "'");
   ppo_ = opt_.algorithm == "ppo";
+  if (opt_.parallel != nullptr && opt_.parallel->size() > 1) {
+    parallel_ = opt_.parallel;
+    if (opt_.budget_seconds > 0)
+      throw ConfigError("data-parallel training takes an evaluation budget, not --budget-seconds (the "
+                        "processes must stop together)");
+    if (!opt_.resume_dir.empty()) throw ConfigError("--resume is not supported in data-parallel training yet");
+    if (opt_.budget_evals / parallel_->size() < 2)
+      throw ConfigError(std::to_string(opt_.budget_evals) + " evaluations split over " +
+                        std::to_string(parallel_->size()) + " processes leaves fewer than 2 each");
+    // Each process its share of the budget; outputs are the caller's to give rank 0 alone.
+    opt_.budget_evals /= parallel_->size();
+  }
   torch::set_num_threads(opt_.threads);
   if (!AgentRegistry::instance().has(name_)) AgentRegistry::instance().create(name_, {}, 1);  // throws listing names
 
@@ -412,6 +470,20 @@ TrainResult Trainer::run() {
   standardize_ = opt_.standardize_advantages < 0 ? defaults_.standardize_advantages
                                                  : opt_.standardize_advantages > 0;
   episodes_per_update_ = opt_.episodes_per_update > 0 ? opt_.episodes_per_update : defaults_.episodes_per_update;
+  if (parallel_ != nullptr) {
+    const int n = parallel_->size();
+    episodes_per_update_ = std::max(1, (episodes_per_update_ + n - 1) / n);
+    // The same start everywhere (rank 0's weights), then each process samples its own episodes.
+    std::vector<float> start = flat_parameters();
+    parallel_->broadcast(start);
+    size_t at = 0;
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor& p : agent_->module().parameters()) {
+      p.copy_(torch::from_blob(start.data() + at, p.sizes(), torch::kFloat).to(p.dtype()));
+      at += static_cast<size_t>(p.numel());
+    }
+    torch::manual_seed(opt_.seed + 7919ULL * static_cast<std::uint64_t>(parallel_->rank()));
+  }
   step_baselines_.assign(graphs_.size(), PerStepMeanBaseline());
   ema_baselines_.assign(graphs_.size(), EmaBaseline(defaults_.ema_decay));
   adam_ = std::make_unique<torch::optim::Adam>(agent_->module().parameters(),
@@ -423,7 +495,8 @@ TrainResult Trainer::run() {
   env_ = std::make_unique<PlacementEnv>(graph_, cluster_, evaluator_, defaults_.penalty,
                                         opt_.budget_evals - (reserve_greedy_ ? 1 : 0),
                                         opt_.budget_seconds, opt_.progress);
-  rng_ = SampleRng(opt_.seed);
+  rng_ = SampleRng(parallel_ == nullptr ? opt_.seed
+                                        : opt_.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(parallel_->rank()));
 
   if (resuming) {
     const std::string path = checkpoint_path();
@@ -496,7 +569,13 @@ TrainResult Trainer::run() {
 
   double last_checkpoint_s = env_->elapsed_s();
   long long last_checkpoint_update = counters_.updates;
-  while (!zero_shot && !env_->exhausted()) {
+  // Data-parallel: the processes train while every one of them has budget left
+  // (one that is cancelled ends them all), update for update.
+  const auto go_on = [&] {
+    const bool mine = !env_->exhausted();
+    return parallel_ == nullptr ? mine : parallel_->minimum(mine ? 1 : 0) > 0;
+  };
+  while (!zero_shot && go_on()) {
     // Several graphs: one graph per update, in turn.
     use_graph(static_cast<size_t>(counters_.updates % static_cast<long long>(graphs_.size())));
     std::vector<Episode> batch;
@@ -505,7 +584,7 @@ TrainResult Trainer::run() {
       ++counters_.episodes;
       if (!ep.steps.empty()) batch.push_back(std::move(ep));
     }
-    if (batch.empty()) break;
+    if (batch.empty() && parallel_ == nullptr) break;
     update(batch);
     report(false, 0);
     if (!opt_.resume_dir.empty()) {
@@ -519,6 +598,13 @@ TrainResult Trainer::run() {
         last_checkpoint_update = counters_.updates;
       }
     }
+  }
+  if (parallel_ != nullptr) {
+    // The policies must still be one: the same gradients, the same steps.
+    double sum = 0;
+    for (float v : flat_parameters()) sum += static_cast<double>(v) * 1.000001;
+    if (parallel_->minimum(sum) != parallel_->maximum(sum))
+      throw Error("data-parallel training: the processes' policies diverged");
   }
   if (!opt_.resume_dir.empty()) write_checkpoint();
   if (!opt_.save_policy.empty()) save_policy(*agent_, agent_->module(), opt_.save_policy);

@@ -23,6 +23,27 @@ class ProgressObserver;
 
 namespace rl {
 
+// Synchronous data-parallel training across processes (the ranks of an MPI
+// job): every process runs the same trainer with the same options; each plays
+// its share of every update's episodes with a sampling seed of its own and its
+// share of the evaluation budget, the gradients of each step are averaged over
+// all of them before the optimiser's step, so the policies stay equal (checked
+// at the end). Every call is collective.
+class ParallelTraining {
+ public:
+  virtual ~ParallelTraining() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Replaces `values` with their mean over the processes, the same bits on
+  // every process (reduced on one and broadcast).
+  virtual void average(std::vector<float>& values) = 0;
+  // Rank 0's `values` on every process (sizes must agree).
+  virtual void broadcast(std::vector<float>& values) = 0;
+  virtual double minimum(double value) = 0;
+  virtual double maximum(double value) = 0;
+  virtual double sum(double value) = 0;
+};
+
 // What the trainer does. Zero / empty fields take the agent's defaults.
 struct TrainOptions {
   long long budget_evals = 0;   // evaluator calls allowed (both budgets may be set;
@@ -59,6 +80,11 @@ struct TrainOptions {
   // One stderr line per update (evaluations, mean sampled step, best, entropy,
   // loss): a diagnostic; also on when the environment sets AWARE_RL_DEBUG.
   bool debug = false;
+  // Data-parallel training (not owned; null: this process alone). Then
+  // budget_evals is the whole job's (split evenly), episodes_per_update too
+  // (each process plays ceil(E / N), at least one), budget_seconds and
+  // resume_dir are refused, and only rank 0 should be given outputs to write.
+  ParallelTraining* parallel = nullptr;
 };
 
 // One row of the learning curve, written after every policy update.

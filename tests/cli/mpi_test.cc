@@ -74,6 +74,30 @@ TEST(Mpi, RanksAsChainsGiveTheThreadChainsResult) {
       << "the same placement, op for op";
 }
 
+TEST(Mpi, ALearnedAgentTrainsDataParallelAndReproducibly) {
+  REQUIRE_MPI();
+#ifndef AWARE_TEST_HAVE_RL
+  GTEST_SKIP() << "this build has no learned agents (LibTorch)";
+#else
+  const std::string args = "search" + kGraph + " --agent aware --budget-evals 60 --seed 4 --json";
+  const Outcome first = shell(mpirun(2, args + " --save-policy " + tmp("mpi-policy-a.pt")));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const Outcome again = shell(mpirun(2, args + " --save-policy " + tmp("mpi-policy-b.pt")));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  const auto a = nlohmann::json::parse(first.output.substr(first.output.find('{')));
+  const auto b = nlohmann::json::parse(again.output.substr(again.output.find('{')));
+  EXPECT_EQ(a["ranks"], 2);
+  EXPECT_EQ(a["evaluations"], 60) << "the budget is the job's, split over the ranks";
+  EXPECT_EQ(a["step_time_us"], b["step_time_us"]) << "same seed and ranks, same result";
+  EXPECT_EQ(a["greedy_step_us"], b["greedy_step_us"]);
+  EXPECT_EQ(slurp(tmp("mpi-policy-a.pt")).size(), slurp(tmp("mpi-policy-b.pt")).size());
+  // Outputs a rank cannot share are refused in one line.
+  const Outcome timed = shell(mpirun(2, "search" + kGraph + " --agent aware --budget-seconds 5"));
+  EXPECT_NE(timed.exit_code, 0);
+  EXPECT_TRUE(contains(timed.output, "takes an evaluation budget, not --budget-seconds")) << timed.output;
+#endif
+}
+
 TEST(Mpi, BadJobsAreOneLineErrorsOnEveryRank) {
   REQUIRE_MPI();
   const std::string base = "place" + kGraph + " --budget-evals 600";
