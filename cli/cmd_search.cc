@@ -19,6 +19,23 @@
 namespace aware::cli {
 namespace {
 
+#ifdef AWARE_HAVE_MPI
+// Under mpirun: data-parallel training, one share of every update's episodes
+// per rank; rank 0 alone reports and writes (the policy, the curve, progress).
+// Returns the job, or null for a plain run.
+MpiJob* train_across_ranks(rl::TrainOptions& t) {
+  MpiJob* job = mpi_job();
+  if (job == nullptr || job->size() < 2) return nullptr;
+  t.parallel = &job->training();
+  if (job->rank() != 0) {
+    t.progress = nullptr;
+    t.curve_csv.clear();
+    t.save_policy.clear();
+  }
+  return job;
+}
+#endif
+
 // What `search` and `pretrain` share: the evaluator, the agent, the budget and
 // the trainer settings, with the same flags.
 struct TrainArgs {
@@ -124,22 +141,12 @@ void run_search(const SearchArgs& a) {
   t.progress = &progress;
   int ranks = 1;
 #ifdef AWARE_HAVE_MPI
-  // Under mpirun: data-parallel training, one share of every update's episodes
-  // per rank; rank 0 alone reports and writes.
-  MpiJob* job = mpi_job();
-  if (job != nullptr && job->size() > 1) {
-    ranks = job->size();
-    t.parallel = &job->training();
-    if (job->rank() != 0) {
-      t.progress = nullptr;
-      t.curve_csv.clear();
-      t.save_policy.clear();
-    }
-  }
+  MpiJob* job = train_across_ranks(t);
+  if (job != nullptr) ranks = job->size();
 #endif
   rl::TrainResult r = rl::train_agent(a.agent, graph, cluster, *evaluator, t);
 #ifdef AWARE_HAVE_MPI
-  if (ranks > 1) {
+  if (job != nullptr) {
     // The best any rank sampled (each sampled its own episodes), and the job's evaluations.
     ChainBest mine;
     mine.feasible = r.best_feasible;
@@ -222,20 +229,11 @@ void run_pretrain(const PretrainArgs& a) {
   StderrProgress progress;
   t.progress = &progress;
 #ifdef AWARE_HAVE_MPI
-  // Under mpirun: data-parallel pre-training; rank 0 alone writes the policy and the curve.
-  MpiJob* job = mpi_job();
-  if (job != nullptr && job->size() > 1) {
-    t.parallel = &job->training();
-    if (job->rank() != 0) {
-      t.progress = nullptr;
-      t.curve_csv.clear();
-      t.save_policy.clear();
-    }
-  }
+  MpiJob* job = train_across_ranks(t);
 #endif
   rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
 #ifdef AWARE_HAVE_MPI
-  if (t.parallel != nullptr) {
+  if (job != nullptr) {
     r.evaluations = static_cast<long long>(t.parallel->sum(static_cast<double>(r.evaluations)) + 0.5);
     r.greedy_evaluations = static_cast<long long>(t.parallel->sum(static_cast<double>(r.greedy_evaluations)) + 0.5);
     if (job->rank() != 0) return;
