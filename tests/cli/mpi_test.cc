@@ -32,9 +32,11 @@ std::string mpirun(int ranks, const std::string& args) {
   return std::string(AWARE_SOURCE_DIR) + "/scripts/mpirun-local " + std::to_string(ranks) + " " + AWARE_BIN + " " + args;
 }
 
-Outcome shell(const std::string& cmd) {
+// stderr is merged into the output unless `stdout_only` (for one JSON object:
+// Open MPI may print notices on stderr at any point).
+Outcome shell(const std::string& cmd, bool stdout_only = false) {
   Outcome run;
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  FILE* pipe = popen((cmd + (stdout_only ? " 2>/dev/null" : " 2>&1")).c_str(), "r");
   if (pipe == nullptr) return run;
   char buffer[4096];
   size_t n;
@@ -61,7 +63,7 @@ std::string slurp(const std::string& path) {
 TEST(Mpi, RanksAsChainsGiveTheThreadChainsResult) {
   REQUIRE_MPI();
   const std::string common = "place" + kGraph + " --method anneal --budget-evals 600 --seed 3 --json";
-  const Outcome ranks = shell(mpirun(2, common + " -o " + tmp("mpi-ranks.json")));
+  const Outcome ranks = shell(mpirun(2, common + " -o " + tmp("mpi-ranks.json")), true);
   ASSERT_EQ(ranks.exit_code, 0) << ranks.output;
   const Outcome threads = run_aware(common + " --chains 2 -o " + tmp("mpi-threads.json"), true);
   ASSERT_EQ(threads.exit_code, 0) << threads.output;
@@ -80,9 +82,9 @@ TEST(Mpi, ALearnedAgentTrainsDataParallelAndReproducibly) {
   GTEST_SKIP() << "this build has no learned agents (LibTorch)";
 #else
   const std::string args = "search" + kGraph + " --agent aware --budget-evals 60 --seed 4 --json";
-  const Outcome first = shell(mpirun(2, args + " --save-policy " + tmp("mpi-policy-a.pt")));
+  const Outcome first = shell(mpirun(2, args + " --save-policy " + tmp("mpi-policy-a.pt")), true);
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  const Outcome again = shell(mpirun(2, args + " --save-policy " + tmp("mpi-policy-b.pt")));
+  const Outcome again = shell(mpirun(2, args + " --save-policy " + tmp("mpi-policy-b.pt")), true);
   ASSERT_EQ(again.exit_code, 0) << again.output;
   const auto a = nlohmann::json::parse(first.output.substr(first.output.find('{')));
   const auto b = nlohmann::json::parse(again.output.substr(again.output.find('{')));
@@ -131,7 +133,8 @@ TEST(Mpi, SmpiRunsTheSameSearchOnASimulatedCluster) {
   const std::string graph = "zoo:inception_v3:batch=8,image_size=96";
   const Outcome smpi = shell("smpirun -np 4 -platform " + tmp("smpi-4.xml") + " -hostfile " + tmp("smpi-4.hosts") +
                              " -no-privatize --cfg=smpi/host-speed:1Gf --cfg=smpi/allgather:bruck "
-                             "--log=root.thres:critical " AWARE_SMPI_LIB " " + graph + " preset:k40x4 50 10 5");
+                             "--log=root.thres:critical " AWARE_SMPI_LIB " " + graph + " preset:k40x4 50 10 5",
+                             true);
   ASSERT_EQ(smpi.exit_code, 0) << smpi.output;
   const auto projected = nlohmann::json::parse(smpi.output.substr(smpi.output.find('{')));
   EXPECT_EQ(projected["ranks"], 4);
