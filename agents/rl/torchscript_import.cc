@@ -313,7 +313,6 @@ class Importer {
     for (Node* n : graph_->nodes()) {
       ++report_.nodes;
       const std::vector<const Value*> outs = written(n);
-      const std::string kind = n->kind().toQualString();
       if (outs.empty() || !n->kind().is_aten()) {  // constants, attributes, lists, sizes
         ++report_.static_nodes;
         continue;
