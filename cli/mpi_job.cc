@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "core/errors.h"
 #include "experiments/mpi/mpi_exchange.h"
+#include "experiments/mpi/mpi_wait.h"
 
 namespace aware::cli {
 namespace {
@@ -46,33 +48,69 @@ class MpiTraining final : public rl::ParallelTraining {
   void average(std::vector<float>& values) override {
     std::vector<float> total(values.size());
     const int n = static_cast<int>(values.size());
-    MPI_Reduce(values.data(), total.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    mpi::reduce(values.data(), total.data(), n, MPI_FLOAT, MPI_SUM, 0, kWhat);
     if (rank_ == 0)
       for (float& v : total) v /= static_cast<float>(size_);
-    MPI_Bcast(total.data(), n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    mpi::bcast(total.data(), n, MPI_FLOAT, 0, kWhat);
     values.swap(total);
   }
   void broadcast(std::vector<float>& values) override {
-    MPI_Bcast(values.data(), static_cast<int>(values.size()), MPI_FLOAT, 0, MPI_COMM_WORLD);
+    mpi::bcast(values.data(), static_cast<int>(values.size()), MPI_FLOAT, 0, kWhat);
+  }
+  std::string broadcast_text(const std::string& text) override {
+    unsigned long long n = text.size();
+    mpi::bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, kWhat);
+    std::string out = rank_ == 0 ? text : std::string(static_cast<size_t>(n), '\0');
+    // In pieces: a checkpoint may exceed an int's count of bytes.
+    constexpr unsigned long long kPiece = 1ULL << 30;
+    for (unsigned long long at = 0; at < n; at += kPiece)
+      mpi::bcast(out.data() + at, static_cast<int>(std::min(kPiece, n - at)), MPI_CHAR, 0, kWhat);
+    return out;
+  }
+  std::vector<std::string> gather_text(const std::string& text) override {
+    const int mine = static_cast<int>(text.size());
+    std::vector<int> counts(static_cast<size_t>(size_)), displacements(static_cast<size_t>(size_));
+    mpi::gather(&mine, 1, MPI_INT, counts.data(), 0, kWhat);
+    std::string all;
+    if (rank_ == 0) {
+      long long at = 0;
+      for (int r = 0; r < size_; ++r) {
+        displacements[static_cast<size_t>(r)] = static_cast<int>(at);
+        at += counts[static_cast<size_t>(r)];
+      }
+      all.resize(static_cast<size_t>(at));
+    }
+    mpi::gatherv(text.data(), mine, MPI_CHAR, all.data(), counts.data(), displacements.data(), 0, kWhat);
+    std::vector<std::string> out;
+    if (rank_ == 0)
+      for (int r = 0; r < size_; ++r)
+        out.push_back(all.substr(static_cast<size_t>(displacements[static_cast<size_t>(r)]),
+                                 static_cast<size_t>(counts[static_cast<size_t>(r)])));
+    return out;
   }
   double minimum(double value) override { return reduce(value, MPI_MIN); }
   double maximum(double value) override { return reduce(value, MPI_MAX); }
   double sum(double value) override {
     double total = 0;
-    MPI_Reduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Bcast(&total, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    mpi::reduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, 0, kWhat);
+    mpi::bcast(&total, 1, MPI_DOUBLE, 0, kWhat);
     return total;
   }
 
  private:
+  static constexpr const char* kWhat = "a step of the data-parallel training";
   static double reduce(double value, MPI_Op op) {
     double out = 0;
-    MPI_Allreduce(&value, &out, 1, MPI_DOUBLE, op, MPI_COMM_WORLD);
+    mpi::allreduce(&value, &out, 1, MPI_DOUBLE, op, kWhat);
     return out;
   }
   int rank_, size_;
 };
 #endif
+
+// How long a rank waits for the others in a collective by default: far beyond
+// any skew between ranks that do equal work, short of a night lost to a hang.
+constexpr double kDefaultWaitLimitS = 300;
 
 class OpenMpiJob final : public MpiJob {
  public:
@@ -80,6 +118,15 @@ class OpenMpiJob final : public MpiJob {
     MPI_Init(nullptr, nullptr);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    // Collective waits end the job past AWARE_MPI_TIMEOUT seconds (0: no limit).
+    double limit = kDefaultWaitLimitS;
+    if (const char* env = std::getenv("AWARE_MPI_TIMEOUT"); env != nullptr && *env != '\0') {
+      char* end = nullptr;
+      limit = std::strtod(env, &end);
+      if (end == env || *end != '\0' || !(limit >= 0))
+        abort(std::string("AWARE_MPI_TIMEOUT must be a number of seconds (0: no limit), got '") + env + "'", 2);
+    }
+    mpi::set_wait_limit(limit);
     exchange_ = make_mpi_exchange();
 #ifdef AWARE_HAVE_RL
     training_ = std::make_unique<MpiTraining>(rank_, size_);
@@ -146,7 +193,7 @@ MpiJob* join_mpi_job(int argc, char** argv) {
   static OpenMpiJob job;
   g_job = &job;
   unsigned long long mine = command_hash(argc, argv), root = mine;
-  MPI_Bcast(&root, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  mpi::bcast(&root, 1, MPI_UNSIGNED_LONG_LONG, 0, "the start's check of the command line");
   if (root != mine)
     job.abort("this rank's command line or binary differs from rank 0's: every rank must run the same "
               "aware build with the same arguments",

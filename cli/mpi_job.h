@@ -7,7 +7,9 @@
 // 0 broadcasts a hash of its command line and of its binary, and a rank whose
 // own differs ends the job with an error. An error on any rank ends every rank
 // (MPI_Abort) after printing it with the rank's number; a rank that dies is
-// noticed by mpirun, which ends the others.
+// noticed by mpirun, which ends the others; a rank that hangs or is stopped is
+// noticed by the others, whose collective waits end the job after
+// AWARE_MPI_TIMEOUT seconds (default 300; 0: no limit).
 #pragma once
 
 #include <string>

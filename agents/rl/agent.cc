@@ -85,6 +85,18 @@ void load_archive(torch::serialize::InputArchive& archive, const std::string& pa
   }
 }
 
+void load_archive_bytes(torch::serialize::InputArchive& archive, const std::string& bytes,
+                        const std::string& path, const std::string& what) {
+  check_torch_archive_bytes(bytes, path, what);
+  try {
+    archive.load_from(bytes.data(), bytes.size());
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    msg = msg.substr(0, msg.find('\n'));
+    throw ParseError(what + " " + path + " is corrupt or not a torch archive: " + msg);
+  }
+}
+
 json parse_header(const std::string& text, const std::string& path) {
   json header;
   try {

@@ -134,6 +134,10 @@ std::string ivalue_string(torch::serialize::InputArchive& archive, const std::st
 // Loads `path` into `archive`; `what` ("policy", "checkpoint") is for messages.
 void load_archive(torch::serialize::InputArchive& archive, const std::string& path,
                   const std::string& what);
+// The same from the file's bytes, already read (data-parallel ranks get rank
+// 0's checkpoint as bytes); messages name `path`.
+void load_archive_bytes(torch::serialize::InputArchive& archive, const std::string& bytes,
+                        const std::string& path, const std::string& what);
 // The JSON text of a header or checkpoint state; ParseError naming `path` unless
 // it is a JSON object.
 nlohmann::json parse_header(const std::string& text, const std::string& path);

@@ -78,8 +78,16 @@ class Trainer {
 
  private:
   std::string checkpoint_path() const { return (fs::path(opt_.resume_dir) / "checkpoint.pt").string(); }
+  // Collective in data-parallel training (rank 0 writes every process's state).
   void write_checkpoint();
-  json read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path);
+  // This process's own part of a checkpoint: evaluations, episodes, sampling
+  // RNG, best, baselines, the agent's extra state.
+  json own_state() const;
+  // Restores this process's part from a checkpoint's `state` (any process count).
+  void restore_own_state(const json& state);
+  // `bytes`: the file as read by rank 0 (data-parallel); null: read `path` here.
+  json read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path,
+                             const std::string* bytes);
   void update(std::vector<Episode>& episodes);
   double fraction_spent() const;
   // Makes graphs_[index] the one the env and the agent play.
@@ -179,6 +187,13 @@ double Trainer::fraction_spent() const {
 }
 
 void Trainer::update(std::vector<Episode>& episodes) {
+  // The learning rate follows the budget spent: the job's in data-parallel
+  // training (the processes' shares may run out unevenly), so that every
+  // process takes the same step.
+  const double spent = parallel_ != nullptr ? parallel_->maximum(fraction_spent()) : fraction_spent();
+  for (auto& group : adam_->param_groups())
+    static_cast<torch::optim::AdamOptions&>(group.options())
+        .lr(agent_->learning_rate(base_lr_, counters_.updates, spent));
   if (episodes.empty()) {
     // Data-parallel only: this process's share ran out of budget before the
     // others'; it still takes part in the step, with no gradient of its own.
@@ -233,9 +248,6 @@ void Trainer::update(std::vector<Episode>& episodes) {
     for (auto& adv : advantages)
       for (double& a : adv) a = sd > 1e-12 ? (a - mean) / sd : 0.0;
   }
-  for (auto& group : adam_->param_groups())
-    static_cast<torch::optim::AdamOptions&>(group.options())
-        .lr(agent_->learning_rate(base_lr_, counters_.updates, fraction_spent()));
 
   auto compute_loss = [&](bool ratio_clip, const std::vector<std::vector<torch::Tensor>>* old,
                           double* entropy_out) {
@@ -312,8 +324,12 @@ void Trainer::update(std::vector<Episode>& episodes) {
   }
 }
 
-json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path) {
-  load_archive(archive, path, "checkpoint");
+json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path,
+                                   const std::string* bytes) {
+  if (bytes != nullptr)
+    load_archive_bytes(archive, *bytes, path, "checkpoint");
+  else
+    load_archive(archive, path, "checkpoint");
   const json state = parse_header(ivalue_string(archive, "state", path), path);
   using F = HeaderField;
   check_header_fields(state, path,
@@ -344,8 +360,35 @@ json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, con
   return state;
 }
 
+json Trainer::own_state() const {
+  auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  json own;
+  own["evaluations"] = env_->evaluations();
+  own["episodes"] = counters_.episodes;
+  own["rng"] = std::to_string(rng_.state());
+  own["best"] = env_->best_placement().device_of_op;
+  own["best_penalised_us"] = finite(env_->best_penalised_us());
+  own["best_step_us"] = finite(env_->best_step_us());
+  own["best_feasible"] = env_->best_feasible();
+  json histories = json::array(), emas = json::array();
+  for (size_t g = 0; g < graphs_.size(); ++g) {
+    histories.push_back(step_baselines_[g].history());
+    emas.push_back({ema_baselines_[g].value(), ema_baselines_[g].initialised()});
+  }
+  own["baseline_histories"] = histories;
+  own["emas"] = emas;
+  own["extra"] = agent_->extra_state();
+  return own;
+}
+
 void Trainer::write_checkpoint() {
-  json state;
+  const json own = own_state();
+  json ranks = json::array();
+  if (parallel_ != nullptr) {
+    for (const std::string& text : parallel_->gather_text(own.dump())) ranks.push_back(json::parse(text));
+    if (parallel_->rank() != 0) return;
+  }
+  json state = own;  // alone: this process's state; data-parallel: rank 0's, with the job's below
   state["format"] = "aware-rl-checkpoint";
   state["version"] = kCheckpointVersion;
   state["agent"] = name_;
@@ -354,32 +397,36 @@ void Trainer::write_checkpoint() {
   state["graph_ops"] = graph_.num_ops();
   state["config"] = config_;
   state["seed"] = opt_.seed;
-  state["evaluations"] = env_->evaluations();
   state["seconds"] = env_->elapsed_s();
   state["updates"] = counters_.updates;
-  state["episodes"] = counters_.episodes;
-  state["rng"] = std::to_string(rng_.state());
-  state["best"] = env_->best_placement().device_of_op;
-  auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  state["best_penalised_us"] = finite(env_->best_penalised_us());
-  state["best_step_us"] = finite(env_->best_step_us());
-  state["best_feasible"] = env_->best_feasible();
   state["curve"] = curve_to_json(curve_);
-  state["baseline_history"] = step_baselines_[0].history();
-  state["ema"] = {ema_baselines_[0].value(), ema_baselines_[0].initialised()};
-  // Several graphs (pre-training): every graph's baselines, and which graphs.
   if (graphs_.size() > 1) {
-    json histories = json::array(), emas = json::array(), names = json::array();
-    for (size_t g = 0; g < graphs_.size(); ++g) {
-      histories.push_back(step_baselines_[g].history());
-      emas.push_back({ema_baselines_[g].value(), ema_baselines_[g].initialised()});
-      names.push_back(graphs_[g]->name());
-    }
-    state["baseline_histories"] = histories;
-    state["emas"] = emas;
+    json names = json::array();
+    for (const OpGraph* g : graphs_) names.push_back(g->name());
     state["graphs"] = names;
   }
-  state["extra"] = agent_->extra_state();
+  if (parallel_ != nullptr) {
+    // The job's evaluations, episodes and best at the top (what a run with
+    // another number of processes resumes from), each process's own state in "ranks".
+    long long evaluations = 0, episodes = 0;
+    size_t best = 0;
+    const auto better = [](const json& a, const json& b) {
+      if (a.at("best_feasible").get<bool>() != b.at("best_feasible").get<bool>())
+        return a.at("best_feasible").get<bool>();
+      return json_number(a, "best_penalised_us") < json_number(b, "best_penalised_us");
+    };
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      evaluations += ranks[r].at("evaluations").get<long long>();
+      episodes += ranks[r].at("episodes").get<long long>();
+      if (better(ranks[r], ranks[best])) best = r;
+    }
+    state["evaluations"] = evaluations;
+    state["episodes"] = episodes;
+    for (const char* key : {"best", "best_penalised_us", "best_step_us", "best_feasible"})
+      state[key] = ranks[best].at(key);
+    state["processes"] = static_cast<int>(ranks.size());
+    state["ranks"] = ranks;
+  }
   torch::serialize::OutputArchive archive;
   archive.write("state", c10::IValue(state.dump()));
   torch::serialize::OutputArchive model;
@@ -391,8 +438,55 @@ void Trainer::write_checkpoint() {
   save_archive_atomic(archive, checkpoint_path());
   if (!opt_.curve_csv.empty()) write_curve_csv(curve_, opt_.curve_csv);
   if (opt_.verbose)
-    std::fprintf(stderr, "\ncheckpoint: %lld evaluations, %lld updates -> %s\n", env_->evaluations(),
-                 counters_.updates, checkpoint_path().c_str());
+    std::fprintf(stderr, "\ncheckpoint: %lld evaluations, %lld updates -> %s\n",
+                 state.at("evaluations").get<long long>(), counters_.updates, checkpoint_path().c_str());
+}
+
+void Trainer::restore_own_state(const json& state) {
+  // Each process's own part: "ranks" (data-parallel checkpoints) or the top
+  // level (one process; older checkpoints keep one graph's baselines as
+  // "baseline_history" / "ema").
+  std::vector<json> parts;
+  if (state.contains("ranks")) {
+    for (const json& r : state.at("ranks")) parts.push_back(r);
+  } else {
+    json top = state;
+    if (!top.contains("baseline_histories")) {
+      top["baseline_histories"] = json::array({state.at("baseline_history")});
+      top["emas"] = json::array({state.at("ema")});
+    }
+    parts.push_back(std::move(top));
+  }
+  if (parts.empty()) throw ParseError("checkpoint " + checkpoint_path() + " holds no process states");
+  const int processes = parallel_ != nullptr ? parallel_->size() : 1;
+  const int rank = parallel_ != nullptr ? parallel_->rank() : 0;
+  const json& own = parts[static_cast<size_t>(rank) % parts.size()];
+  const bool same = static_cast<int>(parts.size()) == processes;
+  // The same number of processes: each takes its own state back. Another: the
+  // job's evaluations and episodes are split anew (the remainder to rank 0),
+  // every process starts from the job's best, and samples with a seed of its
+  // own drawn from the run's seed, its rank and the updates done.
+  const json& from = same ? own : state;
+  const auto share = [&](long long total) {
+    return same ? total : total / processes + (rank == 0 ? total % processes : 0);
+  };
+  const long long evaluations = share(from.at("evaluations").get<long long>());
+  counters_.episodes = share(from.at("episodes").get<long long>());
+  env_->restore(evaluations, state.at("seconds").get<double>(),
+                Placement(from.at("best").get<std::vector<int>>()), json_number(from, "best_penalised_us"),
+                json_number(from, "best_step_us"), from.at("best_feasible").get<bool>());
+  if (same) {
+    rng_.set_state(std::stoull(own.at("rng").get<std::string>()));
+  } else {
+    rng_ = SampleRng(opt_.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(rank) +
+                     0xBF58476D1CE4E5B9ULL * static_cast<std::uint64_t>(counters_.updates + 1));
+  }
+  for (size_t g = 0; g < graphs_.size(); ++g) {
+    step_baselines_[g].set_history(own.at("baseline_histories").at(g).get<std::vector<std::vector<double>>>());
+    const json& ema = own.at("emas").at(g);
+    ema_baselines_[g].set(ema.at(0).get<double>(), ema.at(1).get<bool>());
+  }
+  agent_->load_extra_state(own.at("extra"));
 }
 
 TrainResult Trainer::run() {
@@ -414,7 +508,6 @@ TrainResult Trainer::run() {
     if (opt_.budget_seconds > 0)
       throw ConfigError("data-parallel training takes an evaluation budget, not --budget-seconds (the "
                         "processes must stop together)");
-    if (!opt_.resume_dir.empty()) throw ConfigError("--resume is not supported in data-parallel training yet");
     if (opt_.budget_evals / parallel_->size() < 2)
       throw ConfigError(std::to_string(opt_.budget_evals) + " evaluations split over " +
                         std::to_string(parallel_->size()) + " processes leaves fewer than 2 each");
@@ -426,12 +519,27 @@ TrainResult Trainer::run() {
 
   config_ = opt_.agent_options;
   // A checkpoint decides the network settings; then an initial policy; then the user.
-  const bool resuming = !opt_.resume_dir.empty() && fs::exists(checkpoint_path());
+  bool resuming = !opt_.resume_dir.empty() && fs::exists(checkpoint_path());
+  // Data-parallel: rank 0's checkpoint, sent to every process as bytes (the
+  // others need not see its folder).
+  std::string checkpoint_bytes;
+  if (parallel_ != nullptr && !opt_.resume_dir.empty()) {
+    std::string mine = "0";
+    if (parallel_->rank() == 0 && resuming) {
+      std::ifstream in(checkpoint_path(), std::ios::binary);
+      if (!in) throw ParseError("checkpoint " + checkpoint_path() + " cannot be read");
+      mine = "1" + std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    checkpoint_bytes = parallel_->broadcast_text(mine);
+    resuming = checkpoint_bytes[0] == '1';
+    checkpoint_bytes.erase(0, 1);
+  }
   torch::serialize::InputArchive checkpoint;
   json state;
   std::string settings_from;  // the file the network settings came from, if any
   if (resuming) {
-    state = read_checkpoint_state(checkpoint, checkpoint_path());
+    state = read_checkpoint_state(checkpoint, checkpoint_path(),
+                                  parallel_ != nullptr ? &checkpoint_bytes : nullptr);
     const json settings = state.value("config", json::object());
     for (const auto& [k, v] : settings.items()) config_[k] = v.get<std::string>();
     settings_from = "checkpoint " + checkpoint_path();
@@ -506,32 +614,16 @@ TrainResult Trainer::run() {
       agent_->module().load(model);
       checkpoint.read("optimizer", optim);
       adam_->load(optim);
-      std::vector<int> best = state.at("best").get<std::vector<int>>();
-      env_->restore(state.at("evaluations").get<long long>(), state.at("seconds").get<double>(),
-                    Placement(best), json_number(state, "best_penalised_us"),
-                    json_number(state, "best_step_us"), state.at("best_feasible").get<bool>());
-      rng_.set_state(std::stoull(state.at("rng").get<std::string>()));
       counters_.updates = state.at("updates").get<long long>();
-      counters_.episodes = state.at("episodes").get<long long>();
       curve_ = curve_from_json(state.at("curve"));
-      step_baselines_[0].set_history(
-          state.at("baseline_history").get<std::vector<std::vector<double>>>());
-      ema_baselines_[0].set(state.at("ema").at(0).get<double>(), state.at("ema").at(1).get<bool>());
       if (graphs_.size() > 1) {
         std::vector<std::string> names;
         for (const OpGraph* g : graphs_) names.push_back(g->name());
         if (state.value("graphs", json::array()) != json(names))
           throw ConfigError("checkpoint " + path + " was made for other graphs (" +
                             state.value("graphs", json::array()).dump() + ")");
-        for (size_t g = 0; g < graphs_.size(); ++g) {
-          step_baselines_[g].set_history(state.at("baseline_histories")
-                                             .at(g)
-                                             .get<std::vector<std::vector<double>>>());
-          const json& ema = state.at("emas").at(g);
-          ema_baselines_[g].set(ema.at(0).get<double>(), ema.at(1).get<bool>());
-        }
       }
-      agent_->load_extra_state(state.at("extra"));
+      restore_own_state(state);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
@@ -569,11 +661,14 @@ TrainResult Trainer::run() {
 
   double last_checkpoint_s = env_->elapsed_s();
   long long last_checkpoint_update = counters_.updates;
-  // Data-parallel: the processes train while every one of them has budget left
-  // (one that is cancelled ends them all), update for update.
+  // Data-parallel: the processes train update for update while any of them has
+  // budget left (one whose share has run out takes part with no episodes, so the
+  // job's budget is spent exactly even when the shares are uneven, as after a
+  // resume with another number of processes); one that is cancelled ends them all.
   const auto go_on = [&] {
     const bool mine = !env_->exhausted();
-    return parallel_ == nullptr ? mine : parallel_->minimum(mine ? 1 : 0) > 0;
+    if (parallel_ == nullptr) return mine;
+    return parallel_->maximum(env_->cancelled() ? 2 : mine ? 1 : 0) == 1;
   };
   while (!zero_shot && go_on()) {
     // Several graphs: one graph per update, in turn.
@@ -592,7 +687,10 @@ TrainResult Trainer::run() {
                            env_->elapsed_s() - last_checkpoint_s >= opt_.checkpoint_every_s;
       const bool by_updates = opt_.checkpoint_every_updates > 0 &&
                               counters_.updates - last_checkpoint_update >= opt_.checkpoint_every_updates;
-      if (by_time || by_updates) {
+      bool due = by_time || by_updates;
+      // Data-parallel: every process checkpoints together (writing is collective).
+      if (parallel_ != nullptr) due = parallel_->maximum(due ? 1 : 0) > 0;
+      if (due) {
         write_checkpoint();
         last_checkpoint_s = env_->elapsed_s();
         last_checkpoint_update = counters_.updates;

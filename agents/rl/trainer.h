@@ -42,6 +42,10 @@ class ParallelTraining {
   virtual double minimum(double value) = 0;
   virtual double maximum(double value) = 0;
   virtual double sum(double value) = 0;
+  // Rank 0's `text` on every process.
+  virtual std::string broadcast_text(const std::string& text) = 0;
+  // Every process's `text` in rank order, on rank 0; empty on the others.
+  virtual std::vector<std::string> gather_text(const std::string& text) = 0;
 };
 
 // What the trainer does. Zero / empty fields take the agent's defaults.
@@ -82,8 +86,13 @@ struct TrainOptions {
   bool debug = false;
   // Data-parallel training (not owned; null: this process alone). Then
   // budget_evals is the whole job's (split evenly), episodes_per_update too
-  // (each process plays ceil(E / N), at least one), budget_seconds and
-  // resume_dir are refused, and only rank 0 should be given outputs to write.
+  // (each process plays ceil(E / N), at least one), budget_seconds is refused,
+  // and only rank 0 should be given outputs to write. resume_dir is every
+  // process's: rank 0 reads the checkpoint and sends it to the others, and writes
+  // it with every process's own state (sampling RNG, baselines, evaluations,
+  // best); a checkpoint resumes with any number of processes (the same number:
+  // each takes its own state back; another: the job's evaluations are split
+  // anew, each takes the job's best and a fresh sampling seed).
   ParallelTraining* parallel = nullptr;
 };
 

@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include "experiments/mpi/mpi_wait.h"
+
 #include <vector>
 
 namespace aware {
@@ -19,7 +21,7 @@ class MpiExchange final : public MpiChainExchange {
     const double t0 = MPI_Wtime();
     const double local[3] = {mine.feasible ? 1.0 : 0.0, mine.step_us, mine.stop ? 1.0 : 0.0};
     std::vector<double> all(static_cast<size_t>(3 * size_));
-    MPI_Allgather(local, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, MPI_COMM_WORLD);
+    mpi::allgather(local, 3, MPI_DOUBLE, all.data(), "a meeting of the chains");
     std::vector<ChainBest> brought(static_cast<size_t>(size_));
     for (int r = 0; r < size_; ++r) {
       brought[static_cast<size_t>(r)].feasible = all[static_cast<size_t>(3 * r)] != 0;
@@ -28,11 +30,11 @@ class MpiExchange final : public MpiChainExchange {
     }
     ChainMeeting met = best_of(brought);
     int n = static_cast<int>(mine.placement.size());
-    MPI_Bcast(&n, 1, MPI_INT, met.from_chain, MPI_COMM_WORLD);
+    mpi::bcast(&n, 1, MPI_INT, met.from_chain, "a meeting of the chains");
     std::vector<int> devices(static_cast<size_t>(n));
     if (rank_ == met.from_chain)
       for (int op = 0; op < n; ++op) devices[static_cast<size_t>(op)] = mine.placement[op];
-    MPI_Bcast(devices.data(), n, MPI_INT, met.from_chain, MPI_COMM_WORLD);
+    mpi::bcast(devices.data(), n, MPI_INT, met.from_chain, "a meeting of the chains");
     met.best.placement = Placement(devices);
     meeting_s_ += MPI_Wtime() - t0;
     return met;

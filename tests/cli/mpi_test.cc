@@ -2,7 +2,9 @@
 // shared memory): one anneal chain per rank gives exactly what `--chains N` gives
 // on threads with the same seed and budget; mismatched commands, too little work
 // and methods that cannot run as chains are one-line errors on every rank; a
-// rank killed mid-search ends the job. Skipped where this build has no MPI.
+// rank killed mid-search ends the job, a stopped one too (after the collective
+// wait's limit); killed training resumes from its checkpoint with any number of
+// ranks. Skipped where this build has no MPI.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -12,6 +14,8 @@
 #include <dirent.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -196,40 +200,124 @@ std::vector<pid_t> processes_with(const std::string& marker, pid_t except) {
   return found;
 }
 
-TEST(Mpi, ARankKilledMidSearchEndsTheJob) {
-  REQUIRE_MPI();
-  const std::string marker = "--seed 987651";
-  const std::string cmd = mpirun(2, "place" + kGraph + " --method anneal --budget-evals 50000000 " + marker) +
-                          " >" + tmp("mpi-kill.log") + " 2>&1";
+// Starts `cmd` (an mpirun of two ranks whose command lines hold `marker`), waits
+// until both ranks run and `ready` holds, sends `signal` to one rank, and waits
+// up to `limit_s` for the job to end (`ready` is polled once the ranks run). Returns whether it ended, and its status.
+// Whatever is left is killed.
+struct JobEnd {
+  bool ended = false;
+  int status = 0;
+};
+// A `ready` for signal_a_rank: true from `wait` after its first call.
+std::function<bool()> after(std::chrono::milliseconds wait) {
+  return [wait, start = std::optional<std::chrono::steady_clock::time_point>()]() mutable {
+    if (!start) start = std::chrono::steady_clock::now();
+    return std::chrono::steady_clock::now() - *start >= wait;
+  };
+}
+
+template <typename Ready>
+JobEnd signal_a_rank(const std::string& cmd, const std::string& marker, int signal, Ready ready, int limit_s) {
   pid_t job = 0;
   const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
-  ASSERT_EQ(posix_spawn(&job, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  JobEnd end;
+  if (posix_spawn(&job, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) != 0) return end;
   std::vector<pid_t> ranks;
   for (int i = 0; i < 300 && ranks.size() < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     ranks = processes_with(marker, job);
   }
-  ASSERT_EQ(ranks.size(), 2u) << "the two ranks did not start";
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the search
-  kill(ranks[1], SIGKILL);
-  int status = 0;
-  bool ended = false;
+  EXPECT_EQ(ranks.size(), 2u) << "the two ranks did not start";
+  for (int i = 0; i < 600 && !ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (ranks.size() == 2) kill(ranks[1], signal);
   const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
-    if (waitpid(job, &status, WNOHANG) == job) {
-      ended = true;
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(limit_s)) {
+    if (waitpid(job, &end.status, WNOHANG) == job) {
+      end.ended = true;
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!ended) {
+  if (!end.ended) {
     for (pid_t p : processes_with(marker, job)) kill(p, SIGKILL);
     kill(job, SIGKILL);
-    waitpid(job, &status, 0);
+    waitpid(job, &end.status, 0);
   }
-  ASSERT_TRUE(ended) << "the job hung after a rank died";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << slurp(tmp("mpi-kill.log"));
-  EXPECT_TRUE(processes_with(marker, job).empty()) << "the surviving rank was ended too";
+  for (pid_t p : processes_with(marker, job)) kill(p, SIGKILL);  // a stopped rank left behind
+  return end;
+}
+
+TEST(Mpi, ARankKilledMidSearchEndsTheJob) {
+  REQUIRE_MPI();
+  const std::string marker = "--seed 987651";
+  const std::string cmd = mpirun(2, "place" + kGraph + " --method anneal --budget-evals 50000000 " + marker) +
+                          " >" + tmp("mpi-kill.log") + " 2>&1";
+  const JobEnd end = signal_a_rank(cmd, marker, SIGKILL, after(std::chrono::milliseconds(500)), 60);
+  ASSERT_TRUE(end.ended) << "the job hung after a rank died";
+  EXPECT_TRUE(WIFEXITED(end.status) && WEXITSTATUS(end.status) != 0) << slurp(tmp("mpi-kill.log"));
+  EXPECT_TRUE(processes_with(marker, 0).empty()) << "the surviving rank was ended too";
+}
+
+// A rank that stops answering (SIGSTOP: alive, so mpirun sees nothing) is
+// noticed by the other at its next collective, after AWARE_MPI_TIMEOUT seconds.
+TEST(Mpi, AStoppedRankEndsTheJobAfterTheTimeout) {
+  REQUIRE_MPI();
+  const std::string marker = "--seed 987652";
+  const std::string cmd = "AWARE_MPI_TIMEOUT=2 " +
+                          mpirun(2, "place" + kGraph +
+                                        " --method anneal --budget-evals 50000000 --method-option exchange_every=200 " +
+                                        marker) +
+                          " >" + tmp("mpi-stop.log") + " 2>&1";
+  // Well past MPI_Init, which waits without a limit (a rank stopped inside it would hang the job).
+  const JobEnd end = signal_a_rank(cmd, marker, SIGSTOP, after(std::chrono::seconds(3)), 60);
+  const std::string log = slurp(tmp("mpi-stop.log"));
+  ASSERT_TRUE(end.ended) << "the job hung with a stopped rank: " << log;
+  EXPECT_TRUE(WIFEXITED(end.status) && WEXITSTATUS(end.status) != 0) << log;
+  EXPECT_TRUE(contains(log, "no answer from the other ranks in 2 s (a meeting of the chains)")) << log;
+  // A limit that is not a number is a one-line error.
+  const Outcome bad = shell("AWARE_MPI_TIMEOUT=soon " + mpirun(2, "place" + kGraph + " --method anneal --budget-evals 600"));
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(contains(bad.output, "AWARE_MPI_TIMEOUT must be a number of seconds")) << bad.output;
+}
+
+// Data-parallel training killed mid-run leaves its last checkpoint whole, and
+// the checkpoint resumes with any number of ranks: one, then two again, with the
+// job's evaluations carried over exactly.
+TEST(Mpi, AKilledTrainingResumesWithAnyNumberOfRanks) {
+  REQUIRE_MPI();
+#ifndef AWARE_TEST_HAVE_RL
+  GTEST_SKIP() << "this build has no learned agents (LibTorch)";
+#else
+  const std::string dir = tmp("mpi-resume");
+  std::filesystem::remove_all(dir);
+  const std::string marker = "--seed 987653";
+  const std::string train = "search" + kGraph + " --agent aware --resume " + dir;
+  const std::string cmd = mpirun(2, train + " --budget-evals 5000000 --checkpoint-every-updates 1 " + marker) +
+                          " >" + tmp("mpi-resume.log") + " 2>&1";
+  const std::string checkpoint = dir + "/checkpoint.pt";
+  const auto checkpointed = [&] { return std::filesystem::exists(checkpoint); };
+  const JobEnd end = signal_a_rank(cmd, marker, SIGKILL, checkpointed, 60);
+  ASSERT_TRUE(end.ended) << "the job hung after a rank died";
+  ASSERT_TRUE(std::filesystem::exists(checkpoint)) << slurp(tmp("mpi-resume.log"));
+  // One rank: a budget already spent trains no further; the checkpoint loads.
+  const Outcome one = run_aware(train + " --budget-evals 1 --seed 987653 --json", true);
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const auto a = nlohmann::json::parse(one.output);
+  EXPECT_TRUE(a["resumed"].get<bool>());
+  const long long before = a["evaluations"].get<long long>() - 1;  // less the greedy episode's
+  EXPECT_GT(before, 0);
+  // Two ranks again, 40 more evaluations (an even job budget splits exactly).
+  const long long budget = (before + 40 + 1) / 2 * 2;
+  const Outcome two =
+      shell(mpirun(2, train + " --budget-evals " + std::to_string(budget) + " --seed 987653 --json"), true);
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  const auto b = nlohmann::json::parse(two.output.substr(two.output.find('{')));
+  EXPECT_TRUE(b["resumed"].get<bool>());
+  EXPECT_EQ(b["ranks"], 2);
+  EXPECT_EQ(b["evaluations"].get<long long>(), budget);
+  EXPECT_GT(b["updates"].get<long long>(), a["updates"].get<long long>());
+  EXPECT_LE(b["step_time_us"].get<double>(), a["step_time_us"].get<double>()) << "the best carries over";
+#endif
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 // bookkeeping (budget split, per-process seeds, averaged gradients, the start
 // broadcast, stopping together) is checked here without MPI; the MPI ranks run
 // the same code (tests/cli/mpi_test.cc).
+#include <unistd.h>
+
 #include <barrier>
+#include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -17,12 +20,15 @@
 namespace aware::rl {
 namespace {
 
+namespace fs = std::filesystem;
+
 // Two threads as two processes: every collective is a barrier, a combination
 // done the same way by both, and a second barrier before the slots are reused.
 struct Meeting {
   std::barrier<> sync{2};
   std::vector<float> slots[2];
   double values[2] = {0, 0};
+  std::string texts[2];
 };
 
 class ThreadTraining final : public ParallelTraining {
@@ -45,6 +51,21 @@ class ThreadTraining final : public ParallelTraining {
   double minimum(double x) override { return combine(x, [](double a, double b) { return std::min(a, b); }); }
   double maximum(double x) override { return combine(x, [](double a, double b) { return std::max(a, b); }); }
   double sum(double x) override { return combine(x, [](double a, double b) { return a + b; }); }
+  std::string broadcast_text(const std::string& text) override {
+    m_.texts[rank_] = text;
+    m_.sync.arrive_and_wait();
+    const std::string out = m_.texts[0];
+    m_.sync.arrive_and_wait();
+    return out;
+  }
+  std::vector<std::string> gather_text(const std::string& text) override {
+    m_.texts[rank_] = text;
+    m_.sync.arrive_and_wait();
+    std::vector<std::string> out;
+    if (rank_ == 0) out = {m_.texts[0], m_.texts[1]};
+    m_.sync.arrive_and_wait();
+    return out;
+  }
 
  private:
   template <typename F>
@@ -97,7 +118,7 @@ TEST(ParallelTraining, TwoProcessesSplitTheBudgetAndEndWithOnePolicy) {
   }
 }
 
-TEST(ParallelTraining, TimeBudgetsResumingAndTooLittleBudgetAreRefused) {
+TEST(ParallelTraining, TimeBudgetsAndTooLittleBudgetAreRefused) {
   register_builtins();
   const OpGraph graph = testing::two_chains_graph(3);
   const Cluster cluster = testing::star_cluster(2);
@@ -110,11 +131,95 @@ TEST(ParallelTraining, TimeBudgetsResumingAndTooLittleBudgetAreRefused) {
   t.budget_seconds = 5;
   EXPECT_THROW(train_agent("placeto", graph, cluster, sim, t), ConfigError);
   t.budget_seconds = 0;
-  t.resume_dir = "/tmp/never-made";
-  EXPECT_THROW(train_agent("placeto", graph, cluster, sim, t), ConfigError);
-  t.resume_dir.clear();
   t.budget_evals = 3;
   EXPECT_THROW(train_agent("placeto", graph, cluster, sim, t), ConfigError);
+}
+
+// Trains `agent` on two "processes" (threads) with checkpoints in `dir`; the
+// two results, rank order.
+std::vector<TrainResult> train_on_two(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
+                                      long long budget, const std::string& dir) {
+  Meeting meeting;
+  std::vector<TrainResult> results(2);
+  std::string errors[2];
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        AnalyticSimulator sim;
+        ThreadTraining parallel(meeting, rank);
+        TrainOptions t;
+        t.budget_evals = budget;
+        t.seed = 5;
+        t.parallel = &parallel;
+        t.resume_dir = dir;
+        t.checkpoint_every_updates = 1;
+        results[static_cast<size_t>(rank)] = train_agent(agent, graph, cluster, sim, t);
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors[0], "");
+  EXPECT_EQ(errors[1], "");
+  return results;
+}
+
+// A checkpoint of data-parallel training holds every process's state and
+// resumes with any number of processes: the job's evaluations carry over
+// exactly, and the same checkpoint and process count resume to the same result.
+TEST(ParallelTraining, ACheckpointResumesWithAnyNumberOfProcesses) {
+  register_builtins();
+  const OpGraph graph = testing::two_chains_graph(4);
+  const Cluster cluster = testing::star_cluster(2);
+  const fs::path root = fs::temp_directory_path() / ("aware-parallel-resume-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  const auto job_evaluations = [](const std::vector<TrainResult>& r) { return r[0].evaluations + r[1].evaluations; };
+  const auto job_best = [](const std::vector<TrainResult>& r) { return std::min(r[0].best_step_us, r[1].best_step_us); };
+
+  // Two processes, 40 evaluations: the checkpoint's job total is 38 (each keeps one back for its greedy episode).
+  const std::string a = (root / "a").string();
+  const std::vector<TrainResult> first = train_on_two("placeto", graph, cluster, 40, a);
+  ASSERT_TRUE(fs::exists(a + "/checkpoint.pt"));
+  EXPECT_EQ(job_evaluations(first), 40);
+  EXPECT_FALSE(first[0].resumed);
+  fs::copy(a, (root / "b").string());
+  fs::copy(a, (root / "c").string());
+
+  // The same two processes: each takes its own state back.
+  const std::vector<TrainResult> again = train_on_two("placeto", graph, cluster, 80, a);
+  EXPECT_TRUE(again[0].resumed && again[1].resumed);
+  EXPECT_EQ(job_evaluations(again), 80) << "the budget is the job's, the evaluations before the resume counted";
+  EXPECT_GT(again[0].updates, first[0].updates);
+  EXPECT_EQ(again[0].updates, again[1].updates);
+  EXPECT_LE(job_best(again), job_best(first)) << "the best before the resume is kept";
+  ASSERT_GT(again[0].curve.size(), first[0].curve.size());
+  for (size_t i = 0; i < first[0].curve.size(); ++i)
+    EXPECT_EQ(again[0].curve[i].evaluations, first[0].curve[i].evaluations) << i;
+  // The same checkpoint and number of processes: the same run.
+  const std::vector<TrainResult> twin = train_on_two("placeto", graph, cluster, 80, (root / "b").string());
+  EXPECT_EQ(twin[0].best_step_us, again[0].best_step_us);
+  EXPECT_EQ(twin[1].best_step_us, again[1].best_step_us);
+  EXPECT_EQ(twin[0].greedy, again[0].greedy);
+
+  // One process from the two-process checkpoint: the job's 38 evaluations are its own now.
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_evals = 80;
+  t.seed = 5;
+  t.resume_dir = (root / "c").string();
+  const TrainResult alone = train_agent("placeto", graph, cluster, sim, t);
+  EXPECT_TRUE(alone.resumed);
+  EXPECT_EQ(alone.evaluations, 80);
+  EXPECT_LE(alone.best_step_us, job_best(first));
+  EXPECT_EQ(alone.curve.front().evaluations, first[0].curve.front().evaluations);
+  // And two processes again from that one-process checkpoint.
+  const std::vector<TrainResult> back = train_on_two("placeto", graph, cluster, 120, (root / "c").string());
+  EXPECT_TRUE(back[0].resumed);
+  EXPECT_EQ(job_evaluations(back), 120);
+  EXPECT_EQ(back[0].greedy, back[1].greedy) << "one policy on both";
+  EXPECT_LE(job_best(back), alone.best_step_us);
+  fs::remove_all(root);
 }
 
 }  // namespace
