@@ -178,6 +178,8 @@ void run_search(const SearchArgs& a) {
     out["ranks"] = ranks;
     out["updates"] = r.updates;
     out["episodes"] = r.episodes;
+    out["episodes_per_update"] = r.episodes_per_update * ranks;
+    out["policy_parameters"] = r.policy_parameters;
     out["train_seconds"] = r.seconds;
     out["resumed"] = r.resumed;
     out["zero_shot"] = a.budget_evals == 0 && a.budget_seconds == 0;

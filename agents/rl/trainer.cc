@@ -736,6 +736,8 @@ TrainResult Trainer::run() {
   result.episodes = counters_.episodes;
   result.seconds = env_->elapsed_s();
   result.resumed = resuming;
+  for (const torch::Tensor& p : agent_->module().parameters()) result.policy_parameters += p.numel();
+  result.episodes_per_update = episodes_per_update_;
   result.cancelled = env_->cancelled();
   result.curve = curve_;
   if (result.best.size() == 0) throw Error("training ended before any evaluation (budget too small?)");

@@ -118,6 +118,8 @@ struct TrainResult {
   long long episodes = 0;
   double seconds = 0;            // training wall-clock, counting those before a resume
   bool resumed = false;          // started from a checkpoint
+  long long policy_parameters = 0;  // the network's weights (the floats each step's gradient averages)
+  int episodes_per_update = 0;   // this process's episodes per update (data-parallel: its share)
   bool cancelled = false;        // the observer cancelled
   std::vector<CurvePoint> curve;
   // The trained policy's greedy (argmax) placement and its evaluator step time

@@ -154,6 +154,38 @@ TEST(Mpi, SmpiRunsTheSameSearchOnASimulatedCluster) {
 #endif
 }
 
+// The data-parallel training under SMPI: each of 4 simulated nodes plays 2 of
+// an update's 8 episodes (10 ms each, charged as computation), 20 updates in
+// all, and averages 1,000 weights with the others after each: the simulated
+// time is the episodes' plus the exchanges', which cross the simulated network.
+TEST(Mpi, SmpiProjectsTheDataParallelTraining) {
+#ifndef AWARE_SMPI_TRAINING_LIB
+  GTEST_SKIP() << "this build has no SMPI training program (SimGrid and MPI)";
+#else
+  if (shell("command -v smpirun").exit_code != 0) GTEST_SKIP() << "no smpirun";
+  write(tmp("smpi-t4.xml"), "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                            "<platform version=\"4.1\">\n  <cluster id=\"lab\" prefix=\"node-\" suffix=\"\" "
+                            "radical=\"0-3\" speed=\"1Gf\" bw=\"1.25GBps\" lat=\"20us\"/>\n</platform>\n");
+  write(tmp("smpi-t4.hosts"), "node-0\nnode-1\nnode-2\nnode-3\n");
+  const std::string run = "smpirun -np 4 -platform " + tmp("smpi-t4.xml") + " -hostfile " + tmp("smpi-t4.hosts") +
+                          " -no-privatize --cfg=smpi/host-speed:1Gf --log=root.thres:critical " AWARE_SMPI_TRAINING_LIB;
+  const Outcome smpi = shell(run + " 1000 0.01 8 40", true);
+  ASSERT_EQ(smpi.exit_code, 0) << smpi.output;
+  const auto j = nlohmann::json::parse(smpi.output.substr(smpi.output.find('{')));
+  EXPECT_EQ(j["ranks"], 4);
+  EXPECT_EQ(j["episodes_per_rank"], 2);
+  EXPECT_EQ(j["updates"], 20);
+  EXPECT_EQ(j["evaluations"], 160);
+  const double simulated = j["simulated_s"].get<double>(), exchange = j["exchange_s"].get<double>();
+  EXPECT_GT(exchange, 0) << "the gradients cross the simulated network";
+  EXPECT_GE(simulated, 20 * 2 * 0.01);
+  EXPECT_NEAR(simulated, 20 * 2 * 0.01 + exchange, 0.05 * simulated);
+  const Outcome bad = shell(run + " 1000 soon 8 40");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(contains(bad.output, "EPISODE_SECONDS must be a positive number, got 'soon'")) << bad.output;
+#endif
+}
+
 TEST(Mpi, ReproduceServesItsCellsToTheRanks) {
   REQUIRE_MPI();
   const std::string ranks_dir = tmp("mpi-reproduce-ranks"), plain_dir = tmp("mpi-reproduce-plain");
