@@ -177,7 +177,7 @@ void add_mesh_commands(CLI::App& app) {
       ->capture_default_str();
   m->add_option("--seed", args->seed, "Seed of random and METIS")->capture_default_str();
   m->add_flag("!--no-simulate", args->simulate,
-              "Skip the simulated biological step (the contention simulator, meshes up to 1,024 cores)");
+              "Skip the simulated biological step (the contention simulator, meshes up to 16,384 cores)");
   m->add_option("-o,--out", args->out, "Write the table (.md, .json) here");
   m->add_option("--format", args->format, "table (Markdown), md or json");
   m->add_flag("--json", args->json, "Print one JSON object");

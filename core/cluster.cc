@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <unordered_map>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -34,6 +36,7 @@ void check_positive(const Cluster& cluster, const std::string& what, const std::
 
 void Cluster::touch() {
   finalized_ = false;
+  mesh_routes_.reset();
   revision_ = g_next_cluster_revision.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -195,7 +198,21 @@ void Cluster::set_mesh_routing(int width, int height) {
 // Dimension-order (XY) routes on a mesh: devices 0..W*H-1 are the cores, row-major,
 // switch i is core i's router, each core is linked to its router and each router
 // to its right and lower neighbours. A route: core -> router, along x, along y,
-// router -> core.
+// router -> core. finalize() finds the hop of every link a route can take; each
+// route is built from them when first asked for and kept.
+struct Cluster::MeshRouteEntry {
+  std::vector<Hop> hops;
+  double latency_us = 0;
+  double bandwidth_Bps = std::numeric_limits<double>::infinity();
+};
+
+struct Cluster::MeshRoutes {
+  std::vector<Hop> up, down;                  // core i -> router i, router i -> core i
+  std::vector<Hop> east, west, north, south;  // router i -> router at x+1, x-1, y+1, y-1
+  std::mutex mutex;
+  std::unordered_map<std::uint64_t, MeshRouteEntry> routes;  // key src * devices + dst
+};
+
 void Cluster::finalize_mesh_routes() {
   const int devices = num_devices();
   const int cores = mesh_width_ * mesh_height_;
@@ -215,51 +232,76 @@ void Cluster::finalize_mesh_routes() {
                         node_name(to) + "' (field 'links')");
     return it->second;
   };
-  routes_.assign(static_cast<size_t>(devices) * devices, {});
-  route_latency_us_.assign(static_cast<size_t>(devices) * devices, 0);
-  route_bandwidth_Bps_.assign(static_cast<size_t>(devices) * devices, std::numeric_limits<double>::infinity());
-  for (int src = 0; src < devices; ++src)
-    for (int dst = 0; dst < devices; ++dst) {
-      if (src == dst) continue;
-      std::vector<Hop> path{hop(src, cores + src)};
-      int x = src % mesh_width_, y = src / mesh_width_;
-      const int tx = dst % mesh_width_, ty = dst / mesh_width_;
-      while (x != tx) {
-        const int nx = x + (tx > x ? 1 : -1);
-        path.push_back(hop(cores + y * mesh_width_ + x, cores + y * mesh_width_ + nx));
-        x = nx;
-      }
-      while (y != ty) {
-        const int ny = y + (ty > y ? 1 : -1);
-        path.push_back(hop(cores + y * mesh_width_ + x, cores + ny * mesh_width_ + x));
-        y = ny;
-      }
-      path.push_back(hop(cores + dst, dst));
-      const size_t idx = static_cast<size_t>(src) * devices + dst;
-      double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
-      for (const Hop& h : path) {
-        latency += links_[h.link].latency_us;
-        bandwidth = std::min(bandwidth, links_[h.link].bandwidth_Bps);
-      }
-      routes_[idx] = std::move(path);
-      route_latency_us_[idx] = latency;
-      route_bandwidth_Bps_[idx] = bandwidth;
+  auto m = std::make_shared<MeshRoutes>();
+  const size_t n = static_cast<size_t>(cores);
+  m->up.resize(n);
+  m->down.resize(n);
+  m->east.assign(n, Hop{});
+  m->west.assign(n, Hop{});
+  m->north.assign(n, Hop{});
+  m->south.assign(n, Hop{});
+  // Every link an XY route can take, checked now (a mesh of more than one core
+  // routes through all of them); the routes themselves come on demand.
+  slowest_route_Bps_ = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < cores; ++i) {
+    const int x = i % mesh_width_, y = i / mesh_width_, r = cores + i;
+    if (cores > 1) {
+      m->up[i] = hop(i, r);
+      m->down[i] = hop(r, i);
     }
+    if (x + 1 < mesh_width_) m->east[i] = hop(r, r + 1);
+    if (x > 0) m->west[i] = hop(r, r - 1);
+    if (y + 1 < mesh_height_) m->north[i] = hop(r, r + mesh_width_);
+    if (y > 0) m->south[i] = hop(r, r - mesh_width_);
+    for (const Hop* h : {&m->up[i], &m->down[i], &m->east[i], &m->west[i], &m->north[i], &m->south[i]})
+      if (h->link >= 0) slowest_route_Bps_ = std::min(slowest_route_Bps_, links_[h->link].bandwidth_Bps);
+  }
+  routes_.clear();
+  route_latency_us_.clear();
+  route_bandwidth_Bps_.clear();
+  mesh_routes_ = std::move(m);
   finalized_ = true;
+}
+
+const Cluster::MeshRouteEntry& Cluster::mesh_route(int src, int dst) const {
+  MeshRoutes& m = *mesh_routes_;
+  const std::uint64_t key = static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(num_devices()) +
+                            static_cast<std::uint64_t>(dst);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const auto found = m.routes.find(key);
+  if (found != m.routes.end()) return found->second;
+  MeshRouteEntry entry;
+  if (src != dst) {
+    entry.hops.push_back(m.up[src]);
+    int x = src % mesh_width_, y = src / mesh_width_;
+    const int tx = dst % mesh_width_, ty = dst / mesh_width_;
+    for (; x != tx; x += tx > x ? 1 : -1) entry.hops.push_back(tx > x ? m.east[y * mesh_width_ + x] : m.west[y * mesh_width_ + x]);
+    for (; y != ty; y += ty > y ? 1 : -1) entry.hops.push_back(ty > y ? m.north[y * mesh_width_ + x] : m.south[y * mesh_width_ + x]);
+    entry.hops.push_back(m.down[dst]);
+    for (const Hop& h : entry.hops) {
+      entry.latency_us += links_[h.link].latency_us;
+      entry.bandwidth_Bps = std::min(entry.bandwidth_Bps, links_[h.link].bandwidth_Bps);
+    }
+  }
+  // unordered_map keeps its elements in place: the reference outlives later insertions.
+  return m.routes.emplace(key, std::move(entry)).first->second;
 }
 
 const std::vector<Hop>& Cluster::route(int src, int dst) const {
   AWARE_CHECK(finalized_, "Cluster::finalize() must run before route()");
+  if (mesh_routes_) return mesh_route(src, dst).hops;
   return routes_[static_cast<size_t>(src) * num_devices() + dst];
 }
 
 double Cluster::route_latency_us(int src, int dst) const {
   AWARE_CHECK(finalized_, "Cluster::finalize() must run before route_latency_us()");
+  if (mesh_routes_) return mesh_route(src, dst).latency_us;
   return route_latency_us_[static_cast<size_t>(src) * num_devices() + dst];
 }
 
 double Cluster::route_bandwidth_Bps(int src, int dst) const {
   AWARE_CHECK(finalized_, "Cluster::finalize() must run before route_bandwidth_Bps()");
+  if (mesh_routes_) return mesh_route(src, dst).bandwidth_Bps;
   return route_bandwidth_Bps_[static_cast<size_t>(src) * num_devices() + dst];
 }
 
@@ -269,6 +311,8 @@ double Cluster::transfer_time_us(int src, int dst, double bytes) const {
 }
 
 double Cluster::slowest_route_bandwidth_Bps() const {
+  // A mesh's XY routes between them cross every link it has.
+  if (mesh_routes_) return slowest_route_Bps_;
   double slowest = std::numeric_limits<double>::infinity();
   for (int s = 0; s < num_devices(); ++s)
     for (int d = 0; d < num_devices(); ++d)

@@ -1,5 +1,7 @@
 // Cluster: devices, switches and the links between them, with a route between
-// every pair of devices.
+// every pair of devices: computed for every pair at finalize(), or, on a mesh,
+// on first use (XY routes have a closed form, and a 64x64 mesh has 16.7 million
+// pairs), kept once computed.
 //
 // Nodes are numbered devices first (0..num_devices-1), then switches. Links are
 // full duplex: each direction is a separate channel. A copyable value; read-only
@@ -8,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,13 +81,16 @@ class Cluster {
   bool finalized() const { return finalized_; }
   // A 2-D mesh (core/mesh.h): devices 0..W*H-1 are its cores, row-major, switch i
   // is core i's router; finalize() then routes dimension-order (XY: along x,
-  // then y) instead of least-latency. Throws DeviceError for W or H < 1.
+  // then y) instead of least-latency, each route computed when first asked for
+  // (thread-safe). finalize() checks every link the routes need. Throws
+  // DeviceError for W or H < 1.
   void set_mesh_routing(int width, int height);
   bool is_mesh() const { return mesh_width_ > 0; }
   int mesh_width() const { return mesh_width_; }
   int mesh_height() const { return mesh_height_; }
 
-  // The hops from device `src` to device `dst` (empty when src == dst).
+  // The hops from device `src` to device `dst` (empty when src == dst). The
+  // reference stays valid while the cluster is neither changed nor destroyed.
   const std::vector<Hop>& route(int src, int dst) const;
   // Sum of latencies along the route, in µs.
   double route_latency_us(int src, int dst) const;
@@ -100,6 +106,9 @@ class Cluster {
  private:
   void touch();
   void finalize_mesh_routes();
+  struct MeshRoutes;      // cluster.cc: the mesh's hops by router and the routes computed so far
+  struct MeshRouteEntry;  // one computed route: hops, latency, bottleneck bandwidth
+  const MeshRouteEntry& mesh_route(int src, int dst) const;
 
   std::string name_;
   std::string source_;
@@ -111,6 +120,8 @@ class Cluster {
   std::vector<double> route_bandwidth_Bps_;
   bool finalized_ = false;
   int mesh_width_ = 0, mesh_height_ = 0;  // 0: least-latency routes
+  std::shared_ptr<MeshRoutes> mesh_routes_;  // meshes only; shared by copies (routes depend on the links alone)
+  double slowest_route_Bps_ = 0;
   std::uint64_t revision_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "core/cost_model.h"
 
+#include <map>
+#include <tuple>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -49,12 +51,28 @@ double op_time_us(const Op& op, const Device& device, const CostTable* table,
 
 OpCostMatrix::OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const CostTable* table)
     : num_devices_(cluster.num_devices()) {
+  // One column per class of devices that op_time_us cannot tell apart.
+  std::vector<int> first_of_class;
+  {
+    using Key = std::tuple<std::string, double, double, double, double>;
+    std::map<Key, int> classes;
+    class_of_.resize(static_cast<size_t>(num_devices_));
+    for (int d = 0; d < num_devices_; ++d) {
+      const Device& dev = cluster.device(d);
+      const Key key{dev.kind, dev.peak_flops, dev.efficiency, dev.memory_Bps, dev.launch_overhead_us};
+      const auto [it, added] = classes.emplace(key, static_cast<int>(first_of_class.size()));
+      if (added) first_of_class.push_back(d);
+      class_of_[static_cast<size_t>(d)] = it->second;
+    }
+    num_classes_ = static_cast<int>(first_of_class.size());
+  }
   const int n = graph.num_ops();
-  time_us_.resize(static_cast<size_t>(n) * num_devices_);
+  time_us_.resize(static_cast<size_t>(n) * num_classes_);
   min_time_us_.assign(n, std::numeric_limits<double>::infinity());
   mean_time_us_.assign(n, 0);
   for (int op = 0; op < n; ++op) {
-    for (int d = 0; d < num_devices_; ++d) {
+    for (int k = 0; k < num_classes_; ++k) {
+      const int d = first_of_class[static_cast<size_t>(k)];
       const double t = op_time_us(graph.op(op), cluster.device(d), table, graph.name());
       if (!std::isfinite(t)) {
         // e.g. peak_flops 1e-300: a step time of inf helps nobody; name the inputs.
@@ -68,7 +86,11 @@ OpCostMatrix::OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const C
             << dev.efficiency << ", 'memory_Bps' " << dev.memory_Bps << ")";
         throw ConfigError(out.str());
       }
-      time_us_[static_cast<size_t>(op) * num_devices_ + d] = t;
+      time_us_[static_cast<size_t>(op) * num_classes_ + k] = t;
+    }
+    // Over every device, in device order (the same sums as one column per device).
+    for (int d = 0; d < num_devices_; ++d) {
+      const double t = time_us(op, d);
       min_time_us_[op] = std::min(min_time_us_[op], t);
       mean_time_us_[op] += t / num_devices_;
     }

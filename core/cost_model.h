@@ -41,19 +41,30 @@ double roofline_time_us(const Op& op, const Device& device);
 double op_time_us(const Op& op, const Device& device, const CostTable* table = nullptr,
                   const std::string& graph_name = {});
 
-// Dense op x device time matrix, computed once per (graph, cluster).
+// Op x device time matrix, computed once per (graph, cluster). Devices that
+// cost every op alike (the same kind, peak_flops, efficiency, memory_Bps and
+// launch_overhead_us: the fields op_time_us reads) share one column, so a
+// 4,096-core mesh of identical cores keeps one.
 class OpCostMatrix {
  public:
   OpCostMatrix() = default;
   OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const CostTable* table = nullptr);
-  double time_us(int op, int device) const { return time_us_[op * num_devices_ + device]; }
+  double time_us(int op, int device) const {
+    return time_us_[static_cast<size_t>(op) * num_classes_ + class_of_[device]];
+  }
   double min_time_us(int op) const { return min_time_us_[op]; }
   double mean_time_us(int op) const { return mean_time_us_[op]; }
   int num_devices() const { return num_devices_; }
   int num_ops() const { return static_cast<int>(min_time_us_.size()); }
+  // Devices of one class cost every op alike; classes are numbered in order of
+  // their first device.
+  int num_classes() const { return num_classes_; }
+  int device_class(int device) const { return class_of_[device]; }
 
  private:
   int num_devices_ = 0;
+  int num_classes_ = 0;
+  std::vector<int> class_of_;
   std::vector<double> time_us_;
   std::vector<double> min_time_us_;
   std::vector<double> mean_time_us_;

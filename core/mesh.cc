@@ -184,7 +184,7 @@ MeshCost mesh_cost(const MeshSpec& mesh, const MeshTraffic& traffic, const std::
 Cluster make_mesh_cluster(const MeshSpec& mesh) {
   if (mesh.cores() > kMeshClusterMaxCores)
     throw ConfigError(mesh.name() + ": " + std::to_string(mesh.cores()) +
-                      " cores; as a cluster (every device pair's route kept) a mesh has at most " +
+                      " cores; as a cluster a mesh has at most " +
                       std::to_string(kMeshClusterMaxCores) + " cores. `aware mesh` maps larger meshes");
   Cluster c(mesh.name());
   for (int y = 0; y < mesh.height; ++y)

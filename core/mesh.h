@@ -78,10 +78,10 @@ std::vector<double> mesh_link_loads(const MeshSpec& mesh, const MeshTraffic& tra
                                     const std::vector<int>& core_of);
 
 // The mesh as a Cluster (one device per core, "c<X>_<Y>", links between
-// neighbours, XY routes): the contention simulator and every placer take it.
-// The cluster form keeps every device pair's route, so it is built up to 1,024
-// cores; throws ConfigError naming the limit for larger meshes.
+// neighbours, XY routes computed as used): the contention simulator and every
+// placer take it. Built up to 16,384 cores (128x128); throws ConfigError naming
+// the limit for larger meshes.
 Cluster make_mesh_cluster(const MeshSpec& mesh);
-constexpr int kMeshClusterMaxCores = 1024;
+constexpr int kMeshClusterMaxCores = 16384;
 
 }  // namespace aware

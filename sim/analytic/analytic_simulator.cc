@@ -114,10 +114,21 @@ std::string AnalyticSimulator::describe() const {
   return text + ")";
 }
 
+bool AnalyticSimulator::sparse_routes(const Cluster& cluster) const {
+  return route_table_ == RouteTable::kSparse || cluster.num_devices() > Prepared::kDenseRouteDevices;
+}
+
+void AnalyticSimulator::set_route_table(RouteTable table) {
+  if (table == route_table_) return;
+  route_table_ = table;
+  prepared_.reset();
+}
+
 std::unique_ptr<Evaluator> AnalyticSimulator::clone() const {
   auto copy = std::make_unique<AnalyticSimulator>(mode_, constants_);
   copy->set_cost_table(cost_table_, cost_table_label_);
   copy->set_interference(interference_);
+  copy->set_route_table(route_table_);
   return copy;
 }
 
@@ -138,12 +149,16 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   p->num_devices = D;
   p->num_channels = 2 * cluster.num_links();
   p->costs = OpCostMatrix(graph, cluster, cost_table_.get());
-  p->memory_bound.assign(static_cast<size_t>(n) * D, 0);
+  // Per device class (the cost matrix's: the same peak, efficiency and memory bandwidth).
+  const int K = p->costs.num_classes();
+  std::vector<int> first_of_class(static_cast<size_t>(K), -1);
+  for (int d = D - 1; d >= 0; --d) first_of_class[static_cast<size_t>(p->costs.device_class(d))] = d;
+  p->memory_bound.assign(static_cast<size_t>(n) * K, 0);
   for (int op = 0; op < n; ++op) {
     const Op& o = graph.op(op);
-    for (int d = 0; d < D; ++d) {
-      const Device& dev = cluster.device(d);
-      p->memory_bound[static_cast<size_t>(op) * D + d] =
+    for (int k = 0; k < K; ++k) {
+      const Device& dev = cluster.device(first_of_class[static_cast<size_t>(k)]);
+      p->memory_bound[static_cast<size_t>(op) * K + k] =
           o.bytes_accessed * dev.peak_flops * dev.efficiency > o.flops * dev.memory_Bps;
     }
   }
@@ -156,10 +171,11 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
     p->param_bytes[op] = graph.op(op).param_bytes;
     p->temp_bytes[op] = graph.op(op).temp_bytes;
   }
-  p->route_begin.assign(static_cast<size_t>(D) * D + 1, 0);
-  p->route_latency_us.assign(static_cast<size_t>(D) * D, 0);
-  p->route_bandwidth_Bps.assign(static_cast<size_t>(D) * D, 0);
-  for (int s = 0; s < D; ++s) {
+  p->sparse_routes = sparse_routes(cluster);
+  p->route_begin.assign(p->sparse_routes ? 1 : static_cast<size_t>(D) * D + 1, 0);
+  p->route_latency_us.assign(p->sparse_routes ? 0 : static_cast<size_t>(D) * D, 0);
+  p->route_bandwidth_Bps.assign(p->sparse_routes ? 0 : static_cast<size_t>(D) * D, 0);
+  for (int s = 0; s < (p->sparse_routes ? 0 : D); ++s) {
     for (int d = 0; d < D; ++d) {
       const size_t idx = static_cast<size_t>(s) * D + d;
       p->route_begin[idx] = static_cast<int>(p->route_channels.size());
@@ -304,7 +320,10 @@ constexpr long long kPauseFor = 4096;
 
 StepResult AnalyticSimulator::run_move(const OpGraph& graph, const Cluster& cluster,
                                        const Placement& prev, const std::vector<OpMove>& moves) {
-  if (mode_ != AnalyticMode::kContention) return Evaluator::run_move(graph, cluster, prev, moves);
+  // Checkpoints record every route's queue, which clusters with routes kept
+  // only as used cannot offer: a move there is a full run.
+  if (mode_ != AnalyticMode::kContention || sparse_routes(cluster))
+    return Evaluator::run_move(graph, cluster, prev, moves);
   check_placement_fast(graph, cluster, prev);
   prepare(graph, cluster);
   Prepared& p = *prepared_;

@@ -85,6 +85,15 @@ class AnalyticSimulator final : public Evaluator {
   enum class MoveCheckpoints { kAdaptive, kAlways };
   void set_move_checkpoints(MoveCheckpoints policy) { move_checkpoints_ = policy; }
 
+  // How routes are kept: kAuto (the default) keeps every device pair's route
+  // up to 256 devices and above that only the routes steps cross (numbered as
+  // they are first crossed); kSparse keeps the crossed ones at any size (the
+  // tests use it to check that both give the same steps). Results are the same
+  // either way; moves on sparse routes are full runs. Takes effect at the next
+  // evaluation.
+  enum class RouteTable { kAuto, kSparse };
+  void set_route_table(RouteTable table);
+
   // Prices ops from `table` from the next evaluation on (null or empty: no table).
   // The table is shared, never modified, by this instance and its clones.
   // `label` names it in describe() (the file it came from).
@@ -118,6 +127,8 @@ class AnalyticSimulator final : public Evaluator {
   std::string cost_table_label_;
   Interference interference_;
   MoveCheckpoints move_checkpoints_ = MoveCheckpoints::kAdaptive;
+  RouteTable route_table_ = RouteTable::kAuto;
+  bool sparse_routes(const Cluster& cluster) const;
   std::shared_ptr<Prepared> prepared_;  // per (graph, cluster) revision; scratch included
 };
 

@@ -19,7 +19,11 @@ void size_contention_scratch(const AnalyticSimulator::Prepared& p, int num_edges
   // Two lanes per device: its compute stream (lane d) and its communication
   // stream (lane D + d), each running one op at a time.
   s.fifo.assign(2 * static_cast<size_t>(D), {});
-  for (auto& q : s.fifo) q.reserve(n + edges);
+  // Room for every task on each lane where lanes are few; on many (a mesh of
+  // thousands of cores) a fair share each, grown on use and kept.
+  const size_t tasks = static_cast<size_t>(n) + edges;
+  const size_t per_lane = D <= 64 ? tasks : tasks / static_cast<size_t>(D) * 4 + 16;
+  for (auto& q : s.fifo) q.reserve(per_lane);
   s.fifo_head.assign(2 * static_cast<size_t>(D), 0);
   s.staged.reserve(n + edges);
   s.events.reserve(4 * (n + edges) + 4 * D + 16);
@@ -31,9 +35,10 @@ void size_contention_scratch(const AnalyticSimulator::Prepared& p, int num_edges
   s.end_us.resize(n);
   s.device_busy.resize(2 * static_cast<size_t>(D));
   s.channel_free_us.resize(p.num_channels);
-  s.route_queue.assign(static_cast<size_t>(D) * D, {});
+  const size_t routes = p.sparse_routes ? 0 : static_cast<size_t>(D) * D;  // sparse: grown as routes appear
+  s.route_queue.assign(routes, {});
   for (auto& q : s.route_queue) q.reserve(edges / std::max(1, D) + 1);
-  s.route_head.assign(static_cast<size_t>(D) * D, 0);
+  s.route_head.assign(routes, 0);
   s.param_bytes.resize(D);
   s.mem_now.resize(D);
   s.peak_dynamic.resize(D);
@@ -70,6 +75,24 @@ void ContentionRun::report(StepObserver& observer) const {
     observer.on_transfer(link_transfer_span(cluster_, t.src_op, t.output, t.src_dev, t.dst_dev,
                                             t.bytes, t.start_us, t.end_us));
   }
+}
+
+size_t ContentionRun::sparse_route(int src, int dst) {
+  const std::uint64_t key = static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(D_) +
+                            static_cast<std::uint64_t>(dst);
+  auto [it, added] = p_.route_id.emplace(key, static_cast<int>(p_.route_latency_us.size()));
+  if (added) {
+    for (const Hop& hop : cluster_.route(src, dst)) p_.route_channels.push_back(hop.channel());
+    p_.route_begin.push_back(static_cast<int>(p_.route_channels.size()));
+    p_.route_latency_us.push_back(cluster_.route_latency_us(src, dst));
+    p_.route_bandwidth_Bps.push_back(cluster_.route_bandwidth_Bps(src, dst));
+  }
+  const size_t r = static_cast<size_t>(it->second);
+  if (r >= s_.route_queue.size()) {
+    s_.route_queue.resize(p_.route_latency_us.size());
+    s_.route_head.resize(p_.route_latency_us.size(), 0);
+  }
+  return r;
 }
 
 void ContentionRun::reset_scratch() {
@@ -228,7 +251,7 @@ void ContentionRun::dispatch_ready_ops() {
     if (interference_.slows() && D_ > 1) {
       int others_busy = 0;
       for (int o = 0; o < D_; ++o) others_busy += o != d && s_.device_busy[o];
-      const double slowdown = p_.memory_bound[static_cast<size_t>(op) * D_ + d] ? interference_.memory
+      const double slowdown = p_.memory_bound[static_cast<size_t>(op) * p_.costs.num_classes() + p_.costs.device_class(d)] ? interference_.memory
                                                                                 : interference_.compute;
       cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
     }
@@ -260,7 +283,7 @@ void ContentionRun::process_events_at_next_time() {
 // memory-bound op while other devices are busy).
 void ContentionRun::start_copy_task(int tid, int lane) {
   Transfer& t = s_.transfers[tid];
-  const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
+  const size_t r = route_index(t.src_dev, t.dst_dev);
   double cost = p_.route_latency_us[r] + t.bytes / p_.route_bandwidth_Bps[r] * 1e6;
   if (interference_.slows() && D_ > 1) {
     int others_busy = 0;
@@ -345,7 +368,7 @@ void ContentionRun::book_transfers_from(int first_new) {
       s_.staged.push_back(p_.num_ops + tid);
       continue;
     }
-    const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
+    const size_t r = route_index(t.src_dev, t.dst_dev);
     double start = now_;
     for (int c = p_.route_begin[r]; c < p_.route_begin[r + 1]; ++c)
       start = std::max(start, s_.channel_free_us[p_.route_channels[c]]);
@@ -371,7 +394,7 @@ void ContentionRun::finish_transfer(int tid) {
   if (interference_.copies_on_consumer) {
     s_.device_busy[t.dst_dev] = 0;  // the consumer's compute stream is free again
   } else {
-    const size_t r = static_cast<size_t>(t.src_dev) * D_ + t.dst_dev;
+    const size_t r = route_index(t.src_dev, t.dst_dev);
     const int next = ++s_.route_head[r];
     if (next < static_cast<int>(s_.route_queue[r].size())) {
       const int queued = s_.route_queue[r][next];

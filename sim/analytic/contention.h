@@ -72,6 +72,13 @@ class ContentionRun {
     if (id < p_.num_ops) return 2LL * p_.topo_rank[id];
     return 2LL * p_.topo_rank[s_.transfers[id - p_.num_ops].src_op] + 1;
   }
+  // The route (s, d)'s index into the prepared route arrays and the scratch's
+  // route queues: s*D+d, or on sparse clusters the pair's number (new pairs are
+  // numbered and their routes read from the cluster).
+  size_t route_index(int src, int dst) {
+    return p_.sparse_routes ? sparse_route(src, dst) : static_cast<size_t>(src) * D_ + dst;
+  }
+  size_t sparse_route(int src, int dst);
   void start_copy_task(int tid, int lane);
   void finish_op(int op);
   void release_consumed_inputs(int op, int d);

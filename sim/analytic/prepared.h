@@ -7,6 +7,7 @@
 #include <functional>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/cost_model.h"
@@ -99,18 +100,25 @@ struct AnalyticSimulator::Prepared {
   int num_devices = 0;
   int num_channels = 0;
   OpCostMatrix costs;
-  std::vector<char> memory_bound;  // op * D + device: the roofline's memory term dominates
+  std::vector<char> memory_bound;  // op * classes + the device's class (costs): the roofline's memory term dominates
   std::vector<int> topo_rank;
   std::vector<double> out_total_bytes;
   std::vector<double> param_bytes;
   std::vector<double> temp_bytes;
   std::vector<int> stream;         // 0 compute, 1 communication (Op::stream)
-  // Routes, flattened: channels of route (s, d) are
-  // route_channels[route_begin[s*D+d] .. route_begin[s*D+d+1]).
-  std::vector<int> route_begin;
-  std::vector<int> route_channels;
-  std::vector<double> route_latency_us;
-  std::vector<double> route_bandwidth_Bps;
+  // Routes, flattened: channels of route r are
+  // route_channels[route_begin[r] .. route_begin[r+1]), r = s*D+d. On clusters of
+  // more than kDenseRouteDevices devices (a 64x64 mesh has 16.7 million pairs)
+  // only the routes steps cross are kept: r is then the number route_id gave the
+  // pair when a step first crossed it, and the arrays grow (mutable: filled
+  // during evaluate(), which one simulator runs on one thread at a time).
+  static constexpr int kDenseRouteDevices = 256;
+  bool sparse_routes = false;
+  mutable std::unordered_map<std::uint64_t, int> route_id;  // s*D+d -> r (sparse only)
+  mutable std::vector<int> route_begin;
+  mutable std::vector<int> route_channels;
+  mutable std::vector<double> route_latency_us;
+  mutable std::vector<double> route_bandwidth_Bps;
   // Placeto mode: distinct (child, output index) pairs per parent, the output index
   // being that of the last listed input edge from the parent.
   std::vector<int> child_begin;

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/cluster.h"
+#include "core/cost_model.h"
+#include "core/op_graph.h"
 #include "core/errors.h"
 #include "test_graphs.h"
 
@@ -167,6 +169,58 @@ TEST(Cluster, RegisteredPresetIsListedBuiltAndFinalized) {
   EXPECT_THROW(register_cluster_preset("k40x4", [] { return Cluster(); }), ConfigError);
   EXPECT_THROW(register_cluster_preset("multi-node:1x1", [] { return Cluster(); }), ConfigError);
   EXPECT_EQ(make_cluster_preset("k40x4").num_devices(), 4);
+}
+
+// The cost matrix keeps one column per class of devices op_time_us cannot tell
+// apart, and prices every op on every device as op_time_us does.
+TEST(OpCostMatrix, DevicesThatCostAlikeShareAColumn) {
+  Cluster c("mixed");
+  Device fast{"f0", "A", 10e12, 0.5, 16e9, 900e9, 5};
+  Device slow{"s0", "B", 4e12, 0.5, 16e9, 300e9, 5};
+  for (int i = 0; i < 3; ++i) {
+    fast.name = "f" + std::to_string(i);
+    c.add_device(fast);
+  }
+  c.add_device(slow);
+  Device same_but_kind = fast;  // cost tables are keyed by kind: another class
+  same_but_kind.name = "k0";
+  same_but_kind.kind = "A2";
+  c.add_device(same_but_kind);
+  c.add_switch("hub");
+  for (const Device& d : c.devices()) c.connect(d.name, "hub", 10e9, 1);
+  c.finalize();
+  OpGraph g("g");
+  Op heavy;
+  heavy.name = "heavy";
+  heavy.type = "MatMul";
+  heavy.flops = 4e9;
+  heavy.bytes_accessed = 1e6;
+  heavy.output_bytes = {1000};
+  Op streaming = heavy;
+  streaming.name = "streaming";
+  streaming.flops = 1e3;
+  streaming.bytes_accessed = 3e9;
+  g.add_op(heavy);
+  g.add_op(streaming);
+  g.add_op(testing::timed_op("timed", 7));
+  const OpCostMatrix m(g, c);
+  EXPECT_EQ(m.num_classes(), 3);
+  EXPECT_EQ(m.device_class(0), m.device_class(2));
+  EXPECT_NE(m.device_class(0), m.device_class(3));
+  EXPECT_NE(m.device_class(0), m.device_class(4));
+  for (int op = 0; op < g.num_ops(); ++op) {
+    double min = 1e300, mean = 0;
+    for (int d = 0; d < c.num_devices(); ++d) {
+      const double t = op_time_us(g.op(op), c.device(d));
+      EXPECT_EQ(m.time_us(op, d), t) << op << " on " << d;
+      min = std::min(min, t);
+      mean += t / c.num_devices();
+    }
+    EXPECT_EQ(m.min_time_us(op), min);
+    EXPECT_EQ(m.mean_time_us(op), mean);
+  }
+  EXPECT_DOUBLE_EQ(m.time_us(0, 0), 4e9 / 5e12 * 1e6 + 5);   // compute-bound on A
+  EXPECT_DOUBLE_EQ(m.time_us(1, 3), 3e9 / 300e9 * 1e6 + 5);  // memory-bound on B
 }
 
 }  // namespace

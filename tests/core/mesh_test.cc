@@ -1,7 +1,11 @@
 // The 2-D mesh: the Hilbert curve over it, XY routes and hops by hand, the
 // cost of a mapping by hand, and the mesh as a cluster (routes through routers).
 #include <algorithm>
+#include <cstdlib>
 #include <set>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -143,13 +147,53 @@ TEST(Mesh, AsAClusterRoutesXyThroughRouters) {
   } catch (const ParseError& e) {
     EXPECT_NE(std::string(e.what()).find("needs 12 devices"), std::string::npos) << e.what();
   }
-  // The cluster form keeps every route: large meshes are refused, naming the limit.
+  // Meshes above the cluster form's limit are refused, naming it.
   try {
-    load_cluster("preset:mesh:64x64");
+    load_cluster("preset:mesh:200x100");
     ADD_FAILURE();
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("at most 1024 cores"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at most 16384 cores"), std::string::npos) << e.what();
   }
+}
+
+// A 64x64 mesh (16.7 million core pairs) as a cluster: its routes are made as
+// asked for, each the XY path by hand (|dx| + |dy| router hops and the two
+// core links), the same whichever thread asks first.
+TEST(Mesh, ALargeMeshRoutesOnDemand) {
+  const MeshSpec spec = parse_mesh_spec("mesh:64x64");
+  const Cluster c = make_mesh_cluster(spec);
+  ASSERT_EQ(c.num_devices(), 4096);
+  const auto expected_hops = [](int s, int d) { return std::abs(s % 64 - d % 64) + std::abs(s / 64 - d / 64) + 2; };
+  EXPECT_EQ(static_cast<int>(c.route(0, 4095).size()), 63 + 63 + 2);
+  EXPECT_EQ(c.link(c.route(0, 4095)[1].link).name, "x0_0") << "along x first";
+  EXPECT_EQ(c.link(c.route(0, 4095)[64].link).name, "y63_0") << "then along y";
+  EXPECT_NEAR(c.route_latency_us(0, 4095), 126 * spec.latency_us, 1e-9);  // summed hop by hop
+  EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 4095), spec.link_Bps);
+  EXPECT_DOUBLE_EQ(c.slowest_route_bandwidth_Bps(), spec.link_Bps);
+  EXPECT_TRUE(c.route(77, 77).empty());
+  // Pairs asked for from four threads at once, then again from this one.
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 0; i < 2000; ++i) pairs.push_back({(i * 7919) % 4096, (i * 104729 + 13) % 4096});
+  std::vector<std::vector<std::vector<int>>> seen(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (const auto& [s, d] : pairs) {
+        std::vector<int> channels;
+        for (const Hop& h : c.route(s, d)) channels.push_back(h.channel());
+        seen[static_cast<size_t>(t)].push_back(std::move(channels));
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const auto [s, d] = pairs[i];
+    const int hops = s == d ? 0 : expected_hops(s, d);
+    ASSERT_EQ(static_cast<int>(c.route(s, d).size()), hops) << s << " -> " << d;
+    for (int t = 0; t < 4; ++t) EXPECT_EQ(seen[static_cast<size_t>(t)][i], seen[0][i]) << s << " -> " << d;
+  }
+  // A copy routes the same; a changed copy routes afresh.
+  Cluster copy = c;
+  EXPECT_EQ(copy.route(5, 4000).size(), c.route(5, 4000).size());
 }
 
 }  // namespace

@@ -187,5 +187,49 @@ TEST(AnalyticMoves, AdaptiveCheckpointsOnARandomDagAreBitIdentical) {
   EXPECT_EQ(run_sequence(g, c, moving, full, 77, 1500, &infeasible), 1500);
 }
 
+// Routes kept only as steps cross them (the form clusters above 256 devices
+// take) give the steps every-pair routes give, bit for bit: random placements
+// of a zoo model and a random DAG on k40x4 and on a 6x5 mesh, both ways of
+// moving copies; moves on sparse routes are full runs and agree too.
+TEST(AnalyticRoutes, RoutesKeptAsCrossedGiveTheSameSteps) {
+  const std::vector<OpGraph> graphs = {build_zoo_model("inception_v3"), random_layered_dag(300, 5)};
+  const std::vector<Cluster> clusters = {make_cluster_preset("k40x4"), make_cluster_preset("mesh:6x5")};
+  for (const Options& options : {Options{}, Options{{"copies", "consumer"}, {"slowdown.memory", "1.5"}}}) {
+    for (const OpGraph& g : graphs) {
+      for (const Cluster& c : clusters) {
+        auto dense = AnalyticSimulator::from_options(options);
+        auto sparse = AnalyticSimulator::from_options(options);
+        sparse->set_route_table(AnalyticSimulator::RouteTable::kSparse);
+        std::uint64_t state = 11;
+        Placement current(std::vector<int>(g.num_ops()));
+        for (int i = 0; i < 60; ++i) {
+          Placement p(std::vector<int>(g.num_ops()));
+          const int spread = 1 + uniform_below(state, c.num_devices());
+          for (int op = 0; op < g.num_ops(); ++op) p[op] = uniform_below(state, spread);
+          const std::string where = g.name() + " on " + c.name() + ", placement " + std::to_string(i);
+          expect_identical(sparse->evaluate(g, c, p), dense->evaluate(g, c, p), where);
+          const std::vector<OpMove> move = {{uniform_below(state, g.num_ops()), uniform_below(state, c.num_devices())}};
+          Placement moved = p;
+          moved[move[0].op] = move[0].device;
+          expect_identical(sparse->evaluate_move(g, c, p, move), dense->evaluate(g, c, moved), where + ", moved");
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// Above 256 devices the routes are kept as crossed on their own: a chain across
+// a 20x20 mesh, corner to corner and back, by hand from the cluster's routes.
+TEST(AnalyticRoutes, AStepAcrossA400CoreMesh) {
+  const Cluster c = make_cluster_preset("mesh:20x20");
+  const OpGraph g = chain_graph();  // a(10) -> b(20) -> c(30), 1000-byte tensors
+  AnalyticSimulator sim;
+  const StepResult r = sim.evaluate(g, c, Placement(std::vector<int>{0, 399, 0}));
+  ASSERT_EQ(c.route(0, 399).size(), 19u + 19u + 2u);
+  EXPECT_DOUBLE_EQ(r.step_time_us, 10 + c.transfer_time_us(0, 399, 1000) + 20 + c.transfer_time_us(399, 0, 1000) + 30);
+  EXPECT_EQ(r.transfers, 2);
+}
+
 }  // namespace
 }  // namespace aware
