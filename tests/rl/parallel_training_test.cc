@@ -80,32 +80,53 @@ class ThreadTraining final : public ParallelTraining {
   int rank_;
 };
 
+// Trains `agent` with `options` on two "processes" (threads of this one); the
+// two results, in rank order. A process that throws fails the test.
+std::vector<TrainResult> train_on_two(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
+                                      const TrainOptions& options) {
+  Meeting meeting;
+  std::vector<TrainResult> results(2);
+  std::string errors[2];
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank)
+    threads.emplace_back([&, rank] {
+      try {
+        AnalyticSimulator sim;
+        ThreadTraining parallel(meeting, rank);
+        TrainOptions t = options;
+        t.parallel = &parallel;
+        results[static_cast<size_t>(rank)] = train_agent(agent, graph, cluster, sim, t);
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(errors[0], "") << agent;
+  EXPECT_EQ(errors[1], "") << agent;
+  return results;
+}
+
+// With checkpoints in `dir`, every update.
+std::vector<TrainResult> train_on_two(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
+                                      long long budget, const std::string& dir) {
+  TrainOptions t;
+  t.budget_evals = budget;
+  t.seed = 5;
+  t.resume_dir = dir;
+  t.checkpoint_every_updates = 1;
+  return train_on_two(agent, graph, cluster, t);
+}
+
 TEST(ParallelTraining, TwoProcessesSplitTheBudgetAndEndWithOnePolicy) {
   register_builtins();
   const OpGraph graph = testing::two_chains_graph(4);
   const Cluster cluster = testing::star_cluster(2);
   for (const char* agent : {"placeto", "aware"}) {
-    Meeting meeting;
-    TrainResult results[2];
-    std::string errors[2];
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < 2; ++rank)
-      threads.emplace_back([&, rank] {
-        try {
-          AnalyticSimulator sim;
-          ThreadTraining parallel(meeting, rank);
-          TrainOptions t;
-          t.budget_evals = 40;
-          t.seed = 3;
-          t.parallel = &parallel;
-          results[rank] = train_agent(agent, graph, cluster, sim, t);
-        } catch (const std::exception& e) {
-          errors[rank] = e.what();
-        }
-      });
-    for (auto& t : threads) t.join();
-    ASSERT_EQ(errors[0], "") << agent;
-    ASSERT_EQ(errors[1], "") << agent;
+    TrainOptions t;
+    t.budget_evals = 40;
+    t.seed = 3;
+    const std::vector<TrainResult> results = train_on_two(agent, graph, cluster, t);
+    ASSERT_FALSE(HasFailure()) << agent;
     for (const TrainResult& r : results) {
       EXPECT_LE(r.evaluations, 20) << agent << ": each process its half of the budget";
       EXPECT_GT(r.updates, 0) << agent;
@@ -133,36 +154,6 @@ TEST(ParallelTraining, TimeBudgetsAndTooLittleBudgetAreRefused) {
   t.budget_seconds = 0;
   t.budget_evals = 3;
   EXPECT_THROW(train_agent("placeto", graph, cluster, sim, t), ConfigError);
-}
-
-// Trains `agent` on two "processes" (threads) with checkpoints in `dir`; the
-// two results, rank order.
-std::vector<TrainResult> train_on_two(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
-                                      long long budget, const std::string& dir) {
-  Meeting meeting;
-  std::vector<TrainResult> results(2);
-  std::string errors[2];
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < 2; ++rank)
-    threads.emplace_back([&, rank] {
-      try {
-        AnalyticSimulator sim;
-        ThreadTraining parallel(meeting, rank);
-        TrainOptions t;
-        t.budget_evals = budget;
-        t.seed = 5;
-        t.parallel = &parallel;
-        t.resume_dir = dir;
-        t.checkpoint_every_updates = 1;
-        results[static_cast<size_t>(rank)] = train_agent(agent, graph, cluster, sim, t);
-      } catch (const std::exception& e) {
-        errors[rank] = e.what();
-      }
-    });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(errors[0], "");
-  EXPECT_EQ(errors[1], "");
-  return results;
 }
 
 // A checkpoint of data-parallel training holds every process's state and
