@@ -34,6 +34,9 @@ void size_contention_scratch(const AnalyticSimulator::Prepared& p, int num_edges
   s.start_us.resize(n);
   s.end_us.resize(n);
   s.device_busy.resize(2 * static_cast<size_t>(D));
+  s.lane_pending.assign(2 * static_cast<size_t>(D), 0);
+  s.pending_lanes.clear();
+  s.pending_lanes.reserve(2 * static_cast<size_t>(D));
   s.channel_free_us.resize(p.num_channels);
   const size_t routes = p.sparse_routes ? 0 : static_cast<size_t>(D) * D;  // sparse: grown as routes appear
   s.route_queue.assign(routes, {});
@@ -104,6 +107,8 @@ void ContentionRun::reset_scratch() {
   s_.events.clear();
   s_.transfers.clear();
   std::fill(s_.device_busy.begin(), s_.device_busy.end(), 0);
+  for (int lane : s_.pending_lanes) s_.lane_pending[static_cast<size_t>(lane)] = 0;
+  s_.pending_lanes.clear();
   std::fill(s_.channel_free_us.begin(), s_.channel_free_us.end(), 0.0);
   for (auto& q : s_.route_queue) q.clear();
   std::fill(s_.route_head.begin(), s_.route_head.end(), 0);
@@ -167,6 +172,7 @@ void ContentionRun::save_checkpoint() {
 
 bool ContentionRun::resume(const ContentionScratch& base, const ContentionCheckpoint& from,
                            StepResult& out) {
+  AWARE_CHECK(!p_.sparse_routes, "moves on large clusters are full runs (no checkpoints)");
   // Parameters under this placement; the prefix's buffers with them must fit
   // everywhere, or the first shortage may lie in the prefix.
   std::fill(s_.param_bytes.begin(), s_.param_bytes.end(), 0.0);
@@ -236,9 +242,20 @@ void ContentionRun::dispatch_ready_ops() {
       return rx != ry ? rx < ry : x < y;  // two copies of one producer: booking order
     });
   }
-  for (int id : s_.staged) s_.fifo[id < p_.num_ops ? lane_of(id) : copy_lane(id)].push_back(id);
+  for (int id : s_.staged) {
+    const int lane = id < p_.num_ops ? lane_of(id) : copy_lane(id);
+    s_.fifo[lane].push_back(id);
+    mark_lane(lane);
+  }
   s_.staged.clear();
-  for (int lane = 0; lane < 2 * D_; ++lane) {
+  // Every lane in order; on large clusters only those given work or freed since
+  // the last call, in the same (ascending) order, so the steps are the same.
+  const bool listed = p_.sparse_routes;
+  if (listed) std::sort(s_.pending_lanes.begin(), s_.pending_lanes.end());
+  const int lanes = listed ? static_cast<int>(s_.pending_lanes.size()) : 2 * D_;
+  for (int i = 0; i < lanes; ++i) {
+    const int lane = listed ? s_.pending_lanes[static_cast<size_t>(i)] : i;
+    if (listed) s_.lane_pending[static_cast<size_t>(lane)] = 0;
     if (s_.device_busy[lane] || s_.fifo_head[lane] == static_cast<int>(s_.fifo[lane].size())) continue;
     const int d = lane % D_;
     const int id = s_.fifo[lane][s_.fifo_head[lane]++];
@@ -262,6 +279,7 @@ void ContentionRun::dispatch_ready_ops() {
     allocate(d, p_.out_total_bytes[op] + p_.temp_bytes[op], op);
     heap_push(s_.events, Event{now_ + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(op))});
   }
+  if (listed) s_.pending_lanes.clear();
 }
 
 // Every event at the earliest time is processed before dispatching again, so
@@ -300,6 +318,7 @@ void ContentionRun::start_copy_task(int tid, int lane) {
 void ContentionRun::finish_op(int op) {
   const int d = placement_[op];
   s_.device_busy[lane_of(op)] = 0;
+  mark_lane(lane_of(op));
   s_.finish_round[op] = round_;
   ++finished_;
   s_.mem_now[d] -= p_.temp_bytes[op];
@@ -393,6 +412,7 @@ void ContentionRun::finish_transfer(int tid) {
   const Transfer& t = s_.transfers[tid];
   if (interference_.copies_on_consumer) {
     s_.device_busy[t.dst_dev] = 0;  // the consumer's compute stream is free again
+    mark_lane(t.dst_dev);
   } else {
     const size_t r = route_index(t.src_dev, t.dst_dev);
     const int next = ++s_.route_head[r];

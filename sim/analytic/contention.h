@@ -79,6 +79,13 @@ class ContentionRun {
     return p_.sparse_routes ? sparse_route(src, dst) : static_cast<size_t>(src) * D_ + dst;
   }
   size_t sparse_route(int src, int dst);
+  // Large clusters (Prepared::sparse_routes): the lane may start a task at the
+  // next dispatch, so that dispatch looks at it instead of at every lane.
+  void mark_lane(int lane) {
+    if (!p_.sparse_routes || s_.lane_pending[static_cast<size_t>(lane)]) return;
+    s_.lane_pending[static_cast<size_t>(lane)] = 1;
+    s_.pending_lanes.push_back(lane);
+  }
   void start_copy_task(int tid, int lane);
   void finish_op(int op);
   void release_consumed_inputs(int op, int d);
