@@ -85,13 +85,12 @@ class AnalyticSimulator final : public Evaluator {
   enum class MoveCheckpoints { kAdaptive, kAlways };
   void set_move_checkpoints(MoveCheckpoints policy) { move_checkpoints_ = policy; }
 
-  // The form a step takes on large clusters: kAuto (the default) keeps every
-  // device pair's route and scans every lane for work up to 256 devices, and
-  // above that keeps only the routes steps cross (numbered as they are first
-  // crossed) and looks only at the lanes given work or freed since the last
-  // dispatch; kSparse uses the large form at any size (the tests use it to
-  // check that both give the same steps). Results are the same either way;
-  // moves in the large form are full runs. Takes effect at the next evaluation.
+  // How routes are kept: kAuto (the default) keeps every device pair's route
+  // up to 256 devices and above that only the routes steps cross (numbered as
+  // they are first crossed); kSparse keeps the crossed ones at any size (the
+  // tests use it to check that both give the same steps). Results are the same
+  // either way; moves on sparse routes are full runs. Takes effect at the next
+  // evaluation.
   enum class RouteTable { kAuto, kSparse };
   void set_route_table(RouteTable table);
 

@@ -79,10 +79,10 @@ class ContentionRun {
     return p_.sparse_routes ? sparse_route(src, dst) : static_cast<size_t>(src) * D_ + dst;
   }
   size_t sparse_route(int src, int dst);
-  // Large clusters (Prepared::sparse_routes): the lane may start a task at the
-  // next dispatch, so that dispatch looks at it instead of at every lane.
+  // The lane may start a task at the next dispatch (it was given work or freed),
+  // so that dispatch looks at it; the others cannot.
   void mark_lane(int lane) {
-    if (!p_.sparse_routes || s_.lane_pending[static_cast<size_t>(lane)]) return;
+    if (s_.lane_pending[static_cast<size_t>(lane)]) return;
     s_.lane_pending[static_cast<size_t>(lane)] = 1;
     s_.pending_lanes.push_back(lane);
   }

@@ -55,7 +55,7 @@ struct ContentionScratch {
   std::vector<double> start_us;
   std::vector<double> end_us;
   std::vector<char> device_busy;        // per lane (compute lanes first)
-  std::vector<int> pending_lanes;       // large clusters: lanes given work or freed since the last dispatch
+  std::vector<int> pending_lanes;       // lanes given work or freed since the last dispatch
   std::vector<char> lane_pending;       // per lane: listed in pending_lanes
   std::vector<double> channel_free_us;  // when each directed channel is next free
   std::vector<std::vector<int>> route_queue;  // booked transfers per route, in order
