@@ -43,66 +43,54 @@ void wait(MPI_Request& request, const char* what) {
   }
 }
 
-void allgather(const void* send, int count, MPI_Datatype type, void* receive, const char* what) {
+namespace {
+// The blocking call without a limit; with one, the non-blocking call and wait().
+template <typename Blocking, typename Start>
+void limited(Blocking blocking, Start start, const char* what) {
   if (g_limit_s <= 0) {
-    MPI_Allgather(send, count, type, receive, count, type, MPI_COMM_WORLD);
+    blocking();
     return;
   }
   MPI_Request request;
-  MPI_Iallgather(send, count, type, receive, count, type, MPI_COMM_WORLD, &request);
+  start(&request);
   wait(request, what);
+}
+}  // namespace
+
+void allgather(const void* send, int count, MPI_Datatype type, void* receive, const char* what) {
+  limited([&] { MPI_Allgather(send, count, type, receive, count, type, MPI_COMM_WORLD); },
+          [&](MPI_Request* r) { MPI_Iallgather(send, count, type, receive, count, type, MPI_COMM_WORLD, r); }, what);
 }
 
 void bcast(void* buffer, int count, MPI_Datatype type, int root, const char* what) {
-  if (g_limit_s <= 0) {
-    MPI_Bcast(buffer, count, type, root, MPI_COMM_WORLD);
-    return;
-  }
-  MPI_Request request;
-  MPI_Ibcast(buffer, count, type, root, MPI_COMM_WORLD, &request);
-  wait(request, what);
+  limited([&] { MPI_Bcast(buffer, count, type, root, MPI_COMM_WORLD); },
+          [&](MPI_Request* r) { MPI_Ibcast(buffer, count, type, root, MPI_COMM_WORLD, r); }, what);
 }
 
 void reduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, int root,
             const char* what) {
-  if (g_limit_s <= 0) {
-    MPI_Reduce(send, receive, count, type, op, root, MPI_COMM_WORLD);
-    return;
-  }
-  MPI_Request request;
-  MPI_Ireduce(send, receive, count, type, op, root, MPI_COMM_WORLD, &request);
-  wait(request, what);
+  limited([&] { MPI_Reduce(send, receive, count, type, op, root, MPI_COMM_WORLD); },
+          [&](MPI_Request* r) { MPI_Ireduce(send, receive, count, type, op, root, MPI_COMM_WORLD, r); }, what);
 }
 
 void allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, const char* what) {
-  if (g_limit_s <= 0) {
-    MPI_Allreduce(send, receive, count, type, op, MPI_COMM_WORLD);
-    return;
-  }
-  MPI_Request request;
-  MPI_Iallreduce(send, receive, count, type, op, MPI_COMM_WORLD, &request);
-  wait(request, what);
+  limited([&] { MPI_Allreduce(send, receive, count, type, op, MPI_COMM_WORLD); },
+          [&](MPI_Request* r) { MPI_Iallreduce(send, receive, count, type, op, MPI_COMM_WORLD, r); }, what);
 }
 
 void gatherv(const void* send, int count, MPI_Datatype type, void* receive, const int* counts,
              const int* displacements, int root, const char* what) {
-  if (g_limit_s <= 0) {
-    MPI_Gatherv(send, count, type, receive, counts, displacements, type, root, MPI_COMM_WORLD);
-    return;
-  }
-  MPI_Request request;
-  MPI_Igatherv(send, count, type, receive, counts, displacements, type, root, MPI_COMM_WORLD, &request);
-  wait(request, what);
+  limited([&] { MPI_Gatherv(send, count, type, receive, counts, displacements, type, root, MPI_COMM_WORLD); },
+          [&](MPI_Request* r) {
+            MPI_Igatherv(send, count, type, receive, counts, displacements, type, root, MPI_COMM_WORLD, r);
+          },
+          what);
 }
 
 void gather(const void* send, int count, MPI_Datatype type, void* receive, int root, const char* what) {
-  if (g_limit_s <= 0) {
-    MPI_Gather(send, count, type, receive, count, type, root, MPI_COMM_WORLD);
-    return;
-  }
-  MPI_Request request;
-  MPI_Igather(send, count, type, receive, count, type, root, MPI_COMM_WORLD, &request);
-  wait(request, what);
+  limited([&] { MPI_Gather(send, count, type, receive, count, type, root, MPI_COMM_WORLD); },
+          [&](MPI_Request* r) { MPI_Igather(send, count, type, receive, count, type, root, MPI_COMM_WORLD, r); },
+          what);
 }
 
 }  // namespace aware::mpi
