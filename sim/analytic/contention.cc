@@ -306,7 +306,7 @@ void ContentionRun::process_events_at_next_time() {
 // memory-bound op while other devices are busy).
 void ContentionRun::start_copy_task(int tid, int lane) {
   Transfer& t = s_.transfers[tid];
-  const size_t r = route_index(t.src_dev, t.dst_dev);
+  const size_t r = static_cast<size_t>(t.route);
   double cost = p_.route_latency_us[r] + t.bytes / p_.route_bandwidth_Bps[r] * 1e6;
   if (interference_.slows() && D_ > 1) {
     int others_busy = 0;
@@ -371,7 +371,8 @@ int ContentionRun::send_outputs(int op, int d) {
     }
     if (tid < 0) {
       tid = static_cast<int>(s_.transfers.size());
-      s_.transfers.push_back(Transfer{op, output, d, dst_dev, p_.out_bytes[i], now_, 0, 0, 0});
+      s_.transfers.push_back(Transfer{op, output, d, dst_dev, p_.out_bytes[i], now_, 0, 0, 0,
+                                      static_cast<int>(route_index(d, dst_dev))});
       ++refs;
     }
     s_.transfers[tid].bytes = std::max(s_.transfers[tid].bytes, p_.out_bytes[i]);
@@ -392,7 +393,7 @@ void ContentionRun::book_transfers_from(int first_new) {
       s_.staged.push_back(p_.num_ops + tid);
       continue;
     }
-    const size_t r = route_index(t.src_dev, t.dst_dev);
+    const size_t r = static_cast<size_t>(t.route);
     double start = now_;
     for (int c = p_.route_begin[r]; c < p_.route_begin[r + 1]; ++c)
       start = std::max(start, s_.channel_free_us[p_.route_channels[c]]);
@@ -419,7 +420,7 @@ void ContentionRun::finish_transfer(int tid) {
     s_.device_busy[t.dst_dev] = 0;  // the consumer's compute stream is free again
     mark_lane(t.dst_dev);
   } else {
-    const size_t r = route_index(t.src_dev, t.dst_dev);
+    const size_t r = static_cast<size_t>(t.route);
     const int next = ++s_.route_head[r];
     if (next < static_cast<int>(s_.route_queue[r].size())) {
       const int queued = s_.route_queue[r][next];

@@ -99,7 +99,7 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
         const std::vector<double>& sizes = graph.op(op).output_bytes;
         const double bytes = output < static_cast<int>(sizes.size()) ? sizes[output] : 0.0;
         const int tid = static_cast<int>(p.transfers.size());
-        p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0});
+        p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0, -1});
         heap_push(p.bus[d], ReadyEntry{end, counter++, tid});
         if (!(end < p.bus_free_us[d])) push_bus(d, end);  // else the bus-free event serves it
       }

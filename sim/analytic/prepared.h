@@ -39,6 +39,7 @@ struct Transfer {
   int src_op, output, src_dev, dst_dev;
   double bytes, ready_us, start_us, end_us;
   int refs;
+  int route = -1;  // contention mode: the route's index (ContentionRun::route_index), set once
 };
 
 // The contention mode's per-step state (contention.cc). One set per run that must

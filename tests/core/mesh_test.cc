@@ -191,7 +191,7 @@ TEST(Mesh, ALargeMeshRoutesOnDemand) {
     ASSERT_EQ(static_cast<int>(c.route(s, d).size()), hops) << s << " -> " << d;
     for (int t = 0; t < 4; ++t) EXPECT_EQ(seen[static_cast<size_t>(t)][i], seen[0][i]) << s << " -> " << d;
   }
-  // A copy routes the same; a changed copy routes afresh.
+  // A copy routes the same.
   Cluster copy = c;
   EXPECT_EQ(copy.route(5, 4000).size(), c.route(5, 4000).size());
 }
