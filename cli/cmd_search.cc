@@ -1,9 +1,12 @@
 // aware search: train a learned agent (placeto, hierarchical, ...) on one graph
 // and write the best placement it found, its learning curve, checkpoints and
 // the trained policy. Torch-free: it talks to agents/rl through trainer.h.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
+#include "agents/rl/thread_training.h"
 #include "agents/rl/trainer.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
@@ -49,6 +52,7 @@ struct TrainArgs {
   double budget_seconds = 0;
   long long seed = 1;
   int threads = 1;
+  int workers = 1;
   double lr = 0;
   double entropy = -1;
   std::string init;
@@ -64,6 +68,12 @@ struct SearchArgs : TrainArgs {
   std::string graph;
   std::string algorithm = "reinforce";
   std::string out;
+};
+
+struct BenchAgentArgs : TrainArgs {
+  std::string graph;
+  std::string algorithm = "reinforce";
+  std::string out = "bench-agent.json";
 };
 
 struct PretrainArgs : TrainArgs {
@@ -101,11 +111,15 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "Agent option KEY=VALUE (repeatable): placeto hidden, rounds, chunk, start, order, "
                 "reward, evaluate; hierarchical groups, hidden, grouper_hidden, samples, tanh, "
                 "temperature; aware hidden, rounds, layers, anchors, hops, position, fusion, groups, "
-                "threshold, state, anchor_seed, steps");
+                "threshold, state, anchor_seed, steps, batch");
   c->add_option("--budget-evals", a.budget_evals, budget_help);
   c->add_option("--budget-seconds", a.budget_seconds, "Wall-clock seconds allowed");
   c->add_option("--seed", a.seed, "Seed (weights and sampling)")->capture_default_str();
   c->add_option("--threads", a.threads, "torch::set_num_threads")->capture_default_str();
+  c->add_option("--workers", a.workers,
+                "Data-parallel training on N threads (each plays its share of every update's "
+                "episodes on its own evaluator clone; gradients averaged); an evaluation budget only")
+      ->capture_default_str();
   c->add_option("--lr", a.lr, "Adam learning rate (0: the agent's default)")
       ->check(CLI::Range(0.0, 1e3));
   c->add_option("--entropy", a.entropy, "Entropy bonus weight (< 0: the agent's default)");
@@ -144,7 +158,11 @@ void run_search(const SearchArgs& a) {
   MpiJob* job = train_across_ranks(t);
   if (job != nullptr) ranks = job->size();
 #endif
-  rl::TrainResult r = rl::train_agent(a.agent, graph, cluster, *evaluator, t);
+#ifdef AWARE_HAVE_MPI
+  if (job != nullptr && a.workers > 1)
+    throw ConfigError("--workers is for one process: under mpirun the ranks are the workers");
+#endif
+  rl::TrainResult r = rl::train_agent_workers(a.agent, graph, cluster, *evaluator, t, a.workers);
 #ifdef AWARE_HAVE_MPI
   if (job != nullptr) {
     // The best any rank sampled (each sampled its own episodes), and the job's evaluations.
@@ -176,9 +194,10 @@ void run_search(const SearchArgs& a) {
     out["seed"] = a.seed;
     out["evaluations"] = r.evaluations;
     out["ranks"] = ranks;
+    out["workers"] = a.workers;
     out["updates"] = r.updates;
     out["episodes"] = r.episodes;
-    out["episodes_per_update"] = r.episodes_per_update * ranks;
+    out["episodes_per_update"] = r.episodes_per_update * ranks;  // workers: already the job's
     out["policy_parameters"] = r.policy_parameters;
     out["train_seconds"] = r.seconds;
     out["resumed"] = r.resumed;
@@ -233,6 +252,7 @@ void run_pretrain(const PretrainArgs& a) {
 #ifdef AWARE_HAVE_MPI
   MpiJob* job = train_across_ranks(t);
 #endif
+  if (a.workers != 1) throw ConfigError("pretrain runs on one worker (--workers 1); use mpirun for more");
   rl::TrainResult r = rl::train_agent_multi(a.agent, pointers, cluster, *evaluator, t);
 #ifdef AWARE_HAVE_MPI
   if (job != nullptr) {
@@ -279,6 +299,68 @@ void run_pretrain(const PretrainArgs& a) {
   if (!a.curve.empty()) std::printf("curve          %s\n", a.curve.c_str());
 }
 
+// aware bench agent: one training run, and where its time went.
+void run_bench_agent(const BenchAgentArgs& a) {
+  if (a.seed < 0) throw ConfigError("--seed must not be negative");
+  if (a.budget_evals <= 0) throw ConfigError("bench agent needs --budget-evals N (> 0)");
+  rl::rl_agent_description(a.agent);
+  prepare_output_path(a.out, "-o");
+  const OpGraph graph = load_graph(a.graph);
+  const Cluster cluster = load_cluster(a.cluster);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
+  rl::TrainOptions t = shared_train_options(a);
+  t.algorithm = a.algorithm;
+  StderrProgress progress;
+  t.progress = &progress;
+  const rl::TrainResult r = rl::train_agent_workers(a.agent, graph, cluster, *evaluator, t, a.workers);
+  progress.finish();
+  const rl::TrainProfile& p = r.profile;  // worker 0's
+  const double other = std::max(0.0, p.total_s - p.prepare_s - p.episodes_s - p.update_s - p.greedy_s);
+  const double per_s = p.total_s > 0 ? static_cast<double>(r.evaluations) / p.total_s : 0;
+  const std::vector<std::pair<std::string, double>> parts = {
+      {"prepare", p.prepare_s},         {"features", p.features_s},
+      {"forward", p.forward_s()},       {"simulate", p.simulate_s},
+      {"backward", p.backward_s},       {"optimizer", std::max(0.0, p.update_s - p.backward_s)},
+      {"greedy", p.greedy_s},           {"other", other}};
+  nlohmann::json split = nlohmann::json::object();
+  for (const auto& [name, sec] : parts) split[name] = sec;
+  nlohmann::json out = {{"agent", a.agent},
+                        {"graph", graph.name()},
+                        {"ops", graph.num_ops()},
+                        {"cluster", cluster.name()},
+                        {"evaluator", evaluator->describe()},
+                        {"agent_options", a.agent_options},
+                        {"algorithm", a.algorithm},
+                        {"seed", a.seed},
+                        {"threads", a.threads},
+                        {"workers", a.workers},
+                        {"evaluations", r.evaluations},
+                        {"updates", r.updates},
+                        {"episodes", r.episodes},
+                        {"policy_parameters", r.policy_parameters},
+                        {"seconds", p.total_s},
+                        {"evaluations_per_s", per_s},
+                        {"best_step_us", r.best_step_us},
+                        {"split_seconds", split},  // worker 0's
+                        {"split_evaluations", std::llround(static_cast<double>(r.evaluations) / std::max(1, a.workers))}};
+  write_text_file_atomic(a.out, out.dump(1) + "\n");
+  if (a.json) {
+    std::cout << out.dump(1) << "\n";
+    return;
+  }
+  std::printf("%s on %s (%d ops) / %s, %s\n", a.agent.c_str(), graph.name().c_str(), graph.num_ops(),
+              cluster.name().c_str(), evaluator->describe().c_str());
+  std::printf("%lld evaluations, %lld updates, %lld episodes in %.2f s: %.1f evaluations/s (best %s)\n",
+              r.evaluations, r.updates, r.episodes, p.total_s, per_s, format_ms(r.best_step_us).c_str());
+  // With workers, the split is worker 0's, per evaluation of its own share.
+  const double own = static_cast<double>(r.evaluations) / std::max(1, a.workers);
+  if (a.workers > 1) std::printf("worker 0 of %d:\n", a.workers);
+  for (const auto& [name, sec] : parts)
+    std::printf("  %-10s %8.3f s %5.1f%%  %8.2f ms per evaluation\n", name.c_str(), sec,
+                p.total_s > 0 ? 100 * sec / p.total_s : 0, own > 0 ? 1e3 * sec / own : 0);
+  std::printf("wrote %s\n", a.out.c_str());
+}
+
 }  // namespace
 
 void add_search_commands(CLI::App& app) {
@@ -303,6 +385,17 @@ void add_search_commands(CLI::App& app) {
                     "Learning curve CSV (with a graph column)");
   p->add_option("--save-policy", pa->save_policy, "Write the trained policy here")->required();
   p->callback([pa] { run_pretrain(*pa); });
+
+  // Under `aware bench` (added before this), where the evaluators' benchmarks are.
+  CLI::App* bench = app.get_subcommand("bench");
+  auto ba = std::make_shared<BenchAgentArgs>();
+  CLI::App* b = bench->add_subcommand(
+      "agent", "One learned agent's training: evaluations per second, and where the time goes");
+  b->add_option("--graph", ba->graph, kGraphSpecHelp)->required();
+  add_train_options(b, *ba, "Evaluations to train for (required)", "Write the learning curve CSV here");
+  b->add_option("--algorithm", ba->algorithm, "reinforce or ppo")->capture_default_str();
+  b->add_option("-o,--output", ba->out, "Write the figures here as JSON")->capture_default_str();
+  b->callback([ba] { run_bench_agent(*ba); });
 }
 
 }  // namespace aware::cli

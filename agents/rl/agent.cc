@@ -36,6 +36,12 @@ void Agent::replay(Episode& episode) {
 
 // ------------------------------------------------------------ sampling helpers
 
+std::vector<Episode> Agent::run_episodes(PlacementEnv& env, SampleRng& rng, int count) {
+  std::vector<Episode> out;
+  for (int e = 0; e < count && !env.exhausted(); ++e) out.push_back(run_episode(env, rng, false));
+  return out;
+}
+
 CategoricalTerms categorical_terms(const torch::Tensor& logits,
                                    const std::vector<int64_t>& actions) {
   AWARE_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(actions.size()),

@@ -80,6 +80,14 @@ class Agent {
   virtual nlohmann::json header() const = 0;
   // Plays one episode; `greedy` takes the most likely action instead of sampling.
   virtual Episode run_episode(PlacementEnv& env, SampleRng& rng, bool greedy) = 0;
+  // The sampled episodes of one update: up to `count`, none started once the env
+  // is exhausted (episodes with no steps are still returned: they are counted).
+  // The default plays them one after another with `rng`; an agent may play them
+  // together, through batched networks, when that gives the same episodes.
+  virtual std::vector<Episode> run_episodes(PlacementEnv& env, SampleRng& rng, int count);
+  // Evaluations the greedy episode after training makes on the prepared graph
+  // (the trainer keeps them back from the budget).
+  virtual int greedy_evaluations() const { return 1; }
   // PPO: recomputes log_prob and entropy of every step for the actions the episode
   // took, under the current weights. Agents without it throw ConfigError.
   virtual void replay(Episode& episode);

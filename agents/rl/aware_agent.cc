@@ -121,25 +121,32 @@ class AwareNetImpl : public torch::nn::Module {
     head2_ = register_module("head2", torch::nn::Linear(hidden, num_devices));
   }
 
-  // features [n x F] -> logits [n x D]. `a` is ignored when position is off.
+  // features [copies*n x F] -> logits [copies*n x D]: `copies` stacked graphs of
+  // n nodes each (g their disjoint union, a's anchor ids global). `a` is ignored
+  // when position is off.
   torch::Tensor forward(const torch::Tensor& features, const AwareGraphTensors& g,
-                        const AnchorTensors& a) {
+                        const AnchorTensors& a, int64_t copies = 1) {
     const torch::Tensor h0 = torch::relu(node2_(torch::relu(node1_(features))));
     const auto [up, down] = dag_message_passing(h0, g, rounds_, up_, down_);
     const torch::Tensor h = torch::relu(merge_(torch::cat({up, down}, 1)));
+    const int64_t rows = h.size(0), hidden = h.size(1);
     std::vector<torch::Tensor> parts = {h};
     if (position_) {
-      const int64_t n = h.size(0), hidden = h.size(1);
       const torch::Tensor mask = a.mask.view({1, anchors_, 1});
       const double drawn = a.mask.sum().item<double>();
       const torch::Tensor flat_anchor = a.anchor.reshape({-1});
       const torch::Tensor s = a.score.unsqueeze(2);
       torch::Tensor x = h, messages;
       for (size_t l = 0; l < msg1_.size(); ++l) {
-        // message(v, S) = MLP(h_v, s(v, u*) h_u*), u* the nearest anchor of S.
-        const torch::Tensor at_anchor = x.index_select(0, flat_anchor).view({n, anchors_, hidden});
-        const torch::Tensor self = x.unsqueeze(1).expand({n, anchors_, hidden});
-        messages = torch::relu(msg2_[l](torch::relu(msg1_[l](torch::cat({self, s * at_anchor}, 2)))));
+        // message(v, S) = MLP(h_v, s(v, u*) h_u*), u* the nearest anchor of S. The
+        // first layer is linear in [h_v, s h_u*], so it is applied to the nodes
+        // before they are gathered: W [h_v, s h_u] + b = (W_v h_v + b) + s (W_u h)_u,
+        // the same function as on the concatenation, at a third of the work.
+        const torch::Tensor& w = msg1_[l]->weight;
+        const torch::Tensor self = torch::addmm(msg1_[l]->bias, x, w.narrow(1, 0, hidden).t());
+        const torch::Tensor other = x.mm(w.narrow(1, hidden, hidden).t());
+        const torch::Tensor at_anchor = other.index_select(0, flat_anchor).view({rows, anchors_, hidden});
+        messages = torch::relu(msg2_[l](torch::relu(torch::addcmul(self.unsqueeze(1), s, at_anchor))));
         messages = messages * mask;
         // The mean over drawn sets feeds the next layer (h itself when none was drawn).
         x = drawn > 0 ? messages.sum(1) / drawn : x;
@@ -150,7 +157,9 @@ class AwareNetImpl : public torch::nn::Module {
       parts.push_back(x);
       parts.push_back(position);
     }
-    parts.push_back(h.mean(0, true).expand({h.size(0), h.size(1)}));
+    // Each copy's own graph mean.
+    const int64_t n = rows / copies;
+    parts.push_back(h.view({copies, n, hidden}).mean(1, true).expand({copies, n, hidden}).reshape({rows, hidden}));
     return head2_(torch::relu(head1_(torch::cat(parts, 1))));
   }
 
@@ -172,6 +181,13 @@ struct AwareReplay {
   };
   std::vector<Chunk> chunks;
 };
+
+// An episode that made no decision (the budget ran out first).
+Episode empty_episode() {
+  Episode e;
+  e.sequential = false;
+  return e;
+}
 
 bool on_off(const Options& config, const std::string& key) {
   const std::string v = option_string(config, key, "on");
@@ -197,6 +213,7 @@ class AwareAgent final : public Agent {
     anchor_seed_ = static_cast<std::uint64_t>(option_int(config, "anchor_seed", 12345, who));
     position_ = on_off(config, "position");
     fusion_ = on_off(config, "fusion");
+    batch_ = on_off(config, "batch");
     state_ = option_string(config, "state", "start");
     steps_ = static_cast<int>(option_int(config, "steps", 8, who));
     if (steps_ < 1) throw ConfigError(who + ": steps >= 1 is required");
@@ -263,6 +280,7 @@ class AwareAgent final : public Agent {
       members_[i] = std::log1p(static_cast<double>(fusion_result_.ops_of_group[i].size()));
     normalise_by_max(members_);
     g_ = graph_tensors(coarse);
+    stacked_.clear();
     // Nodes sharing a colocation group (left split by fusion) follow their first node.
     leader_of_.assign(n_, 0);
     leaders_.clear();
@@ -356,24 +374,60 @@ class AwareAgent final : public Agent {
     return anchors_for(seed);
   }
 
+  // The reference state (every group on device 0) and its schedule, evaluated
+  // once per graph.
+  void ensure_reference(PlacementEnv& env) {
+    if (have_reference_) return;
+    Trace fine;
+    const double us = env.evaluate(expand_placement(fusion_result_, current_), &fine);
+    current_trace_ = coarse_trace(fine);
+    current_us_ = us;
+    if (reference_us_ <= 0) reference_us_ = std::max(1.0, us);
+    have_reference_ = true;
+  }
+
   Episode run_episode(PlacementEnv& env, SampleRng& rng, bool greedy) override {
+    if (env.exhausted()) return empty_episode();
+    ensure_reference(env);
+    if (env.exhausted()) return empty_episode();
+    return play(env, rng, greedy);
+  }
+
+  // An update's episodes, each with its own sampling stream drawn from `rng`. With
+  // batch=on (and the fixed reference state, state=start) they are played in
+  // lockstep: every decision step runs one forward pass over the episodes' graphs
+  // stacked, and the update one backward pass over them. The streams make the
+  // episodes the same as those played one by one (batch=off), up to the float
+  // rounding of the stacked matrix products.
+  std::vector<Episode> run_episodes(PlacementEnv& env, SampleRng& rng, int count) override {
+    std::vector<Episode> out;
+    if (env.exhausted() || count < 1) return out;
+    ensure_reference(env);
+    if (env.exhausted()) {
+      out.push_back(empty_episode());
+      return out;
+    }
+    std::vector<SampleRng> streams;
+    for (int e = 0; e < count; ++e) streams.emplace_back(rng.next());
+    if (!batch_ || state_ == "best") {
+      // state=best: an episode's better placement becomes the next one's state,
+      // so the episodes cannot be played together.
+      for (int e = 0; e < count && !env.exhausted(); ++e) out.push_back(play(env, streams[e], false));
+      return out;
+    }
+    // One evaluation per episode: no more episodes than evaluations left.
+    if (env.budget_evals() > 0)
+      streams.resize(static_cast<size_t>(std::min<long long>(count, env.budget_evals() - env.evaluations())));
+    return play_together(env, streams);
+  }
+
+  // Leaders decide in `steps` chunks in topological order (coarse ids are
+  // topological); each chunk sees the devices and loads chosen before it, so
+  // groups can coordinate (independent per-group samples cannot break the
+  // symmetry between identical groups). One evaluation per episode.
+  Episode play(PlacementEnv& env, SampleRng& rng, bool greedy) {
     Episode ep;
     ep.sequential = false;
-    if (env.exhausted()) return ep;
-    if (!have_reference_) {
-      // The reference state: every group on device 0, and its schedule.
-      Trace fine;
-      const double us = env.evaluate(expand_placement(fusion_result_, current_), &fine);
-      current_trace_ = coarse_trace(fine);
-      current_us_ = us;
-      if (reference_us_ <= 0) reference_us_ = std::max(1.0, us);
-      have_reference_ = true;
-      if (env.exhausted()) return ep;
-    }
-    // Leaders decide in `steps` chunks in topological order (coarse ids are
-    // topological); each chunk sees the devices and loads chosen before it, so
-    // groups can coordinate (independent per-group samples cannot break the
-    // symmetry between identical groups). One evaluation per episode.
     auto replay = std::make_shared<AwareReplay>();
     const int leaders = static_cast<int>(leaders_.size());
     const int chunk = std::max(1, (leaders + steps_ - 1) / steps_);
@@ -382,18 +436,88 @@ class AwareAgent final : public Agent {
     for (int begin = 0; begin < leaders; begin += chunk) {
       const int end = std::min(leaders, begin + chunk);
       const torch::Tensor rows = torch::arange(begin, end, torch::kInt64);
-      const torch::Tensor x = features(placed);
-      AnchorTensors anchors = episode_anchors(rng, greedy);
+      torch::Tensor x;
+      AnchorTensors anchors;
+      {
+        FeatureTimer timer(env);
+        x = features(placed);
+        anchors = episode_anchors(rng, greedy);
+      }
       const torch::Tensor l = logits(x, anchors, rows);
       const std::vector<int64_t> actions = sample_rows(l, rng, greedy);
       const CategoricalTerms terms = categorical_terms(l, actions);
       log_prob = log_prob + terms.log_prob;
       entropy = entropy + terms.entropy;
-      for (int i = 0; i < n_; ++i)
-        if (leader_of_[i] >= begin && leader_of_[i] < end)
-          placed[i] = static_cast<int>(actions[leader_of_[i] - begin]);
+      place_chunk(placed, begin, end, actions);
       replay->chunks.push_back({x, anchors, rows, actions});
     }
+    return finish(env, placed, log_prob, entropy, replay);
+  }
+
+  // play() for several episodes at once, in lockstep; stops evaluating (and drops
+  // the rest) when the env runs out, as one-by-one play would not have started them.
+  std::vector<Episode> play_together(PlacementEnv& env, std::vector<SampleRng>& streams) {
+    const int copies = static_cast<int>(streams.size());
+    const int leaders = static_cast<int>(leaders_.size());
+    const int chunk = std::max(1, (leaders + steps_ - 1) / steps_);
+    std::vector<std::vector<int>> placed(copies, std::vector<int>(n_, -1));
+    std::vector<std::shared_ptr<AwareReplay>> replays;
+    std::vector<torch::Tensor> log_prob, entropy;
+    for (int e = 0; e < copies; ++e) {
+      replays.push_back(std::make_shared<AwareReplay>());
+      log_prob.push_back(torch::zeros({}));
+      entropy.push_back(torch::zeros({}));
+    }
+    const AwareGraphTensors& g = stacked_graph(copies);
+    const torch::Tensor offsets = torch::arange(copies, torch::kInt64).mul_(n_).unsqueeze(1);
+    for (int begin = 0; begin < leaders; begin += chunk) {
+      const int end = std::min(leaders, begin + chunk);
+      const torch::Tensor rows = torch::arange(begin, end, torch::kInt64);
+      std::vector<torch::Tensor> xs, scores, ids;
+      AnchorTensors all;
+      {
+        FeatureTimer timer(env);
+        for (int e = 0; e < copies; ++e) {
+          const torch::Tensor x = features(placed[e]);
+          const AnchorTensors a = episode_anchors(streams[e], false);
+          AWARE_CHECK(e == 0 || torch::equal(a.mask, all.mask), "aware: anchor masks differ between episodes");
+          all.mask = a.mask;
+          xs.push_back(x);
+          scores.push_back(a.score);
+          ids.push_back(a.anchor + static_cast<int64_t>(e) * n_);
+          replays[e]->chunks.push_back({x, a, rows, {}});
+        }
+        all.score = torch::cat(scores);
+        all.anchor = torch::cat(ids);
+      }
+      const torch::Tensor picked = (offsets + leader_idx_.index_select(0, rows).unsqueeze(0)).reshape({-1});
+      const torch::Tensor l = net_->forward(torch::cat(xs), g, all, copies).index_select(0, picked);
+      const int64_t r = end - begin;
+      for (int e = 0; e < copies; ++e) {
+        const torch::Tensor mine = l.narrow(0, e * r, r);
+        const std::vector<int64_t> actions = sample_rows(mine, streams[e], false);
+        const CategoricalTerms terms = categorical_terms(mine, actions);
+        log_prob[e] = log_prob[e] + terms.log_prob;
+        entropy[e] = entropy[e] + terms.entropy;
+        place_chunk(placed[e], begin, end, actions);
+        replays[e]->chunks.back().actions = actions;
+      }
+    }
+    std::vector<Episode> out;
+    for (int e = 0; e < copies && !env.exhausted(); ++e)
+      out.push_back(finish(env, placed[e], log_prob[e], entropy[e], replays[e]));
+    return out;
+  }
+
+  // Every node of the leaders begin..end-1 takes its leader's action.
+  void place_chunk(std::vector<int>& placed, int begin, int end, const std::vector<int64_t>& actions) const {
+    for (int i = 0; i < n_; ++i)
+      if (leader_of_[i] >= begin && leader_of_[i] < end) placed[i] = static_cast<int>(actions[leader_of_[i] - begin]);
+  }
+
+  // Evaluates an episode's placement and makes its one step.
+  Episode finish(PlacementEnv& env, const std::vector<int>& placed, const torch::Tensor& log_prob,
+                 const torch::Tensor& entropy, std::shared_ptr<AwareReplay> replay) {
     const Placement coarse{std::vector<int>(placed)};
     Trace fine;
     const double us = env.evaluate(expand_placement(fusion_result_, coarse), &fine);
@@ -402,15 +526,24 @@ class AwareAgent final : public Agent {
       current_trace_ = coarse_trace(fine);
       current_us_ = us;
     }
+    Episode ep;
+    ep.sequential = false;
     Step s;
     s.log_prob = log_prob;
     s.entropy = entropy;
-    s.decisions = leaders;
+    s.decisions = static_cast<int>(leaders_.size());
     s.reward = (reference_us_ - us) / reference_us_;
     ep.steps.push_back(s);
     ep.final_step_us = us;
-    ep.replay = replay;
+    ep.replay = std::move(replay);
     return ep;
+  }
+
+  // The coarse DAG repeated `copies` times as disjoint copies (cached per count).
+  const AwareGraphTensors& stacked_graph(int copies) {
+    auto it = stacked_.find(copies);
+    if (it == stacked_.end()) it = stacked_.emplace(copies, replicate_dag(g_, copies)).first;
+    return it->second;
   }
 
   void replay(Episode& episode) override {
@@ -443,13 +576,14 @@ class AwareAgent final : public Agent {
   int hidden_ = 32, rounds_ = 4, layers_ = 2, anchors_ = 16, hops_ = 6, groups_ = 200, steps_ = 8;
   double threshold_ = 1.0;
   std::uint64_t anchor_seed_ = 12345;
-  bool position_ = true, fusion_ = true;
+  bool position_ = true, fusion_ = true, batch_ = true;
   std::string state_;
   AwareNet net_{nullptr};
   FusionResult fusion_result_;
   int n_ = 0;
   std::vector<double> cost_, out_size_, memory_, members_;
   AwareGraphTensors g_;
+  std::map<int, AwareGraphTensors> stacked_;  // g_ in disjoint copies, by count
   std::vector<int> leader_of_, leaders_;
   torch::Tensor leader_idx_;
   AnchorTensors fixed_anchors_;
@@ -474,6 +608,7 @@ std::vector<OptionSpec> aware_agent_options() {
       {"state", T::kString, "start", "reference state: start or best"},
       {"anchor_seed", T::kInt, "12345", "seed of the anchor sets"},
       {"steps", T::kInt, "8", "decision steps per episode"},
+      {"batch", T::kString, "on", "play an update's episodes together through batched passes: on or off (the same episodes)"},
   };
 }
 

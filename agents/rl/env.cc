@@ -37,7 +37,9 @@ PlacementEnv::PlacementEnv(const OpGraph& graph, const Cluster& cluster, Evaluat
       begin_(std::chrono::steady_clock::now()) {}
 
 double PlacementEnv::evaluate(const Placement& placement, Trace* trace) {
+  const auto t0 = std::chrono::steady_clock::now();
   const StepResult r = evaluator_->evaluate(*graph_, *cluster_, placement, trace);
+  simulate_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++evaluations_;
   const double pen = penalised_step_us(r, *cluster_, penalty_);
   last_ = placement;

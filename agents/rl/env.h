@@ -75,6 +75,12 @@ class PlacementEnv {
   // per graph).
   void set_graph(const OpGraph& graph);
 
+  // Wall-clock seconds spent inside the evaluator, and those the agent reported
+  // for building its networks' inputs (add_features_s), since construction.
+  double simulate_s() const { return simulate_s_; }
+  double features_s() const { return features_s_; }
+  void add_features_s(double seconds) { features_s_ += seconds; }
+
   // For resuming from a checkpoint.
   void restore(long long evaluations, double elapsed_s, const Placement& best,
                double best_penalised_us, double best_step_us, bool best_feasible);
@@ -90,6 +96,7 @@ class PlacementEnv {
   std::chrono::steady_clock::time_point begin_;
   double elapsed_offset_s_ = 0;
   long long evaluations_ = 0;
+  double simulate_s_ = 0, features_s_ = 0;
   Placement last_;
   double last_penalised_us_ = std::numeric_limits<double>::infinity();
   double last_step_us_ = std::numeric_limits<double>::infinity();
@@ -106,6 +113,21 @@ std::vector<double> reward_to_go(const std::vector<double>& rewards, double disc
 
 // Placeto's baseline: per step index, the mean return of that index over the last
 // `window` episodes (those long enough to have the index). Before any history: 0.
+// Adds the seconds of its lifetime to a counter (PlacementEnv::add_features_s).
+class FeatureTimer {
+ public:
+  explicit FeatureTimer(PlacementEnv& env) : env_(env), begin_(std::chrono::steady_clock::now()) {}
+  ~FeatureTimer() {
+    env_.add_features_s(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count());
+  }
+  FeatureTimer(const FeatureTimer&) = delete;
+  FeatureTimer& operator=(const FeatureTimer&) = delete;
+
+ private:
+  PlacementEnv& env_;
+  std::chrono::steady_clock::time_point begin_;
+};
+
 class PerStepMeanBaseline {
  public:
   explicit PerStepMeanBaseline(int window = 10) : window_(window) {}

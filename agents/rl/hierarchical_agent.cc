@@ -327,7 +327,11 @@ class HierarchicalAgent final : public Agent {
     // Argmax decoding gives the same placement in every sample: a greedy episode
     // decodes and evaluates one.
     const int samples = greedy ? 1 : samples_;
-    const torch::Tensor emb = group_embeddings(group_of_op).expand({samples, groups_, group_embedding_dim(groups_)});
+    torch::Tensor emb;
+    {
+      FeatureTimer timer(env);
+      emb = group_embeddings(group_of_op).expand({samples, groups_, group_embedding_dim(groups_)});
+    }
     const DecodeResult dec = placer_->decode(emb, &rng, greedy);
     double total = 0;
     int evaluated = 0;

@@ -348,7 +348,11 @@ class PlacetoAgent final : public Agent {
         current.push_back(leaders_[order[k]]);
         idx.push_back(leaders_[order[k]]);
       }
-      torch::Tensor x = features(placement, visited, current, trace);
+      torch::Tensor x;
+      {
+        FeatureTimer timer(env);
+        x = features(placement, visited, current, trace);
+      }
       torch::Tensor idx_t = torch::tensor(idx, torch::kInt64);
       // Sampling needs no gradient: the log-probabilities are recomputed for the
       // whole episode in one batched pass at the end (score_steps).
@@ -400,6 +404,15 @@ class PlacetoAgent final : public Agent {
   }
 
   void replay(Episode& episode) override { score_steps(episode); }
+
+  int greedy_evaluations() const override {
+    // evaluate=step: the start, then every step; evaluate=end: the end (the start
+    // was simulated in training).
+    const int units = static_cast<int>(leaders_.size());
+    const int chunk = chunk_ > 0 ? chunk_ : std::max(1, (units + kDefaultSteps - 1) / kDefaultSteps);
+    if (evaluate_ == "step") return 1 + (units + chunk - 1) / chunk;
+    return 1;
+  }
 
   // Log-probabilities and entropies of an episode's recorded decisions, all steps
   // in one batched forward pass (with gradient when grad mode is on): the states'

@@ -4,8 +4,13 @@
 #include <limits>
 #include <cmath>
 #include <cstdlib>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "agents/rl/agent.h"
 #include "agents/rl/trainer.h"
@@ -61,6 +66,9 @@ std::vector<CurvePoint> curve_from_json(const json& j) {
   }
   return out;
 }
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 double json_number(const json& j, const char* key) {
   // JSON has no infinity: a best of +inf is stored as null.
@@ -118,7 +126,10 @@ class Trainer {
   int episodes_per_update_ = 1;
   bool ppo_ = false;
   bool debug_ = false;
-  bool reserve_greedy_ = false;  // one evaluation of the budget kept for the greedy episode
+  long long reserve_greedy_ = 0;  // evaluations of the budget kept for the greedy episode
+  TrainProfile profile_;
+  // agent_->prepare, timed.
+  void prepare(const OpGraph& graph);
   ParallelTraining* parallel_ = nullptr;  // data-parallel over processes; null: alone
   // Data-parallel: the gradients' mean over the processes, in place.
   void average_gradients();
@@ -153,17 +164,23 @@ std::vector<float> Trainer::flat_parameters() {
   return flat;
 }
 
+void Trainer::prepare(const OpGraph& graph) {
+  const auto t0 = Clock::now();
+  agent_->prepare(graph, cluster_);
+  profile_.prepare_s += seconds_since(t0);
+}
+
 void Trainer::use_graph(size_t index) {
   if (index == current_) return;
   current_ = index;
   env_->set_graph(*graphs_[index]);
-  agent_->prepare(*graphs_[index], cluster_);
+  prepare(*graphs_[index]);
 }
 
 void Trainer::greedy_placement(size_t index, TrainResult& result) {
   torch::NoGradGuard no_grad;
   const OpGraph& graph = *graphs_[index];
-  if (index != current_ || graphs_.size() > 1) agent_->prepare(graph, cluster_);
+  if (index != current_ || graphs_.size() > 1) prepare(graph);
   // Budget 0 / 0: never exhausted; these evaluations are not the training's.
   PlacementEnv env(graph, cluster_, evaluator_, defaults_.penalty, 0, 0, nullptr);
   SampleRng rng(opt_.seed);  // only a random starting placement draws from it
@@ -176,7 +193,7 @@ void Trainer::greedy_placement(size_t index, TrainResult& result) {
   // feasibility come from there, not from one more evaluation past the budget.
   result.greedy_step_us = env.last_step_us();
   result.greedy_feasible = env.last_feasible();
-  if (graphs_.size() > 1 || index != current_) agent_->prepare(*graphs_[current_], cluster_);
+  if (graphs_.size() > 1 || index != current_) prepare(*graphs_[current_]);
 }
 
 double Trainer::fraction_spent() const {
@@ -278,7 +295,9 @@ void Trainer::update(std::vector<Episode>& episodes) {
   double loss_value = 0;
   auto step = [&](const torch::Tensor& loss) {
     adam_->zero_grad();
+    const auto t0 = Clock::now();
     loss.backward();
+    profile_.backward_s += seconds_since(t0);
     if (parallel_ != nullptr) average_gradients();  // before the clip: the clip of the mean
     torch::nn::utils::clip_grad_norm_(agent_->module().parameters(), grad_clip_);
     adam_->step();
@@ -490,6 +509,7 @@ void Trainer::restore_own_state(const json& state) {
 }
 
 TrainResult Trainer::run() {
+  const auto run_t0 = Clock::now();
   if (opt_.budget_evals < 0 || opt_.budget_seconds < 0) throw ConfigError("budgets must not be negative");
   const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0;
   if (zero_shot && opt_.init_policy.empty())
@@ -511,10 +531,20 @@ TrainResult Trainer::run() {
     if (opt_.budget_evals / parallel_->size() < 2)
       throw ConfigError(std::to_string(opt_.budget_evals) + " evaluations split over " +
                         std::to_string(parallel_->size()) + " processes leaves fewer than 2 each");
-    // Each process its share of the budget; outputs are the caller's to give rank 0 alone.
-    opt_.budget_evals /= parallel_->size();
+    // Each process its share of the budget (the remainder to rank 0, as when a
+    // checkpoint is split anew), so the job spends all of it; outputs are the
+    // caller's to give rank 0 alone.
+    opt_.budget_evals = opt_.budget_evals / parallel_->size() +
+                        (parallel_->rank() == 0 ? opt_.budget_evals % parallel_->size() : 0);
   }
   torch::set_num_threads(opt_.threads);
+#if defined(__GLIBC__)
+  // The networks allocate and free tensors of a few MB on every pass; glibc hands
+  // such blocks back to the kernel each time (mmap / heap trim), and the page
+  // faults of getting them again cost 10-15% of a training run. Keep them.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
   if (!AgentRegistry::instance().has(name_)) AgentRegistry::instance().create(name_, {}, 1);  // throws listing names
 
   config_ = opt_.agent_options;
@@ -556,6 +586,10 @@ TrainResult Trainer::run() {
     settings_from = "policy " + opt_.init_policy;
   }
 
+  // torch's generator is the process's: trainers on several threads (worker
+  // threads) seed it and draw their initial weights one at a time.
+  static std::mutex torch_seed_mutex;
+  std::unique_lock<std::mutex> seed_lock(torch_seed_mutex);
   torch::manual_seed(opt_.seed);
   try {
     agent_ = AgentRegistry::instance().create(name_, config_, cluster_.num_devices());
@@ -567,7 +601,8 @@ TrainResult Trainer::run() {
     throw ConfigError(settings_from + ": cannot build the network it describes: " +
                       what.substr(0, what.find('\n')));
   }
-  agent_->prepare(graph_, cluster_);
+  seed_lock.unlock();
+  prepare(graph_);
   if (!resuming && !opt_.init_policy.empty()) load_policy(*agent_, opt_.init_policy);
   defaults_ = agent_->defaults();
   base_lr_ = opt_.learning_rate > 0 ? opt_.learning_rate : defaults_.learning_rate;
@@ -599,9 +634,13 @@ TrainResult Trainer::run() {
   // The greedy episode after training is part of the budget: one evaluation is
   // kept back for it (single-graph runs with at least two evaluations), so a
   // learned agent and a search given N evaluations really use N each.
-  reserve_greedy_ = opt_.greedy_eval && !zero_shot && graphs_.size() == 1 && opt_.budget_evals >= 2;
+  // (Placeto with evaluate=step makes one per step: all of them are kept back.)
+  const long long greedy_cost = std::max(1, agent_->greedy_evaluations());
+  reserve_greedy_ = opt_.greedy_eval && !zero_shot && graphs_.size() == 1 && opt_.budget_evals > greedy_cost
+                        ? greedy_cost
+                        : 0;
   env_ = std::make_unique<PlacementEnv>(graph_, cluster_, evaluator_, defaults_.penalty,
-                                        opt_.budget_evals - (reserve_greedy_ ? 1 : 0),
+                                        opt_.budget_evals - reserve_greedy_,
                                         opt_.budget_seconds, opt_.progress);
   rng_ = SampleRng(parallel_ == nullptr ? opt_.seed
                                         : opt_.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(parallel_->rank()));
@@ -674,13 +713,25 @@ TrainResult Trainer::run() {
     // Several graphs: one graph per update, in turn.
     use_graph(static_cast<size_t>(counters_.updates % static_cast<long long>(graphs_.size())));
     std::vector<Episode> batch;
-    for (int e = 0; e < episodes_per_update_ && !env_->exhausted(); ++e) {
-      Episode ep = agent_->run_episode(*env_, rng_, false);
+    const auto t0 = Clock::now();
+    for (Episode& ep : agent_->run_episodes(*env_, rng_, episodes_per_update_)) {
       ++counters_.episodes;
       if (!ep.steps.empty()) batch.push_back(std::move(ep));
     }
+    profile_.episodes_s += seconds_since(t0);
     if (batch.empty() && parallel_ == nullptr) break;
+    const auto t1 = Clock::now();
     update(batch);
+    if (parallel_ != nullptr) {
+      // A data-parallel run's curve counts the job's evaluations and its best.
+      const double job_evaluations = parallel_->sum(static_cast<double>(env_->evaluations()));
+      const double job_best = parallel_->minimum(env_->best_penalised_us());
+      if (!batch.empty()) {
+        curve_.back().evaluations = std::llround(job_evaluations);
+        curve_.back().best_step_us = job_best;
+      }
+    }
+    profile_.update_s += seconds_since(t1);
     report(false, 0);
     if (!opt_.resume_dir.empty()) {
       const bool by_time = opt_.checkpoint_every_s > 0 &&
@@ -709,7 +760,13 @@ TrainResult Trainer::run() {
   if (!opt_.curve_csv.empty()) write_curve_csv(curve_, opt_.curve_csv);
 
   TrainResult result;
+  const auto greedy_t0 = Clock::now();
   if (opt_.greedy_eval || zero_shot) greedy_placement(0, result);
+  profile_.greedy_s = seconds_since(greedy_t0);
+  profile_.simulate_s = env_->simulate_s();
+  profile_.features_s = env_->features_s();
+  profile_.total_s = seconds_since(run_t0);
+  result.profile = profile_;
   report(true, result.greedy_evaluations);
   if (zero_shot) {
     result.best = result.greedy;

@@ -7,6 +7,7 @@
 // best-so-far), with the same seeds, so their results compare on equal terms.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -109,6 +110,23 @@ struct CurvePoint {
   std::string graph;         // multi-graph training: the graph this update trained on
 };
 
+// Where a training run's wall-clock went (seconds). `episodes_s` is the time
+// inside the agents' episodes; `simulate_s` and `features_s` are parts of it, so
+// the policy's forward passes and sampling are episodes - simulate - features.
+// `update_s` is the policy update (loss, backward, clip, Adam, and in
+// data-parallel training the gradients' exchange); `backward_s` is part of it.
+struct TrainProfile {
+  double prepare_s = 0;   // the agents' per-graph preparation (fusion, tensors, anchor sets)
+  double episodes_s = 0;  // playing episodes
+  double features_s = 0;  // of which: building the networks' input features and anchor sets
+  double simulate_s = 0;  // of which: the evaluator
+  double update_s = 0;    // policy updates
+  double backward_s = 0;  // of which: backward passes
+  double greedy_s = 0;    // the greedy episode after training
+  double total_s = 0;     // the whole call
+  double forward_s() const { return std::max(0.0, episodes_s - simulate_s - features_s); }
+};
+
 struct TrainResult {
   Placement best;                // best placement evaluated, sampled or greedy (feasible ones first)
   double best_step_us = 0;       // its evaluator step time (no penalty)
@@ -130,6 +148,7 @@ struct TrainResult {
   bool greedy_feasible = false;
   long long greedy_evaluations = 0;  // evaluations the greedy episode made (counted in `evaluations`)
   bool best_is_greedy = false;       // `best` is the greedy placement (it beat every sample)
+  TrainProfile profile;              // where this call's time went (this process's, in data-parallel runs)
 };
 
 // Trains agent `agent` ("placeto", "hierarchical", ...) on `graph` / `cluster`

@@ -4,7 +4,8 @@
 // on this machine) and then meets the others through the same collectives, in
 // the same order, as the trainer under mpirun (experiments/mpi/mpi_training.cc):
 // the learning rate's maximum, the average of every gradient (PARAMETERS
-// floats, summed on rank 0 and broadcast) and whether to go on. LibTorch is not
+// floats, summed on rank 0 and broadcast), the curve's job-wide evaluations and
+// best, and whether to go on. LibTorch is not
 // loaded: the networks' work is the measured time, the exchange is the real
 // code. scripts/mpi-scaling measures the inputs and runs it:
 //   smpirun -np N -platform P.xml -hostfile H -no-privatize
@@ -64,6 +65,8 @@ int main(int argc, char** argv) {
       const double t = MPI_Wtime();
       training->maximum(static_cast<double>(u) / static_cast<double>(updates));  // the learning rate
       training->average(gradient);
+      training->sum(static_cast<double>((u + 1) * mine));  // the curve: the job's evaluations
+      training->minimum(1.0 / static_cast<double>(u + 1));  // and its best
       training->maximum(u + 1 < updates ? 1 : 0);  // go on
       exchange_s += MPI_Wtime() - t;
     }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <numeric>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -28,6 +29,7 @@ const FusionResult& aware_fusion_result(Agent& agent);
 namespace {
 
 namespace fs = std::filesystem;
+using testing::parallel_chains_graph;
 using testing::star_cluster;
 using testing::timed_op;
 using testing::two_chains_graph;
@@ -141,6 +143,67 @@ TEST(AwareAgent, SaveLoadGivesIdenticalOutputsAndTransplants) {
   auto four = make_aware_agent(off_fusion(), 4);
   EXPECT_THROW(load_policy(*four, path), ConfigError);
   fs::remove_all(dir);
+}
+
+// An update's episodes played together (batch=on: stacked forward passes) are
+// those played one by one (batch=off): the same step times, best placement and
+// log-probabilities (up to the stacked products' rounding), the same draws from
+// the sampling stream, and an evaluation budget cuts both at the same episode.
+TEST(AwareAgent, BatchedEpisodesAreThoseOfOneByOnePlay) {
+  const OpGraph g = parallel_chains_graph(4, 5, 2e6);
+  const Cluster c = star_cluster(3);
+  for (long long budget : {100LL, 6LL}) {
+    std::vector<double> times[2], logp[2];
+    Placement best[2];
+    long long evaluations[2] = {0, 0};
+    std::uint64_t state[2] = {0, 0};
+    for (int batched = 0; batched < 2; ++batched) {
+      torch::manual_seed(11);
+      Options o = off_fusion();
+      o["batch"] = batched ? "on" : "off";
+      auto agent = make_aware_agent(o, 3);
+      agent->prepare(g, c);
+      AnalyticSimulator sim;
+      PlacementEnv env(g, c, sim, agent->defaults().penalty, budget, 0, nullptr);
+      SampleRng rng(4);
+      for (int update = 0; update < 2; ++update)
+        for (const Episode& ep : agent->run_episodes(env, rng, 8)) {
+          ASSERT_EQ(ep.steps.size(), 1u);
+          times[batched].push_back(ep.final_step_us);
+          logp[batched].push_back(ep.steps[0].log_prob.item<double>());
+        }
+      best[batched] = env.best_placement();
+      evaluations[batched] = env.evaluations();
+      state[batched] = rng.state();
+    }
+    EXPECT_EQ(times[1], times[0]) << "budget " << budget;
+    ASSERT_EQ(logp[1].size(), logp[0].size());
+    for (size_t i = 0; i < logp[0].size(); ++i) EXPECT_NEAR(logp[1][i], logp[0][i], 1e-4) << i;
+    EXPECT_EQ(best[1], best[0]);
+    EXPECT_EQ(evaluations[1], evaluations[0]);
+    EXPECT_EQ(state[1], state[0]);
+    // The reference state, then one evaluation per episode.
+    EXPECT_EQ(times[0].size(), budget == 6 ? 5u : 16u);
+    std::set<double> distinct(times[0].begin(), times[0].end());
+    EXPECT_GT(distinct.size(), 3u) << "the samples should differ";
+  }
+  // Whole runs: the same curve and result.
+  AnalyticSimulator sim;
+  TrainResult r[2];
+  for (int batched = 0; batched < 2; ++batched) {
+    TrainOptions t;
+    t.budget_evals = 60;
+    t.seed = 3;
+    t.agent_options = off_fusion();
+    t.agent_options["batch"] = batched ? "on" : "off";
+    r[batched] = train_agent("aware", g, c, sim, t);
+  }
+  EXPECT_EQ(r[1].best, r[0].best);
+  EXPECT_EQ(r[1].evaluations, 60);
+  EXPECT_EQ(r[0].evaluations, 60);
+  ASSERT_EQ(r[1].curve.size(), r[0].curve.size());
+  for (size_t i = 0; i < r[0].curve.size(); ++i)
+    EXPECT_EQ(r[1].curve[i].mean_step_us, r[0].curve[i].mean_step_us) << "update " << i;
 }
 
 TEST(AwareAgent, EmbeddingIsPermutationEquivariant) {

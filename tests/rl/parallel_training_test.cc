@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "agents/rl/thread_training.h"
 #include "agents/rl/trainer.h"
 #include "builtins/builtins.h"
 #include "core/errors.h"
@@ -211,6 +212,79 @@ TEST(ParallelTraining, ACheckpointResumesWithAnyNumberOfProcesses) {
   EXPECT_EQ(back[0].greedy, back[1].greedy) << "one policy on both";
   EXPECT_LE(job_best(back), alone.best_step_us);
   fs::remove_all(root);
+}
+
+// An analytic simulator whose clones fail at their `after`-th evaluation (the
+// original never does).
+class FailingClone final : public Evaluator {
+ public:
+  explicit FailingClone(int after) : after_(after) {}
+  std::string name() const override { return "failing-clone"; }
+  std::unique_ptr<Evaluator> clone() const override { return std::make_unique<FailingClone>(5); }
+
+ protected:
+  StepResult run_step(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                      StepObserver* observer) override {
+    if (after_ > 0 && ++calls_ >= after_) throw Error("the clone's evaluator broke");
+    return run_inner_step(sim_, graph, cluster, placement, observer);
+  }
+
+ private:
+  int after_;
+  int calls_ = 0;
+  AnalyticSimulator sim_;
+};
+
+// train_agent_workers: worker threads in one process split the budget (all of
+// it, an odd one too), the curve counts the job's evaluations, and the same
+// seed gives the same run.
+TEST(ParallelTraining, WorkerThreadsSpendTheWholeBudgetAndRepeatForASeed) {
+  register_builtins();
+  const OpGraph graph = testing::two_chains_graph(4);
+  const Cluster cluster = testing::star_cluster(2);
+  for (const char* agent : {"placeto", "aware", "hierarchical"}) {
+    TrainOptions t;
+    t.budget_evals = 41;
+    t.seed = 3;
+    AnalyticSimulator sim;
+    const TrainResult a = train_agent_workers(agent, graph, cluster, sim, t, 2);
+    const TrainResult b = train_agent_workers(agent, graph, cluster, sim, t, 2);
+    EXPECT_EQ(a.evaluations, 41) << agent;
+    EXPECT_EQ(a.episodes_per_update % 2, 0) << agent << ": both workers' episodes";
+    ASSERT_FALSE(a.curve.empty()) << agent;
+    EXPECT_GT(a.curve.back().evaluations, 41 / 2 + 1) << agent << ": the curve counts both workers";
+    EXPECT_LE(a.curve.back().evaluations, 41) << agent;
+    EXPECT_EQ(a.best, b.best) << agent;
+    EXPECT_EQ(a.best_step_us, b.best_step_us) << agent;
+    ASSERT_EQ(a.curve.size(), b.curve.size()) << agent;
+    for (size_t i = 0; i < a.curve.size(); ++i)
+      EXPECT_EQ(a.curve[i].mean_step_us, b.curve[i].mean_step_us) << agent << " update " << i;
+    EXPECT_EQ(sim.evaluate(graph, cluster, a.best).step_time_us, a.best_step_us) << agent;
+  }
+}
+
+// A worker whose evaluator throws ends every worker (none is left waiting at a
+// meeting) and its error reaches the caller.
+TEST(ParallelTraining, AFailingWorkerEndsThemAllWithItsError) {
+  register_builtins();
+  const OpGraph graph = testing::two_chains_graph(4);
+  const Cluster cluster = testing::star_cluster(2);
+  for (int workers : {2, 3}) {
+    TrainOptions t;
+    t.budget_evals = 120;
+    t.seed = 3;
+    FailingClone evaluator(0);
+    try {
+      train_agent_workers("aware", graph, cluster, evaluator, t, workers);
+      ADD_FAILURE() << workers << " workers: no error";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "the clone's evaluator broke") << workers << " workers";
+    }
+  }
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_evals = 10;
+  EXPECT_THROW(train_agent_workers("aware", graph, cluster, sim, t, 0), ConfigError);
 }
 
 }  // namespace

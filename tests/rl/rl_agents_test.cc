@@ -246,6 +246,29 @@ TEST(Checkpoint, CorruptCheckpointIsAnErrorAndNothingIsOverwritten) {
   fs::remove_all(dir);
 }
 
+// Budgets are exact: every agent, in each of its episode modes, spends the
+// evaluations it is given, no more and no fewer, the greedy episode's included
+// (Placeto's per-step greedy episode makes one per step: all are kept back).
+TEST(Trainer, EveryAgentSpendsExactlyItsBudget) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(3);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  const std::vector<std::pair<std::string, Options>> runs = {
+      {"placeto", {}},      {"placeto", {{"evaluate", "step"}}}, {"hierarchical", {}},
+      {"aware", {}},        {"aware", {{"batch", "off"}}},       {"aware", {{"state", "best"}}}};
+  for (const auto& [agent, options] : runs)
+    for (long long budget : {23LL, 40LL}) {
+      TrainOptions t = small_run(budget);
+      t.agent_options = options;
+      const TrainResult r = train_agent(agent, g, c, sim, t);
+      std::string what = agent;
+      for (const auto& [k, v] : options) what += " " + k + "=" + v;
+      EXPECT_EQ(r.evaluations, budget) << what;
+      EXPECT_GT(r.greedy_evaluations, 0) << what;
+    }
+}
+
 // The greedy episode after training is inside the budget, and the result is the
 // better of the best sample and the greedy placement.
 TEST(Trainer, GreedyEpisodeIsCountedAndTheBetterPlacementIsReturned) {
