@@ -699,6 +699,7 @@ TrainResult Trainer::run() {
   };
 
   double last_checkpoint_s = env_->elapsed_s();
+  double last_curve_s = env_->elapsed_s();
   long long last_checkpoint_update = counters_.updates;
   // Data-parallel: the processes train update for update while any of them has
   // budget left (one whose share has run out takes part with no episodes, so the
@@ -746,6 +747,12 @@ TrainResult Trainer::run() {
         last_checkpoint_s = env_->elapsed_s();
         last_checkpoint_update = counters_.updates;
       }
+    }
+    // The curve is streamed: rewritten whole (by rename) every few seconds, so a
+    // long run can be watched and plotted as it goes.
+    if (!opt_.curve_csv.empty() && env_->elapsed_s() - last_curve_s >= opt_.curve_every_s) {
+      write_curve_csv(curve_, opt_.curve_csv);
+      last_curve_s = env_->elapsed_s();
     }
   }
   if (parallel_ != nullptr) {

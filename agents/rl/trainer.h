@@ -67,7 +67,8 @@ struct TrainOptions {
   std::string resume_dir;       // checkpoint directory: resumed from when it holds one
   double checkpoint_every_s = 30;       // checkpoint cadence, wall-clock seconds
   long long checkpoint_every_updates = 0;  // and/or every N updates (0: off)
-  std::string curve_csv;        // learning curve written here (rewritten at checkpoints)
+  std::string curve_csv;        // learning curve written here: rewritten (by rename) as the run
+  double curve_every_s = 5;     // goes, at most every curve_every_s seconds, and at the end
   ProgressObserver* progress = nullptr;  // may be null; polled for cancel()
   Options agent_options;        // agent-specific ("chunk", "groups", "hidden", ...)
   bool verbose = false;         // one stderr line per checkpoint

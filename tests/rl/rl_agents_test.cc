@@ -320,6 +320,38 @@ TEST(Trainer, ProgressCarriesEachUpdatesSamplesAndEntropy) {
   }
 }
 
+// The curve is written as the run goes, not only at its end: with
+// curve_every_s = 0 the file holds every update's row but the one being reported.
+TEST(Trainer, TheCurveIsWrittenAsTheRunGoes) {
+  register_builtins();
+  const std::string dir = temp_dir("curve_stream");
+  const OpGraph g = two_chains_graph(3);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  struct Reader : ProgressObserver {
+    std::string path;
+    std::vector<long long> rows;  // data rows in the file at each update's report
+    void on_progress(const Progress& p) override {
+      if (p.message == "done") return;
+      std::ifstream in(path);
+      long long lines = 0;
+      for (std::string line; std::getline(in, line);) ++lines;
+      rows.push_back(lines > 0 ? lines - 1 : -1);
+    }
+  } reader;
+  reader.path = dir + "/curve.csv";
+  TrainOptions t = small_run(40);
+  t.progress = &reader;
+  t.curve_csv = reader.path;
+  t.curve_every_s = 0;
+  const TrainResult r = train_agent("aware", g, c, sim, t);
+  ASSERT_EQ(reader.rows.size(), r.curve.size());
+  ASSERT_GE(reader.rows.size(), 3u);
+  EXPECT_EQ(reader.rows[0], -1) << "no file before the first update is written";
+  for (size_t k = 1; k < reader.rows.size(); ++k) EXPECT_EQ(reader.rows[k], static_cast<long long>(k)) << k;
+  fs::remove_all(dir);
+}
+
 TEST(Checkpoint, ResumeContinuesCounters) {
   const std::string dir = temp_dir("resume");
   const OpGraph g = two_chains_graph(3);
