@@ -24,6 +24,7 @@ std::unique_ptr<Placer> make_m_sct_placer();         // "m-sct"
 std::unique_ptr<Placer> make_random_search_placer(); // "random-search"
 std::unique_ptr<Placer> make_random_sampling_placer(); // "random-sampling"
 std::unique_ptr<Placer> make_anneal_placer();        // "anneal"
+std::unique_ptr<Placer> make_anneal_graph_placer();  // "anneal-graph"
 std::unique_ptr<Placer> make_genetic_placer();       // "genetic"
 
 // m-TOPO's memory cap per device, bytes: the graph's total op memory / devices +

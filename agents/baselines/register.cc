@@ -46,10 +46,28 @@ void register_baseline_placers() {
   r.add("anneal", "simulated annealing over single-op/group moves on the evaluator",
         {{"temperature", T::kDouble, "0.05", "start temperature, a fraction of the start step time"},
          {"cooling_to", T::kDouble, "0.001", "final temperature, a fraction of the start"},
+         {"moves", T::kString, "unit", "unit (one group to a random device) or graph (anneal-graph's moves)"},
+         {"calibrate", T::kString, "off", "on: the start temperature calibrated as anneal-graph's"},
+         {"restart_after", T::kInt, "0", "evaluations without a new best before going on from the best (0: never)"},
          {"exchange_every", T::kInt, "0",
           "run as parallel chains (--chains, mpirun): each chain's evaluations between meetings "
           "where all continue from the best found (0: a tenth of a chain's budget)"}},
         make_anneal_placer);
+  r.add("anneal-graph",
+        "simulated annealing with moves that follow the graph (to a neighbour's device, neighbour "
+        "swaps, connected regions of up to 8 groups), a calibrated start temperature and restarts "
+        "from the best",
+        {{"temperature", T::kDouble, "0.05", "start temperature when calibrate=off, a fraction of the start step time"},
+         {"cooling_to", T::kDouble, "0.001", "final temperature, a fraction of the start"},
+         {"moves", T::kString, "graph", "graph (the mix above) or unit (one group to a random device)"},
+         {"calibrate", T::kString, "on",
+          "on: the first moves descend and the start temperature accepts their median uphill step "
+          "with probability 1/2"},
+         {"restart_after", T::kInt, "-1",
+          "evaluations without a new best before going on from the best (0: never; -1: a twentieth of "
+          "the budget, at least 25)"},
+         {"exchange_every", T::kInt, "0", "as for anneal"}},
+        make_anneal_graph_placer);
   r.add("genetic", "genetic algorithm over group moves on the evaluator (tournament, two-point "
         "crossover in topological order, run mutation, elitism)",
         {{"population", T::kInt, "24", "individuals per generation"},

@@ -6,7 +6,7 @@
 namespace aware {
 
 std::vector<std::string> fusion_placer_names() {
-  return {"fused-heft", "fused-m-etf", "fused-anneal"};
+  return {"fused-heft", "fused-m-etf", "fused-anneal", "fused-anneal-graph"};
 }
 
 void register_fusion_placers() {
@@ -26,12 +26,13 @@ void register_fusion_placers() {
   // Each takes the fusion options plus its inner placer's.
   for (const auto& [name, inner] : {std::pair<std::string, std::string>{"fused-heft", "heft"},
                                     {"fused-m-etf", "m-etf"},
-                                    {"fused-anneal", "anneal"}}) {
+                                    {"fused-anneal", "anneal"},
+                                    {"fused-anneal-graph", "anneal-graph"}}) {
     std::vector<OptionSpec> options = fusion_options;
     if (r.has(inner)) {
       for (const OptionSpec& o : r.info(inner).options) options.push_back(o);
     }
-    const std::string label = inner == "heft" ? "HEFT" : inner == "m-etf" ? "m-ETF" : "anneal";
+    const std::string label = inner == "heft" ? "HEFT" : inner == "m-etf" ? "m-ETF" : inner;
     const std::string inner_name = inner;
     r.add(name, label + suffix, std::move(options),
           [inner_name] { return make_fused_placer(inner_name); });

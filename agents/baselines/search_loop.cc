@@ -1,0 +1,75 @@
+// What the evaluator searches share (search_loop.h).
+#include "agents/baselines/search_loop.h"
+
+#include "agents/baselines/common.h"
+#include "agents/baselines/placers.h"
+#include "core/errors.h"
+
+namespace aware::baselines {
+
+// The "threads" option: an EvaluatorPool of that many clones of the context's
+// evaluator, or null for one thread (evaluate in place).
+std::unique_ptr<EvaluatorPool> pool_for(const PlaceContext& context, const std::string& placer) {
+  const long long threads = option_int(context.options, "threads", 1, placer);
+  if (threads < 1 || threads > 256) throw ConfigError(placer + ": 'threads' must be 1..256");
+  if (threads == 1) return nullptr;
+  return std::make_unique<EvaluatorPool>(*context.evaluator, static_cast<int>(threads));
+}
+
+void require_evaluator(const PlaceContext& context, const std::string& placer) {
+  if (context.evaluator == nullptr)
+    throw ConfigError(placer + " needs an evaluator (PlaceContext::evaluator is null)");
+}
+
+// Parallel chains (PlaceContext::exchange): each runs the search with its share
+// of the budget and a seed of its own (chain 0 keeps the run's seed).
+PlaceContext chain_context(const PlaceContext& context, const std::string& placer) {
+  PlaceContext chain = context;
+  if (context.exchange == nullptr) return chain;
+  const long long chains = context.exchange->chains();
+  const long long total = context.budget_evals > 0 ? context.budget_evals : kDefaultBudgetEvals;
+  if (total / chains < kMinChainEvals)
+    throw ConfigError(placer + ": " + std::to_string(total) + " evaluations split over " + std::to_string(chains) +
+                      " chains leaves fewer than " + std::to_string(kMinChainEvals) +
+                      " each: raise --budget-evals or run fewer chains");
+  if (context.budget_seconds > 0)
+    throw ConfigError(placer + ": parallel chains take an evaluation budget, not --budget-seconds "
+                      "(chains meet after equal numbers of evaluations)");
+  chain.budget_evals = total / chains;
+  chain.seed = context.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(context.exchange->chain());
+  return chain;
+}
+
+// Brings this chain's best to a meeting and takes the best of all into `loop`.
+ChainMeeting meet_chains(const PlaceContext& context, SearchLoop& loop, bool stop) {
+  ChainBest mine;
+  mine.feasible = loop.best().feasible;
+  mine.step_us = loop.best().step_us;
+  mine.placement = loop.best_placement();
+  mine.stop = stop;
+  ChainMeeting met = context.exchange->meet(mine);
+  loop.adopt(Score{met.best.feasible, met.best.step_us}, met.best.placement);
+  return met;
+}
+
+// The starting point: context.start when given, else the best of the cheap
+// placers under the evaluator (their evaluations count against the budget).
+void seed_search(SearchLoop& loop, const OpGraph& graph, const Cluster& cluster,
+                 const PlaceContext& context) {
+  if (context.start != nullptr) {
+    check_placement(graph, cluster, *context.start, "start placement");
+    loop.evaluate(*context.start);
+    return;
+  }
+  PlaceContext cheap;
+  cheap.evaluator = context.evaluator;
+  cheap.seed = context.seed;
+  using Factory = std::unique_ptr<Placer> (*)();
+  for (Factory make : {make_m_etf_placer, make_heft_placer, make_m_sct_placer, make_expert_placer,
+                       make_m_topo_placer, make_single_placer, make_round_robin_placer}) {
+    if (loop.exhausted() && loop.used() > 0) break;
+    loop.evaluate(make()->place(graph, cluster, cheap));
+  }
+}
+
+}  // namespace aware::baselines
