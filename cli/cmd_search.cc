@@ -53,6 +53,8 @@ struct TrainArgs {
   long long seed = 1;
   int threads = 1;
   int workers = 1;
+  std::string imitate;
+  int imitate_steps = 400;
   double lr = 0;
   double entropy = -1;
   std::string init;
@@ -93,6 +95,8 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.save_policy = a.save_policy;
   t.curve_csv = a.curve;
   t.agent_options = parse_kv(a.agent_options, "--agent-option");
+  t.imitate = a.imitate;
+  t.imitate_steps = a.imitate_steps;
   t.resume_dir = a.resume;
   t.checkpoint_every_s = a.checkpoint_every_s;
   t.checkpoint_every_updates = a.checkpoint_every_updates;
@@ -120,6 +124,11 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "Data-parallel training on N threads (each plays its share of every update's "
                 "episodes on its own evaluator clone; gradients averaged); an evaluation budget only")
       ->capture_default_str();
+  c->add_option("--imitate", a.imitate,
+                "Behaviour cloning first: the policy learns to reproduce this placement before "
+                "reinforcement learning: cheap (the best cheap placer), PLACER[:N] (e.g. anneal-graph:500) "
+                "or a placement file; its evaluations count against the budget (aware only)");
+  c->add_option("--imitate-steps", a.imitate_steps, "At most this many imitation steps")->capture_default_str();
   c->add_option("--lr", a.lr, "Adam learning rate (0: the agent's default)")
       ->check(CLI::Range(0.0, 1e3));
   c->add_option("--entropy", a.entropy, "Entropy bonus weight (< 0: the agent's default)");
@@ -204,6 +213,13 @@ void run_search(const SearchArgs& a) {
     out["zero_shot"] = a.budget_evals == 0 && a.budget_seconds == 0;
     if (r.greedy.size() > 0) out["greedy_step_us"] = r.greedy_step_us;
     out["best_is_greedy"] = r.best_is_greedy;
+    if (!a.imitate.empty())
+      out["imitation"] = {{"target", a.imitate},
+                          {"target_step_us", r.imitation_target_us},
+                          {"evaluations", r.imitation_evaluations},
+                          {"steps", r.imitation_steps},
+                          {"probability", r.imitation_probability},
+                          {"accuracy", r.imitation_accuracy}};
     out["cancelled"] = r.cancelled;
     if (!a.out.empty()) out["placement_file"] = a.out;
     if (!a.curve.empty()) out["curve_file"] = a.curve;
@@ -315,13 +331,15 @@ void run_bench_agent(const BenchAgentArgs& a) {
   const rl::TrainResult r = rl::train_agent_workers(a.agent, graph, cluster, *evaluator, t, a.workers);
   progress.finish();
   const rl::TrainProfile& p = r.profile;  // worker 0's
-  const double other = std::max(0.0, p.total_s - p.prepare_s - p.episodes_s - p.update_s - p.greedy_s);
+  const double other =
+      std::max(0.0, p.total_s - p.prepare_s - p.episodes_s - p.update_s - p.greedy_s - p.imitate_s);
   const double per_s = p.total_s > 0 ? static_cast<double>(r.evaluations) / p.total_s : 0;
   const std::vector<std::pair<std::string, double>> parts = {
       {"prepare", p.prepare_s},         {"features", p.features_s},
       {"forward", p.forward_s()},       {"simulate", p.simulate_s},
       {"backward", p.backward_s},       {"optimizer", std::max(0.0, p.update_s - p.backward_s)},
-      {"greedy", p.greedy_s},           {"other", other}};
+      {"greedy", p.greedy_s},           {"imitate", p.imitate_s},
+      {"other", other}};
   nlohmann::json split = nlohmann::json::object();
   for (const auto& [name, sec] : parts) split[name] = sec;
   nlohmann::json out = {{"agent", a.agent},

@@ -36,6 +36,10 @@ void Agent::replay(Episode& episode) {
 
 // ------------------------------------------------------------ sampling helpers
 
+ImitationTerms Agent::imitation_loss(const Placement&, SampleRng&) {
+  throw ConfigError("agent '" + kind() + "' cannot imitate a placement (imitate= is for aware)");
+}
+
 std::vector<Episode> Agent::run_episodes(PlacementEnv& env, SampleRng& rng, int count) {
   std::vector<Episode> out;
   for (int e = 0; e < count && !env.exhausted(); ++e) out.push_back(run_episode(env, rng, false));

@@ -47,6 +47,13 @@ struct Episode {
 
 enum class BaselineKind { kPerStepMean, kEma };
 
+// One behaviour-cloning pass (Agent::imitation_loss).
+struct ImitationTerms {
+  torch::Tensor loss;            // scalar with grad: mean -log p(target action) per decision
+  double mean_probability = 0;   // mean p(target action) over the decisions
+  double accuracy = 0;           // fraction of decisions whose most likely action is the target's
+};
+
 // Training settings an agent prefers; TrainOptions override them.
 struct AgentDefaults {
   double learning_rate = 1e-3;
@@ -85,6 +92,11 @@ class Agent {
   // The default plays them one after another with `rng`; an agent may play them
   // together, through batched networks, when that gives the same episodes.
   virtual std::vector<Episode> run_episodes(PlacementEnv& env, SampleRng& rng, int count);
+  // Behaviour cloning (TrainOptions::imitate): the mean negative log-likelihood
+  // per decision of the episode that would place the prepared graph as `target`
+  // (a full placement), each decision seeing the target's earlier ones, with grad.
+  // Agents without it throw ConfigError.
+  virtual ImitationTerms imitation_loss(const Placement& target, SampleRng& rng);
   // Evaluations the greedy episode after training makes on the prepared graph
   // (the trainer keeps them back from the budget).
   virtual int greedy_evaluations() const { return 1; }

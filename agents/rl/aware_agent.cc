@@ -509,6 +509,51 @@ class AwareAgent final : public Agent {
     return out;
   }
 
+  // Behaviour cloning: the target's coarse placement (each fused node on the
+  // device most of its ops are on, ties to the lowest id), decided chunk by chunk
+  // as play() decides, every chunk seeing the target's devices for the chunks
+  // before it; all chunks in one stacked forward pass.
+  ImitationTerms imitation_loss(const Placement& target, SampleRng& rng) override {
+    AWARE_CHECK(target.size() == static_cast<int>(fusion_result_.group_of_op.size()),
+                "aware: imitation target of another graph");
+    std::vector<int> coarse(n_, 0), count(devices_, 0);
+    for (int g = 0; g < n_; ++g) {
+      std::fill(count.begin(), count.end(), 0);
+      for (int op : fusion_result_.ops_of_group[g]) ++count[target[op]];
+      coarse[g] = static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+    }
+    const int leaders = static_cast<int>(leaders_.size());
+    const int chunk = std::max(1, (leaders + steps_ - 1) / steps_);
+    std::vector<torch::Tensor> xs, scores, ids, picked;
+    std::vector<int64_t> actions;
+    AnchorTensors all;
+    int copies = 0;
+    for (int begin = 0; begin < leaders; begin += chunk, ++copies) {
+      const int end = std::min(leaders, begin + chunk);
+      std::vector<int> placed(n_, -1);
+      for (int i = 0; i < n_; ++i)
+        if (leader_of_[i] < begin) placed[i] = coarse[leaders_[leader_of_[i]]];
+      const AnchorTensors a = episode_anchors(rng, false);
+      all.mask = a.mask;
+      xs.push_back(features(placed));
+      scores.push_back(a.score);
+      ids.push_back(a.anchor + static_cast<int64_t>(copies) * n_);
+      picked.push_back(leader_idx_.slice(0, begin, end) + static_cast<int64_t>(copies) * n_);
+      for (int k = begin; k < end; ++k) actions.push_back(coarse[leaders_[k]]);
+    }
+    all.score = torch::cat(scores);
+    all.anchor = torch::cat(ids);
+    const torch::Tensor logits = net_->forward(torch::cat(xs), stacked_graph(copies), all, copies)
+                                     .index_select(0, torch::cat(picked));
+    const torch::Tensor want = torch::tensor(actions, torch::kInt64);
+    const torch::Tensor chosen = torch::log_softmax(logits, 1).gather(1, want.unsqueeze(1)).squeeze(1);
+    ImitationTerms out;
+    out.loss = -chosen.mean();
+    out.mean_probability = chosen.detach().exp().mean().item<double>();
+    out.accuracy = logits.detach().argmax(1).eq(want).to(torch::kFloat).mean().item<double>();
+    return out;
+  }
+
   // Every node of the leaders begin..end-1 takes its leader's action.
   void place_chunk(std::vector<int>& placed, int begin, int end, const std::vector<int64_t>& actions) const {
     for (int i = 0; i < n_; ++i)

@@ -80,6 +80,10 @@ class PlacementEnv {
   double simulate_s() const { return simulate_s_; }
   double features_s() const { return features_s_; }
   void add_features_s(double seconds) { features_s_ += seconds; }
+  // Counts `n` evaluations made on this env's behalf by someone else (a placer
+  // finding an imitation target) against the budget; negative: hands evaluations
+  // on to other processes of a data-parallel job.
+  void count_external(long long n) { evaluations_ += n; }
 
   // For resuming from a checkpoint.
   void restore(long long evaluations, double elapsed_s, const Placement& best,

@@ -67,6 +67,17 @@ struct TrainOptions {
   std::string resume_dir;       // checkpoint directory: resumed from when it holds one
   double checkpoint_every_s = 30;       // checkpoint cadence, wall-clock seconds
   long long checkpoint_every_updates = 0;  // and/or every N updates (0: off)
+  // Behaviour cloning before the reinforcement learning (one graph; not when
+  // resuming): the policy is first trained to reproduce a target placement.
+  // imitate: "" (off), "cheap" (the best of m-etf, heft, m-sct, expert, m-topo,
+  // single and round-robin, each evaluated once), "PLACER" or "PLACER:N" (a
+  // registered placer, a search given N evaluations, default a tenth of the
+  // budget), or a placement file. Every evaluation it makes counts against the
+  // budget. imitate_target (non-empty) is used instead, as given.
+  std::string imitate;
+  Placement imitate_target;
+  int imitate_steps = 400;        // at most this many Adam steps of the imitation loss,
+  double imitate_probability = 0.97;  // stopping once p(target action) averages this
   std::string curve_csv;        // learning curve written here: rewritten (by rename) as the run
   double curve_every_s = 5;     // goes, at most every curve_every_s seconds, and at the end
   ProgressObserver* progress = nullptr;  // may be null; polled for cancel()
@@ -124,6 +135,7 @@ struct TrainProfile {
   double update_s = 0;    // policy updates
   double backward_s = 0;  // of which: backward passes
   double greedy_s = 0;    // the greedy episode after training
+  double imitate_s = 0;   // behaviour cloning (finding the target and the imitation steps)
   double total_s = 0;     // the whole call
   double forward_s() const { return std::max(0.0, episodes_s - simulate_s - features_s); }
 };
@@ -150,6 +162,13 @@ struct TrainResult {
   long long greedy_evaluations = 0;  // evaluations the greedy episode made (counted in `evaluations`)
   bool best_is_greedy = false;       // `best` is the greedy placement (it beat every sample)
   TrainProfile profile;              // where this call's time went (this process's, in data-parallel runs)
+  // Behaviour cloning (TrainOptions::imitate): the target's step time (µs), the
+  // steps taken, the mean p(target action) and argmax accuracy reached, and the
+  // evaluations that finding the target took (counted in `evaluations`).
+  double imitation_target_us = 0;
+  int imitation_steps = 0;
+  double imitation_probability = 0, imitation_accuracy = 0;
+  long long imitation_evaluations = 0;
 };
 
 // Trains agent `agent` ("placeto", "hierarchical", ...) on `graph` / `cluster`

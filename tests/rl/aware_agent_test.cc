@@ -206,6 +206,51 @@ TEST(AwareAgent, BatchedEpisodesAreThoseOfOneByOnePlay) {
     EXPECT_EQ(r[1].curve[i].mean_step_us, r[0].curve[i].mean_step_us) << "update " << i;
 }
 
+// Behaviour cloning: the greedy policy after imitating a placement is that
+// placement, and every evaluation that finding a target takes is in the budget.
+TEST(AwareAgent, BehaviourCloningReproducesATargetPlacement) {
+  register_builtins();
+  const OpGraph g = asymmetric_graph();
+  const Cluster c = star_cluster(3);
+  AnalyticSimulator sim;
+  for (const std::vector<int>& devices : {std::vector<int>{2, 0, 1, 1, 0, 2, 2}, std::vector<int>{0, 1, 1, 2, 0, 0, 1}}) {
+    TrainOptions t;
+    t.budget_evals = 2;  // the reference state, then the greedy episode: nothing is reinforced
+    t.seed = 4;
+    t.agent_options = off_fusion();
+    t.imitate_target = Placement(devices);
+    t.imitate_probability = 0.99;
+    const TrainResult r = train_agent("aware", g, c, sim, t);
+    EXPECT_EQ(r.greedy, t.imitate_target);
+    EXPECT_EQ(r.imitation_accuracy, 1.0);
+    EXPECT_GE(r.imitation_probability, 0.99);
+    EXPECT_LT(r.imitation_steps, t.imitate_steps) << "stopped when the target was reached";
+    EXPECT_EQ(r.evaluations, 2);
+  }
+  // Targets found by placers: their evaluations are counted, the budget stays exact.
+  const OpGraph big = parallel_chains_graph(4, 5, 2e6);
+  for (const auto& [spec, cost] : std::vector<std::pair<std::string, long long>>{
+           {"cheap", 7}, {"m-etf", 1}, {"anneal-graph:30", 31}}) {
+    TrainOptions t;
+    t.budget_evals = 60;
+    t.seed = 2;
+    t.imitate = spec;
+    t.imitate_steps = 50;
+    const TrainResult r = train_agent("aware", big, c, sim, t);
+    EXPECT_EQ(r.imitation_evaluations, cost) << spec;
+    EXPECT_EQ(r.evaluations, 60) << spec;
+    EXPECT_LE(r.best_step_us, r.imitation_target_us) << spec << ": the target itself was evaluated";
+  }
+  TrainOptions bad;
+  bad.budget_evals = 20;
+  bad.imitate = "no-such-placer";
+  EXPECT_THROW(train_agent("aware", big, c, sim, bad), ConfigError);
+  bad.imitate = "anneal-graph:40";
+  EXPECT_THROW(train_agent("aware", big, c, sim, bad), ConfigError) << "the target would take the budget";
+  bad.imitate = "m-etf";
+  EXPECT_THROW(train_agent("placeto", big, c, sim, bad), ConfigError) << "placeto cannot imitate";
+}
+
 TEST(AwareAgent, EmbeddingIsPermutationEquivariant) {
   const OpGraph g = asymmetric_graph();
   const std::vector<int> perm = {4, 6, 0, 2, 5, 1, 3};

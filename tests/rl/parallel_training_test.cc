@@ -261,6 +261,17 @@ TEST(ParallelTraining, WorkerThreadsSpendTheWholeBudgetAndRepeatForASeed) {
       EXPECT_EQ(a.curve[i].mean_step_us, b.curve[i].mean_step_us) << agent << " update " << i;
     EXPECT_EQ(sim.evaluate(graph, cluster, a.best).step_time_us, a.best_step_us) << agent;
   }
+  // Behaviour cloning on workers: worker 0 finds the target, the job pays for it.
+  TrainOptions t;
+  t.budget_evals = 61;
+  t.seed = 2;
+  t.imitate = "anneal-graph:40";
+  t.imitate_steps = 30;
+  AnalyticSimulator sim;
+  const TrainResult r = train_agent_workers("aware", graph, cluster, sim, t, 2);
+  EXPECT_EQ(r.imitation_evaluations, 41);
+  EXPECT_EQ(r.evaluations, 61);
+  EXPECT_LE(r.best_step_us, r.imitation_target_us);
 }
 
 // A worker whose evaluator throws ends every worker (none is left waiting at a
