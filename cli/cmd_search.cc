@@ -55,6 +55,7 @@ struct TrainArgs {
   int workers = 1;
   std::string imitate;
   int imitate_steps = 400;
+  int few_shot = 0;
   double lr = 0;
   double entropy = -1;
   std::string init;
@@ -97,6 +98,7 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.agent_options = parse_kv(a.agent_options, "--agent-option");
   t.imitate = a.imitate;
   t.imitate_steps = a.imitate_steps;
+  t.few_shot = a.few_shot;
   t.resume_dir = a.resume;
   t.checkpoint_every_s = a.checkpoint_every_s;
   t.checkpoint_every_updates = a.checkpoint_every_updates;
@@ -129,6 +131,10 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "reinforcement learning: cheap (the best cheap placer), PLACER[:N] (e.g. anneal-graph:500) "
                 "or a placement file; its evaluations count against the budget (aware only)");
   c->add_option("--imitate-steps", a.imitate_steps, "At most this many imitation steps")->capture_default_str();
+  c->add_option("--few-shot", a.few_shot,
+                "Zero-shot (--init alone): also K sampled placements of the policy, the best of all "
+                "(K more evaluations)")
+      ->capture_default_str();
   c->add_option("--lr", a.lr, "Adam learning rate (0: the agent's default)")
       ->check(CLI::Range(0.0, 1e3));
   c->add_option("--entropy", a.entropy, "Entropy bonus weight (< 0: the agent's default)");
@@ -213,6 +219,11 @@ void run_search(const SearchArgs& a) {
     out["zero_shot"] = a.budget_evals == 0 && a.budget_seconds == 0;
     if (r.greedy.size() > 0) out["greedy_step_us"] = r.greedy_step_us;
     out["best_is_greedy"] = r.best_is_greedy;
+    if (a.few_shot > 0) {
+      out["few_shot"] = a.few_shot;
+      out["few_shot_best_us"] = r.few_shot_best_us;
+      out["few_shot_evaluations"] = r.few_shot_evaluations;
+    }
     if (!a.imitate.empty())
       out["imitation"] = {{"target", a.imitate},
                           {"target_step_us", r.imitation_target_us},

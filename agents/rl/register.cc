@@ -40,6 +40,7 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "imitate") t.imitate = value;
     else if (key == "imitate_steps")
       t.imitate_steps = static_cast<int>(option_int(context.options, key, 400, owner));
+    else if (key == "few_shot") t.few_shot = static_cast<int>(option_int(context.options, key, 0, owner));
     else if (key == "zero_shot") continue;
     else t.agent_options[key] = value;
   }
@@ -84,6 +85,8 @@ std::vector<OptionSpec> trainer_options() {
       {"entropy", T::kDouble, "", "entropy bonus (default: the agent's)"},
       {"episodes_per_update", T::kInt, "", "episodes per gradient step (default: the agent's)"},
       {"zero_shot", T::kInt, "0", "1: no training, the init policy's greedy placement"},
+      {"few_shot", T::kInt, "0",
+       "with zero_shot=1: also K sampled placements of the policy, the best of all (K more evaluations)"},
       {"imitate", T::kString, "",
        "behaviour cloning first: cheap, PLACER[:N] or a placement file (its evaluations count; aware only)"},
       {"imitate_steps", T::kInt, "400", "at most this many imitation steps"},

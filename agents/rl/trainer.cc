@@ -631,6 +631,7 @@ void Trainer::imitate(TrainResult& result) {
 TrainResult Trainer::run() {
   const auto run_t0 = Clock::now();
   if (opt_.budget_evals < 0 || opt_.budget_seconds < 0) throw ConfigError("budgets must not be negative");
+  if (opt_.few_shot < 0) throw ConfigError("few_shot must not be negative");
   const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0;
   if (zero_shot && opt_.init_policy.empty())
     throw ConfigError("training needs a budget: give --budget-evals N and/or --budget-seconds S (> 0), "
@@ -912,6 +913,26 @@ TrainResult Trainer::run() {
     result.best_step_us = result.greedy_step_us;
     result.best_feasible = result.greedy_feasible;
     result.curve = curve_;
+    if (opt_.few_shot > 0) {
+      // K samples of the policy, outside any budget; the best of them and the greedy one.
+      torch::NoGradGuard no_grad;
+      PlacementEnv samples(graph_, cluster_, evaluator_, defaults_.penalty, opt_.few_shot, 0, nullptr);
+      SampleRng rng(opt_.seed ^ 0x5851F42D4C957F2DULL);
+      while (!samples.exhausted()) {
+        const long long before = samples.evaluations();
+        agent_->run_episodes(samples, rng, opt_.few_shot - static_cast<int>(before));
+        if (samples.evaluations() == before) break;
+      }
+      result.few_shot_evaluations = samples.evaluations();
+      result.few_shot_best_us = samples.best_step_us();
+      result.evaluations = samples.evaluations();  // the greedy episode's are greedy_evaluations, as without
+      if ((samples.best_feasible() && !result.best_feasible) ||
+          (samples.best_feasible() == result.best_feasible && samples.best_step_us() < result.best_step_us)) {
+        result.best = samples.best_placement();
+        result.best_step_us = samples.best_step_us();
+        result.best_feasible = samples.best_feasible();
+      }
+    }
     return result;
   }
   result.best = env_->best_placement();

@@ -90,10 +90,14 @@ struct TrainOptions {
   int standardize_advantages = -1;
   // After training, play one greedy (argmax) episode and report its placement in
   // TrainResult::greedy; TrainResult::best is the better of it and the best
-  // sample. On one graph with budget_evals >= 2 one evaluation of the budget is
-  // kept back for it; its evaluations are counted in `evaluations` (Placeto with
-  // evaluate=step makes one per step, so it can exceed the one kept back).
+  // sample. On one graph, when the budget holds more than the greedy episode's
+  // evaluations (Agent::greedy_evaluations), those are kept back for it; they are
+  // counted in `evaluations`.
   bool greedy_eval = true;
+  // Zero-shot only (both budgets 0 and an init policy): besides the greedy
+  // placement, this many sampled episodes of the policy, the best of all
+  // returned ("few-shot K", K more evaluations; 0: the greedy one alone).
+  int few_shot = 0;
   // One stderr line per update (evaluations, mean sampled step, best, entropy,
   // loss): a diagnostic; also on when the environment sets AWARE_RL_DEBUG.
   bool debug = false;
@@ -161,6 +165,10 @@ struct TrainResult {
   bool greedy_feasible = false;
   long long greedy_evaluations = 0;  // evaluations the greedy episode made (counted in `evaluations`)
   bool best_is_greedy = false;       // `best` is the greedy placement (it beat every sample)
+  // Few-shot (TrainOptions::few_shot): the best sampled episode's step time and
+  // the evaluations the samples made (in `evaluations`).
+  double few_shot_best_us = 0;
+  long long few_shot_evaluations = 0;
   TrainProfile profile;              // where this call's time went (this process's, in data-parallel runs)
   // Behaviour cloning (TrainOptions::imitate): the target's step time (µs), the
   // steps taken, the mean p(target action) and argmax accuracy reached, and the

@@ -513,6 +513,24 @@ TEST(Pretrain, TrainsAcrossGraphsThenPlacesAnUnseenGraphZeroShot) {
   EXPECT_EQ(zero.updates, 0);
   EXPECT_EQ(zero.best, zero.greedy);
   EXPECT_GT(zero.greedy_step_us, 0);
+  // Few-shot K: K sampled placements besides the greedy one, the best of all.
+  for (const char* agent : {"placeto", "aware"}) {
+    TrainOptions p = small_run(60, 4);
+    p.save_policy = dir + "/" + agent + "-single.pt";
+    train_agent(agent, g1, c, sim, p);
+    TrainOptions k;
+    k.init_policy = p.save_policy;
+    k.few_shot = 6;
+    const TrainResult few = train_agent(agent, unseen, c, sim, k);
+    k.few_shot = 0;
+    const TrainResult greedy_only = train_agent(agent, unseen, c, sim, k);
+    EXPECT_EQ(few.few_shot_evaluations, 6) << agent;
+    EXPECT_EQ(few.evaluations, 6) << agent;
+    EXPECT_EQ(few.greedy, greedy_only.greedy) << agent << ": the same greedy placement";
+    EXPECT_LE(few.best_step_us, greedy_only.best_step_us) << agent;
+    EXPECT_LE(few.best_step_us, few.few_shot_best_us) << agent;
+    EXPECT_DOUBLE_EQ(sim.evaluate(unseen, c, few.best).step_time_us, few.best_step_us) << agent;
+  }
   // Fine-tuning from the pre-trained file.
   TrainOptions f = small_run(30, 4);
   f.init_policy = t.save_policy;
