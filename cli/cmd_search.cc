@@ -105,6 +105,19 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   return t;
 }
 
+// What a one-graph training command reads before it trains.
+struct TrainInputs {
+  OpGraph graph;
+  Cluster cluster;
+  std::unique_ptr<Evaluator> evaluator;
+};
+
+TrainInputs load_train_inputs(const std::string& graph, const TrainArgs& a) {
+  TrainInputs in{load_graph(graph), load_cluster(a.cluster), nullptr};
+  in.evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
+  return in;
+}
+
 // The flags of TrainArgs (the budget's and the curve's help differ per command).
 void add_train_options(CLI::App* c, TrainArgs& a,
                        const std::string& budget_help, const std::string& curve_help) {
@@ -160,13 +173,13 @@ void run_search(const SearchArgs& a) {
   prepare_output_path(a.out, "-o");
   prepare_output_path(a.curve, "--curve");
   prepare_output_path(a.save_policy, "--save-policy");
-  const OpGraph graph = load_graph(a.graph);
-  const Cluster cluster = load_cluster(a.cluster);
-  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
-
+  const TrainInputs in = load_train_inputs(a.graph, a);
+  const OpGraph& graph = in.graph;
+  const Cluster& cluster = in.cluster;
+  Evaluator* evaluator = in.evaluator.get();
+  StderrProgress progress;
   rl::TrainOptions t = shared_train_options(a);
   t.algorithm = a.algorithm;
-  StderrProgress progress;
   t.progress = &progress;
   int ranks = 1;
 #ifdef AWARE_HAVE_MPI
@@ -332,12 +345,13 @@ void run_bench_agent(const BenchAgentArgs& a) {
   if (a.budget_evals <= 0) throw ConfigError("bench agent needs --budget-evals N (> 0)");
   rl::rl_agent_description(a.agent);
   prepare_output_path(a.out, "-o");
-  const OpGraph graph = load_graph(a.graph);
-  const Cluster cluster = load_cluster(a.cluster);
-  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
+  const TrainInputs in = load_train_inputs(a.graph, a);
+  const OpGraph& graph = in.graph;
+  const Cluster& cluster = in.cluster;
+  Evaluator* evaluator = in.evaluator.get();
+  StderrProgress progress;
   rl::TrainOptions t = shared_train_options(a);
   t.algorithm = a.algorithm;
-  StderrProgress progress;
   t.progress = &progress;
   const rl::TrainResult r = rl::train_agent_workers(a.agent, graph, cluster, *evaluator, t, a.workers);
   progress.finish();

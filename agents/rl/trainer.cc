@@ -128,6 +128,7 @@ class Trainer {
   bool ppo_ = false;
   bool debug_ = false;
   long long reserve_greedy_ = 0;  // evaluations of the budget kept for the greedy episode
+  long long job_budget_evals_ = 0, job_evaluations_ = 0;  // data-parallel: the whole job's
   TrainProfile profile_;
   // Behaviour cloning before training (TrainOptions::imitate), into `result`.
   void imitate(TrainResult& result);
@@ -655,6 +656,7 @@ TrainResult Trainer::run() {
     // Each process its share of the budget (the remainder to rank 0, as when a
     // checkpoint is split anew), so the job spends all of it; outputs are the
     // caller's to give rank 0 alone.
+    job_budget_evals_ = opt_.budget_evals;
     opt_.budget_evals = opt_.budget_evals / parallel_->size() +
                         (parallel_->rank() == 0 ? opt_.budget_evals % parallel_->size() : 0);
   }
@@ -801,8 +803,10 @@ TrainResult Trainer::run() {
     pr.task = name_ + " on " + graphs_[current_]->name();
     if (graphs_.size() > 1)
       pr.task += " (graph " + std::to_string(current_ + 1) + " of " + std::to_string(graphs_.size()) + ")";
-    pr.done = env_->evaluations() + extra_evaluations;
-    pr.total = opt_.budget_evals > 0 ? std::max(opt_.budget_evals, pr.done) : 0;
+    // Data-parallel: the job's evaluations against the job's budget.
+    pr.done = (parallel_ != nullptr ? job_evaluations_ : env_->evaluations()) + extra_evaluations;
+    const long long budget = parallel_ != nullptr ? job_budget_evals_ : opt_.budget_evals;
+    pr.total = budget > 0 ? std::max(budget, pr.done) : 0;
     pr.best_step_us =
         graphs_.size() == 1 && env_->best_feasible() ? env_->best_step_us() : -1;
     pr.elapsed_s = env_->elapsed_s();
@@ -855,8 +859,9 @@ TrainResult Trainer::run() {
       // A data-parallel run's curve counts the job's evaluations and its best.
       const double job_evaluations = parallel_->sum(static_cast<double>(env_->evaluations()));
       const double job_best = parallel_->minimum(env_->best_penalised_us());
+      job_evaluations_ = std::llround(job_evaluations);
       if (!batch.empty()) {
-        curve_.back().evaluations = std::llround(job_evaluations);
+        curve_.back().evaluations = job_evaluations_;
         curve_.back().best_step_us = job_best;
       }
     }

@@ -15,6 +15,7 @@
 #include "agents/rl/trainer.h"
 #include "builtins/builtins.h"
 #include "core/errors.h"
+#include "core/progress.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "tests/rl/rl_test_graphs.h"
 
@@ -247,8 +248,20 @@ TEST(ParallelTraining, WorkerThreadsSpendTheWholeBudgetAndRepeatForASeed) {
     t.budget_evals = 41;
     t.seed = 3;
     AnalyticSimulator sim;
+    struct Last : ProgressObserver {
+      Progress last;
+      long long most_before_end = 0;
+      void on_progress(const Progress& p) override {
+        if (p.message != "done") most_before_end = std::max(most_before_end, p.done);
+        last = p;
+      }
+    } progress;
+    t.progress = &progress;
     const TrainResult a = train_agent_workers(agent, graph, cluster, sim, t, 2);
+    t.progress = nullptr;
     const TrainResult b = train_agent_workers(agent, graph, cluster, sim, t, 2);
+    EXPECT_EQ(progress.last.total, 41) << agent << ": progress counts the job's budget";
+    EXPECT_GT(progress.most_before_end, 41 / 2 + 1) << agent << ": and the job's evaluations";
     EXPECT_EQ(a.evaluations, 41) << agent;
     EXPECT_EQ(a.episodes_per_update % 2, 0) << agent << ": both workers' episodes";
     ASSERT_FALSE(a.curve.empty()) << agent;
