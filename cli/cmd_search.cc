@@ -105,18 +105,23 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   return t;
 }
 
-// What a one-graph training command reads before it trains.
-struct TrainInputs {
+// What a one-graph training command sets up before it trains: the graph, the
+// cluster, the evaluator, progress on stderr and the trainer's options.
+struct TrainSetup {
+  TrainSetup(const std::string& graph_spec, const TrainArgs& a, const std::string& algorithm)
+      : graph(load_graph(graph_spec)),
+        cluster(load_cluster(a.cluster)),
+        evaluator(make_evaluator(a.evaluator, a.mode, a.eval_options)),
+        options(shared_train_options(a)) {
+    options.algorithm = algorithm;
+    options.progress = &progress;
+  }
   OpGraph graph;
   Cluster cluster;
   std::unique_ptr<Evaluator> evaluator;
+  StderrProgress progress;
+  rl::TrainOptions options;
 };
-
-TrainInputs load_train_inputs(const std::string& graph, const TrainArgs& a) {
-  TrainInputs in{load_graph(graph), load_cluster(a.cluster), nullptr};
-  in.evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
-  return in;
-}
 
 // The flags of TrainArgs (the budget's and the curve's help differ per command).
 void add_train_options(CLI::App* c, TrainArgs& a,
@@ -173,14 +178,12 @@ void run_search(const SearchArgs& a) {
   prepare_output_path(a.out, "-o");
   prepare_output_path(a.curve, "--curve");
   prepare_output_path(a.save_policy, "--save-policy");
-  const TrainInputs in = load_train_inputs(a.graph, a);
-  const OpGraph& graph = in.graph;
-  const Cluster& cluster = in.cluster;
-  Evaluator* evaluator = in.evaluator.get();
-  StderrProgress progress;
-  rl::TrainOptions t = shared_train_options(a);
-  t.algorithm = a.algorithm;
-  t.progress = &progress;
+  const auto in = std::make_unique<TrainSetup>(a.graph, a, a.algorithm);
+  const OpGraph& graph = in->graph;
+  const Cluster& cluster = in->cluster;
+  Evaluator* evaluator = in->evaluator.get();
+  StderrProgress& progress = in->progress;
+  rl::TrainOptions& t = in->options;
   int ranks = 1;
 #ifdef AWARE_HAVE_MPI
   MpiJob* job = train_across_ranks(t);
@@ -345,16 +348,12 @@ void run_bench_agent(const BenchAgentArgs& a) {
   if (a.budget_evals <= 0) throw ConfigError("bench agent needs --budget-evals N (> 0)");
   rl::rl_agent_description(a.agent);
   prepare_output_path(a.out, "-o");
-  const TrainInputs in = load_train_inputs(a.graph, a);
-  const OpGraph& graph = in.graph;
-  const Cluster& cluster = in.cluster;
-  Evaluator* evaluator = in.evaluator.get();
-  StderrProgress progress;
-  rl::TrainOptions t = shared_train_options(a);
-  t.algorithm = a.algorithm;
-  t.progress = &progress;
-  const rl::TrainResult r = rl::train_agent_workers(a.agent, graph, cluster, *evaluator, t, a.workers);
-  progress.finish();
+  const auto in = std::make_unique<TrainSetup>(a.graph, a, a.algorithm);
+  const rl::TrainResult r = rl::train_agent_workers(a.agent, in->graph, in->cluster, *in->evaluator, in->options, a.workers);
+  in->progress.finish();
+  const OpGraph& graph = in->graph;
+  const Cluster& cluster = in->cluster;
+  const Evaluator* evaluator = in->evaluator.get();
   const rl::TrainProfile& p = r.profile;  // worker 0's
   const double other =
       std::max(0.0, p.total_s - p.prepare_s - p.episodes_s - p.update_s - p.greedy_s - p.imitate_s);
