@@ -56,6 +56,7 @@ struct TrainArgs {
   std::string imitate;
   int imitate_steps = 400;
   int few_shot = 0;
+  std::string standardize;  // "", on, off
   double lr = 0;
   double entropy = -1;
   std::string init;
@@ -99,6 +100,7 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.imitate = a.imitate;
   t.imitate_steps = a.imitate_steps;
   t.few_shot = a.few_shot;
+  if (!a.standardize.empty()) t.standardize_advantages = a.standardize == "on" ? 1 : 0;
   t.resume_dir = a.resume;
   t.checkpoint_every_s = a.checkpoint_every_s;
   t.checkpoint_every_updates = a.checkpoint_every_updates;
@@ -149,6 +151,9 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "reinforcement learning: cheap (the best cheap placer), PLACER[:N] (e.g. anneal-graph:500) "
                 "or a placement file; its evaluations count against the budget (aware only)");
   c->add_option("--imitate-steps", a.imitate_steps, "At most this many imitation steps")->capture_default_str();
+  c->add_option("--standardize-advantages", a.standardize,
+                "on: each update's advantages zero-mean, unit-std (default: the agent's, off for all three)")
+      ->check(CLI::IsMember({"on", "off"}));
   c->add_option("--few-shot", a.few_shot,
                 "Zero-shot (--init alone): also K sampled placements of the policy, the best of all "
                 "(K more evaluations)")

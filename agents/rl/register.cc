@@ -40,7 +40,10 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "imitate") t.imitate = value;
     else if (key == "imitate_steps")
       t.imitate_steps = static_cast<int>(option_int(context.options, key, 400, owner));
-    else if (key == "few_shot") t.few_shot = static_cast<int>(option_int(context.options, key, 0, owner));
+    else if (key == "standardize") {
+      if (value != "on" && value != "off") throw ConfigError(owner + ": standardize must be on or off, got '" + value + "'");
+      t.standardize_advantages = value == "on" ? 1 : 0;
+    } else if (key == "few_shot") t.few_shot = static_cast<int>(option_int(context.options, key, 0, owner));
     else if (key == "zero_shot") continue;
     else t.agent_options[key] = value;
   }
@@ -85,6 +88,7 @@ std::vector<OptionSpec> trainer_options() {
       {"entropy", T::kDouble, "", "entropy bonus (default: the agent's)"},
       {"episodes_per_update", T::kInt, "", "episodes per gradient step (default: the agent's)"},
       {"zero_shot", T::kInt, "0", "1: no training, the init policy's greedy placement"},
+      {"standardize", T::kString, "", "on: each update's advantages zero-mean, unit-std (default: the agent's)"},
       {"few_shot", T::kInt, "0",
        "with zero_shot=1: also K sampled placements of the policy, the best of all (K more evaluations)"},
       {"imitate", T::kString, "",
