@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -284,10 +285,12 @@ TEST(AwareAgent, EmbeddingIsPermutationEquivariant) {
 // Two heavy independent chains on two devices: after a small budget the GREEDY
 // policy (loaded from the saved policy file, fixed anchor sets) puts one chain on
 // each device: within 5% of the optimum, on 3 seeds.
-class AwareLearnsTwoChains : public ::testing::TestWithParam<int> {};
+// Also with each update's advantages standardised (--standardize-advantages on).
+class AwareLearnsTwoChains : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 TEST_P(AwareLearnsTwoChains, GreedyPolicyWithinFivePercent) {
-  const int seed = GetParam();
+  const int seed = std::get<0>(GetParam());
+  const bool standardize = std::get<1>(GetParam());
   register_builtins();
   const OpGraph g = two_chains_graph(6, 0.5e6);
   const Cluster c = star_cluster(2);
@@ -302,6 +305,7 @@ TEST_P(AwareLearnsTwoChains, GreedyPolicyWithinFivePercent) {
   t.budget_evals = 600;
   t.seed = seed;
   t.save_policy = (dir / "policy.pt").string();
+  t.standardize_advantages = standardize ? 1 : 0;
   if (const char* lr = std::getenv("AWARE_RL_TEST_LR")) t.learning_rate = std::atof(lr);
   if (const char* b = std::getenv("AWARE_RL_TEST_EVALS")) t.budget_evals = std::atoll(b);
   const TrainResult r = train_agent("aware", g, c, sim, t);
@@ -313,7 +317,8 @@ TEST_P(AwareLearnsTwoChains, GreedyPolicyWithinFivePercent) {
   SampleRng rng(seed);
   const Episode ep = agent->run_episode(env, rng, true);
   ASSERT_EQ(ep.steps.size(), 1u);
-  EXPECT_LE(ep.final_step_us, 1.05 * optimum) << "seed " << seed << ": greedy " << ep.final_step_us
+  EXPECT_LE(ep.final_step_us, 1.05 * optimum) << "seed " << seed << (standardize ? " standardised" : "")
+                                              << ": greedy " << ep.final_step_us
                                               << " us, optimum " << optimum << " us";
   if (std::getenv("AWARE_RL_TEST_VERBOSE") != nullptr)
     for (const auto& p : r.curve)
@@ -322,7 +327,8 @@ TEST_P(AwareLearnsTwoChains, GreedyPolicyWithinFivePercent) {
   fs::remove_all(dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, AwareLearnsTwoChains, ::testing::Values(1, 2, 3));
+INSTANTIATE_TEST_SUITE_P(Seeds, AwareLearnsTwoChains,
+                         ::testing::Combine(::testing::Values(1, 2, 3), ::testing::Bool()));
 
 }  // namespace
 }  // namespace aware::rl
