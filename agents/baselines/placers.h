@@ -27,6 +27,10 @@ std::unique_ptr<Placer> make_anneal_placer();        // "anneal"
 std::unique_ptr<Placer> make_anneal_graph_placer();  // "anneal-graph"
 std::unique_ptr<Placer> make_genetic_placer();       // "genetic"
 
+// The cheap one-shot placers a search starts from, in the order they are tried:
+// m-etf, heft, m-sct, expert, m-topo, single, round-robin (fresh instances).
+std::vector<std::unique_ptr<Placer>> cheap_placers();
+
 // m-TOPO's memory cap per device, bytes: the graph's total op memory / devices +
 // the largest op's memory (op_memory_bytes), never above the device's own memory.
 std::vector<double> m_topo_memory_caps(const OpGraph& graph, const Cluster& cluster);

@@ -64,12 +64,18 @@ void seed_search(SearchLoop& loop, const OpGraph& graph, const Cluster& cluster,
   PlaceContext cheap;
   cheap.evaluator = context.evaluator;
   cheap.seed = context.seed;
-  using Factory = std::unique_ptr<Placer> (*)();
-  for (Factory make : {make_m_etf_placer, make_heft_placer, make_m_sct_placer, make_expert_placer,
-                       make_m_topo_placer, make_single_placer, make_round_robin_placer}) {
+  for (const std::unique_ptr<Placer>& placer : cheap_placers()) {
     if (loop.exhausted() && loop.used() > 0) break;
-    loop.evaluate(make()->place(graph, cluster, cheap));
+    loop.evaluate(placer->place(graph, cluster, cheap));
   }
+}
+
+std::vector<std::unique_ptr<Placer>> cheap_placers() {
+  std::vector<std::unique_ptr<Placer>> out;
+  for (auto make : {make_m_etf_placer, make_heft_placer, make_m_sct_placer, make_expert_placer,
+                    make_m_topo_placer, make_single_placer, make_round_robin_placer})
+    out.push_back(make());
+  return out;
 }
 
 }  // namespace aware::baselines

@@ -1,146 +1,28 @@
-// The shared policy-gradient trainer and its checkpoints (the registry, sampling
-// helpers and policy files are in agent.cc). Includes LibTorch.
+// The shared policy-gradient trainer: the loop, the loss, the data-parallel
+// exchange and the greedy episode (checkpoints in trainer_checkpoint.cc,
+// behaviour cloning in trainer_imitation.cc; the registry, sampling helpers and
+// policy files in agent.cc). Includes LibTorch.
 #include <algorithm>
-#include <limits>
 #include <cmath>
 #include <cstdlib>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
-#include "agents/rl/agent.h"
-#include "agents/rl/trainer.h"
+#include "agents/rl/trainer_impl.h"
 #include "core/errors.h"
 #include "core/formats.h"
-#include "core/placer.h"
 #include "core/progress.h"
 
 namespace aware::rl {
+namespace detail {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-// ------------------------------------------------------------ the trainer
-
-namespace {
-
-constexpr int kCheckpointVersion = 1;
-
-struct Counters {
-  long long updates = 0;
-  long long episodes = 0;
-};
-
-json curve_to_json(const std::vector<CurvePoint>& curve) {
-  json out = json::array();
-  for (const auto& p : curve) {
-    // The graph (pre-training tags each point; "" otherwise), then the spread.
-    out.push_back({p.evaluations, p.seconds, p.mean_step_us, p.best_step_us, p.entropy, p.loss, p.graph,
-                   p.min_step_us, p.max_step_us});
-  }
-  return out;
-}
-
-std::vector<CurvePoint> curve_from_json(const json& j) {
-  std::vector<CurvePoint> out;
-  // JSON has no infinity: a penalised step of +inf is stored as null.
-  const auto number = [](const json& v) {
-    return v.is_null() ? std::numeric_limits<double>::infinity() : v.get<double>();
-  };
-  for (const auto& r : j) {
-    CurvePoint p;
-    p.evaluations = r.at(0).get<long long>();
-    p.seconds = r.at(1).get<double>();
-    p.mean_step_us = number(r.at(2));
-    p.best_step_us = number(r.at(3));
-    p.entropy = r.at(4).get<double>();
-    p.loss = r.at(5).get<double>();
-    if (r.size() > 6) p.graph = r.at(6).get<std::string>();
-    // Checkpoints written before the spread was kept: the mean stands in for it.
-    p.min_step_us = r.size() > 8 ? number(r.at(7)) : p.mean_step_us;
-    p.max_step_us = r.size() > 8 ? number(r.at(8)) : p.mean_step_us;
-    out.push_back(std::move(p));
-  }
-  return out;
-}
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-double json_number(const json& j, const char* key) {
-  // JSON has no infinity: a best of +inf is stored as null.
-  return j.at(key).is_null() ? std::numeric_limits<double>::infinity() : j.at(key).get<double>();
-}
-
-class Trainer {
- public:
-  Trainer(std::string agent_name, std::vector<const OpGraph*> graphs, const Cluster& cluster,
-          Evaluator& evaluator, const TrainOptions& options)
-      : name_(std::move(agent_name)), graphs_(std::move(graphs)), graph_(*graphs_.at(0)),
-        cluster_(cluster), evaluator_(evaluator), opt_(options) {}
-
-  TrainResult run();
-
- private:
-  std::string checkpoint_path() const { return (fs::path(opt_.resume_dir) / "checkpoint.pt").string(); }
-  // Collective in data-parallel training (rank 0 writes every process's state).
-  void write_checkpoint();
-  // This process's own part of a checkpoint: evaluations, episodes, sampling
-  // RNG, best, baselines, the agent's extra state.
-  json own_state() const;
-  // Restores this process's part from a checkpoint's `state` (any process count).
-  void restore_own_state(const json& state);
-  // `bytes`: the file as read by rank 0 (data-parallel); null: read `path` here.
-  json read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path,
-                             const std::string* bytes);
-  void update(std::vector<Episode>& episodes);
-  double fraction_spent() const;
-  // Makes graphs_[index] the one the env and the agent play.
-  void use_graph(size_t index);
-  // One greedy episode on graphs_[index], outside the budget.
-  void greedy_placement(size_t index, TrainResult& result);
-
-  std::string name_;
-  std::vector<const OpGraph*> graphs_;
-  const OpGraph& graph_;  // graphs_[0]: what single-graph checkpoints record
-  const Cluster& cluster_;
-  Evaluator& evaluator_;
-  TrainOptions opt_;
-  Options config_;
-  std::unique_ptr<Agent> agent_;
-  AgentDefaults defaults_;
-  std::unique_ptr<torch::optim::Adam> adam_;
-  std::unique_ptr<PlacementEnv> env_;
-  SampleRng rng_;
-  // Per graph (index as graphs_); single-graph runs use [0].
-  std::vector<PerStepMeanBaseline> step_baselines_;
-  std::vector<EmaBaseline> ema_baselines_;
-  size_t current_ = 0;
-  Counters counters_;
-  std::vector<CurvePoint> curve_;
-  double base_lr_ = 1e-3, entropy_coef_ = 0.01, grad_clip_ = 1.0, discount_ = 1.0;
-  bool standardize_ = false;
-  int episodes_per_update_ = 1;
-  bool ppo_ = false;
-  bool debug_ = false;
-  long long reserve_greedy_ = 0;  // evaluations of the budget kept for the greedy episode
-  long long job_budget_evals_ = 0, job_evaluations_ = 0;  // data-parallel: the whole job's
-  TrainProfile profile_;
-  // Behaviour cloning before training (TrainOptions::imitate), into `result`.
-  void imitate(TrainResult& result);
-  Placement imitation_target(TrainResult& result);
-  // agent_->prepare, timed.
-  void prepare(const OpGraph& graph);
-  ParallelTraining* parallel_ = nullptr;  // data-parallel over processes; null: alone
-  // Data-parallel: the gradients' mean over the processes, in place.
-  void average_gradients();
-  // Data-parallel: the parameters flattened (for the start's broadcast and the end's check).
-  std::vector<float> flat_parameters();
-};
 
 void Trainer::average_gradients() {
   std::vector<float> flat;
@@ -346,287 +228,6 @@ void Trainer::update(std::vector<Episode>& episodes) {
                  name_.c_str(), counters_.updates, p.graph.empty() ? "" : " on ", p.graph.c_str(),
                  p.evaluations, p.mean_step_us, p.best_step_us, p.entropy, p.loss, norm);
   }
-}
-
-json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path,
-                                   const std::string* bytes) {
-  if (bytes != nullptr)
-    load_archive_bytes(archive, *bytes, path, "checkpoint");
-  else
-    load_archive(archive, path, "checkpoint");
-  const json state = parse_header(ivalue_string(archive, "state", path), path);
-  using F = HeaderField;
-  check_header_fields(state, path,
-                      {{"format", F::kString},
-                       {"version", F::kInteger},
-                       {"agent", F::kString},
-                       {"devices", F::kInteger},
-                       {"graph", F::kString},
-                       {"graph_ops", F::kInteger},
-                       {"config", F::kObject}});
-  const json config = state.value("config", json::object());
-  for (const auto& [key, value] : config.items()) {
-    if (!value.is_string())
-      throw ParseError(path + ": checkpoint setting '" + key + "' must be a string");
-  }
-  if (state.value("format", "") != "aware-rl-checkpoint" || state.value("version", 0) != kCheckpointVersion)
-    throw ParseError(path + " is not an aware checkpoint of version " + std::to_string(kCheckpointVersion));
-  if (state.value("agent", "") != name_)
-    throw ConfigError("checkpoint " + path + " belongs to agent '" + state.value("agent", "") +
-                      "', not '" + name_ + "'");
-  if (state.value("devices", -1) != cluster_.num_devices() ||
-      state.value("graph_ops", -1) != graph_.num_ops())
-    throw ConfigError("checkpoint " + path + " was made for graph '" + state.value("graph", "") +
-                      "' (" + std::to_string(state.value("graph_ops", -1)) + " ops) on " +
-                      std::to_string(state.value("devices", -1)) + " devices; this run has '" +
-                      graph_.name() + "' (" + std::to_string(graph_.num_ops()) + " ops) on " +
-                      std::to_string(cluster_.num_devices()));
-  return state;
-}
-
-json Trainer::own_state() const {
-  auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-  json own;
-  own["evaluations"] = env_->evaluations();
-  own["episodes"] = counters_.episodes;
-  own["rng"] = std::to_string(rng_.state());
-  own["best"] = env_->best_placement().device_of_op;
-  own["best_penalised_us"] = finite(env_->best_penalised_us());
-  own["best_step_us"] = finite(env_->best_step_us());
-  own["best_feasible"] = env_->best_feasible();
-  json histories = json::array(), emas = json::array();
-  for (size_t g = 0; g < graphs_.size(); ++g) {
-    histories.push_back(step_baselines_[g].history());
-    emas.push_back({ema_baselines_[g].value(), ema_baselines_[g].initialised()});
-  }
-  own["baseline_histories"] = histories;
-  own["emas"] = emas;
-  own["extra"] = agent_->extra_state();
-  return own;
-}
-
-void Trainer::write_checkpoint() {
-  const json own = own_state();
-  json ranks = json::array();
-  if (parallel_ != nullptr) {
-    for (const std::string& text : parallel_->gather_text(own.dump())) ranks.push_back(json::parse(text));
-    if (parallel_->rank() != 0) return;
-  }
-  json state = own;  // alone: this process's state; data-parallel: rank 0's, with the job's below
-  state["format"] = "aware-rl-checkpoint";
-  state["version"] = kCheckpointVersion;
-  state["agent"] = name_;
-  state["devices"] = cluster_.num_devices();
-  state["graph"] = graph_.name();
-  state["graph_ops"] = graph_.num_ops();
-  state["config"] = config_;
-  state["seed"] = opt_.seed;
-  state["seconds"] = env_->elapsed_s();
-  state["updates"] = counters_.updates;
-  state["curve"] = curve_to_json(curve_);
-  if (graphs_.size() > 1) {
-    json names = json::array();
-    for (const OpGraph* g : graphs_) names.push_back(g->name());
-    state["graphs"] = names;
-  }
-  if (parallel_ != nullptr) {
-    // The job's evaluations, episodes and best at the top (what a run with
-    // another number of processes resumes from), each process's own state in "ranks".
-    long long evaluations = 0, episodes = 0;
-    size_t best = 0;
-    const auto better = [](const json& a, const json& b) {
-      if (a.at("best_feasible").get<bool>() != b.at("best_feasible").get<bool>())
-        return a.at("best_feasible").get<bool>();
-      return json_number(a, "best_penalised_us") < json_number(b, "best_penalised_us");
-    };
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      evaluations += ranks[r].at("evaluations").get<long long>();
-      episodes += ranks[r].at("episodes").get<long long>();
-      if (better(ranks[r], ranks[best])) best = r;
-    }
-    state["evaluations"] = evaluations;
-    state["episodes"] = episodes;
-    for (const char* key : {"best", "best_penalised_us", "best_step_us", "best_feasible"})
-      state[key] = ranks[best].at(key);
-    state["processes"] = static_cast<int>(ranks.size());
-    state["ranks"] = ranks;
-  }
-  torch::serialize::OutputArchive archive;
-  archive.write("state", c10::IValue(state.dump()));
-  torch::serialize::OutputArchive model;
-  agent_->module().save(model);
-  archive.write("model", model);
-  torch::serialize::OutputArchive optim;
-  adam_->save(optim);
-  archive.write("optimizer", optim);
-  save_archive_atomic(archive, checkpoint_path());
-  if (!opt_.curve_csv.empty()) write_curve_csv(curve_, opt_.curve_csv);
-  if (opt_.verbose)
-    std::fprintf(stderr, "\ncheckpoint: %lld evaluations, %lld updates -> %s\n",
-                 state.at("evaluations").get<long long>(), counters_.updates, checkpoint_path().c_str());
-}
-
-void Trainer::restore_own_state(const json& state) {
-  // Each process's own part: "ranks" (data-parallel checkpoints) or the top
-  // level (one process; older checkpoints keep one graph's baselines as
-  // "baseline_history" / "ema").
-  std::vector<json> parts;
-  if (state.contains("ranks")) {
-    for (const json& r : state.at("ranks")) parts.push_back(r);
-  } else {
-    json top = state;
-    if (!top.contains("baseline_histories")) {
-      top["baseline_histories"] = json::array({state.at("baseline_history")});
-      top["emas"] = json::array({state.at("ema")});
-    }
-    parts.push_back(std::move(top));
-  }
-  if (parts.empty()) throw ParseError("checkpoint " + checkpoint_path() + " holds no process states");
-  const int processes = parallel_ != nullptr ? parallel_->size() : 1;
-  const int rank = parallel_ != nullptr ? parallel_->rank() : 0;
-  const json& own = parts[static_cast<size_t>(rank) % parts.size()];
-  const bool same = static_cast<int>(parts.size()) == processes;
-  // The same number of processes: each takes its own state back. Another: the
-  // job's evaluations and episodes are split anew (the remainder to rank 0),
-  // every process starts from the job's best, and samples with a seed of its
-  // own drawn from the run's seed, its rank and the updates done.
-  const json& from = same ? own : state;
-  const auto share = [&](long long total) {
-    return same ? total : total / processes + (rank == 0 ? total % processes : 0);
-  };
-  const long long evaluations = share(from.at("evaluations").get<long long>());
-  counters_.episodes = share(from.at("episodes").get<long long>());
-  env_->restore(evaluations, state.at("seconds").get<double>(),
-                Placement(from.at("best").get<std::vector<int>>()), json_number(from, "best_penalised_us"),
-                json_number(from, "best_step_us"), from.at("best_feasible").get<bool>());
-  if (same) {
-    rng_.set_state(std::stoull(own.at("rng").get<std::string>()));
-  } else {
-    rng_ = SampleRng(opt_.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(rank) +
-                     0xBF58476D1CE4E5B9ULL * static_cast<std::uint64_t>(counters_.updates + 1));
-  }
-  for (size_t g = 0; g < graphs_.size(); ++g) {
-    step_baselines_[g].set_history(own.at("baseline_histories").at(g).get<std::vector<std::vector<double>>>());
-    const json& ema = own.at("emas").at(g);
-    ema_baselines_[g].set(ema.at(0).get<double>(), ema.at(1).get<bool>());
-  }
-  agent_->load_extra_state(own.at("extra"));
-}
-
-namespace {
-// The cheap one-shot placers whose best "imitate=cheap" takes (seed_search's list).
-const char* const kCheapPlacers[] = {"m-etf", "heft", "m-sct", "expert", "m-topo", "single", "round-robin"};
-
-// Counts a search placer's evaluations (its last progress report).
-class LastDone final : public ProgressObserver {
- public:
-  void on_progress(const Progress& p) override { done = std::max(done, p.done); }
-  long long done = 0;
-};
-}  // namespace
-
-Placement Trainer::imitation_target(TrainResult& result) {
-  if (opt_.imitate_target.size() > 0) {
-    check_placement(graph_, cluster_, opt_.imitate_target, "imitation target");
-    return opt_.imitate_target;
-  }
-  const std::string& spec = opt_.imitate;
-  const long long before = env_->evaluations();
-  Placement target;
-  if (spec == "cheap") {
-    PlaceContext cheap;
-    cheap.evaluator = &evaluator_;
-    cheap.seed = opt_.seed;
-    double best = std::numeric_limits<double>::infinity();
-    for (const char* name : kCheapPlacers) {
-      const Placement p = PlacerRegistry::instance().create(name)->place(graph_, cluster_, cheap);
-      const double us = env_->evaluate(p);
-      if (us < best) {
-        best = us;
-        target = p;
-      }
-    }
-  } else if (fs::exists(spec)) {
-    target = read_placement_file(spec, graph_, cluster_);
-    env_->evaluate(target);
-  } else {
-    const size_t colon = spec.find(':');
-    const std::string name = spec.substr(0, colon);
-    if (!PlacerRegistry::instance().has(name))
-      throw ConfigError("imitate: '" + spec + "' is neither cheap, a placer (" + name +
-                        " is not registered) nor a placement file");
-    PlaceContext context;
-    context.evaluator = &evaluator_;
-    context.seed = opt_.seed;
-    LastDone counter;
-    context.progress = &counter;
-    if (colon != std::string::npos) {
-      try {
-        context.budget_evals = std::stoll(spec.substr(colon + 1));
-      } catch (const std::exception&) {
-        throw ConfigError("imitate: '" + spec + "': the evaluations after ':' must be a number");
-      }
-    } else {
-      context.budget_evals = std::max(1LL, opt_.budget_evals / 10);
-    }
-    if (context.budget_evals < 1) throw ConfigError("imitate: '" + spec + "' needs at least one evaluation");
-    std::unique_ptr<Placer> placer = PlacerRegistry::instance().create(name);
-    if (!placer->needs_evaluator()) context.budget_evals = 0;
-    target = placer->place(graph_, cluster_, context);
-    env_->count_external(counter.done);
-    env_->evaluate(target);
-  }
-  result.imitation_evaluations = env_->evaluations() - before;
-  return target;
-}
-
-void Trainer::imitate(TrainResult& result) {
-  const auto t0 = Clock::now();
-  // Data-parallel: rank 0 finds the target (its evaluations are its own) and
-  // sends it; every process clones it with its own anchor draws, the gradients
-  // averaged, so the weights stay one.
-  Placement target;
-  if (parallel_ == nullptr || parallel_->rank() == 0) target = imitation_target(result);
-  if (parallel_ != nullptr) {
-    // The target's evaluations are the job's: each process is charged its share
-    // (the remainder to rank 0, as the budget is split).
-    const std::string sent = parallel_->broadcast_text(
-        json{{"target", target.device_of_op}, {"evaluations", result.imitation_evaluations}}.dump());
-    const json got = json::parse(sent);
-    target = Placement(got.at("target").get<std::vector<int>>());
-    const long long total = got.at("evaluations").get<long long>(), n = parallel_->size();
-    const long long share = total / n + (parallel_->rank() == 0 ? total % n : 0);
-    env_->count_external(parallel_->rank() == 0 ? share - total : share);
-    result.imitation_evaluations = total;
-  }
-  bool over = env_->exhausted();
-  if (parallel_ != nullptr) over = parallel_->maximum(over ? 1 : 0) > 0;
-  if (over)
-    throw ConfigError("imitate: finding the target (" + opt_.imitate + ") took " +
-                      std::to_string(result.imitation_evaluations) + " evaluations, all of the budget (" +
-                      std::to_string(opt_.budget_evals * (parallel_ != nullptr ? parallel_->size() : 1)) +
-                      "): raise the budget or imitate something cheaper");
-  {
-    PlacementEnv probe(graph_, cluster_, evaluator_, defaults_.penalty, 0, 0, nullptr);
-    probe.evaluate(target);
-    result.imitation_target_us = probe.last_step_us();
-  }
-  torch::optim::Adam adam(agent_->module().parameters(), torch::optim::AdamOptions(base_lr_));
-  for (int step = 0; step < opt_.imitate_steps; ++step) {
-    adam.zero_grad();
-    const ImitationTerms terms = agent_->imitation_loss(target, rng_);
-    terms.loss.backward();
-    if (parallel_ != nullptr) average_gradients();
-    torch::nn::utils::clip_grad_norm_(agent_->module().parameters(), grad_clip_);
-    adam.step();
-    result.imitation_steps = step + 1;
-    result.imitation_probability = terms.mean_probability;
-    result.imitation_accuracy = terms.accuracy;
-    double reached = terms.mean_probability >= opt_.imitate_probability ? 1 : 0;
-    if (parallel_ != nullptr) reached = parallel_->minimum(reached);
-    if (reached > 0) break;
-  }
-  profile_.imitate_s = seconds_since(t0);
 }
 
 TrainResult Trainer::run() {
@@ -966,11 +567,11 @@ TrainResult Trainer::run() {
   return result;
 }
 
-}  // namespace
+}  // namespace detail
 
 TrainResult train_agent(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
                         Evaluator& evaluator, const TrainOptions& options) {
-  Trainer trainer(agent, {&graph}, cluster, evaluator, options);
+  detail::Trainer trainer(agent, {&graph}, cluster, evaluator, options);
   return trainer.run();
 }
 
@@ -978,7 +579,7 @@ TrainResult train_agent_multi(const std::string& agent, const std::vector<const 
                               const Cluster& cluster, Evaluator& evaluator,
                               const TrainOptions& options) {
   if (graphs.empty()) throw ConfigError("train_agent_multi needs at least one graph");
-  Trainer trainer(agent, graphs, cluster, evaluator, options);
+  detail::Trainer trainer(agent, graphs, cluster, evaluator, options);
   return trainer.run();
 }
 

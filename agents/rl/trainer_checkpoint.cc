@@ -1,0 +1,226 @@
+// The trainer's checkpoints (trainer_impl.h): what each process writes and reads
+// back, collective under data-parallel training. Includes LibTorch.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include "agents/rl/trainer_impl.h"
+#include "core/errors.h"
+
+namespace aware::rl::detail {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kCheckpointVersion = 1;
+
+double json_number(const json& j, const char* key) {
+  // JSON has no infinity: a best of +inf is stored as null.
+  return j.at(key).is_null() ? std::numeric_limits<double>::infinity() : j.at(key).get<double>();
+}
+
+}  // namespace
+
+json curve_to_json(const std::vector<CurvePoint>& curve) {
+  json out = json::array();
+  for (const auto& p : curve) {
+    // The graph (pre-training tags each point; "" otherwise), then the spread.
+    out.push_back({p.evaluations, p.seconds, p.mean_step_us, p.best_step_us, p.entropy, p.loss, p.graph,
+                   p.min_step_us, p.max_step_us});
+  }
+  return out;
+}
+
+std::vector<CurvePoint> curve_from_json(const json& j) {
+  std::vector<CurvePoint> out;
+  // JSON has no infinity: a penalised step of +inf is stored as null.
+  const auto number = [](const json& v) {
+    return v.is_null() ? std::numeric_limits<double>::infinity() : v.get<double>();
+  };
+  for (const auto& r : j) {
+    CurvePoint p;
+    p.evaluations = r.at(0).get<long long>();
+    p.seconds = r.at(1).get<double>();
+    p.mean_step_us = number(r.at(2));
+    p.best_step_us = number(r.at(3));
+    p.entropy = r.at(4).get<double>();
+    p.loss = r.at(5).get<double>();
+    if (r.size() > 6) p.graph = r.at(6).get<std::string>();
+    // Checkpoints written before the spread was kept: the mean stands in for it.
+    p.min_step_us = r.size() > 8 ? number(r.at(7)) : p.mean_step_us;
+    p.max_step_us = r.size() > 8 ? number(r.at(8)) : p.mean_step_us;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path,
+                                   const std::string* bytes) {
+  if (bytes != nullptr)
+    load_archive_bytes(archive, *bytes, path, "checkpoint");
+  else
+    load_archive(archive, path, "checkpoint");
+  const json state = parse_header(ivalue_string(archive, "state", path), path);
+  using F = HeaderField;
+  check_header_fields(state, path,
+                      {{"format", F::kString},
+                       {"version", F::kInteger},
+                       {"agent", F::kString},
+                       {"devices", F::kInteger},
+                       {"graph", F::kString},
+                       {"graph_ops", F::kInteger},
+                       {"config", F::kObject}});
+  const json config = state.value("config", json::object());
+  for (const auto& [key, value] : config.items()) {
+    if (!value.is_string())
+      throw ParseError(path + ": checkpoint setting '" + key + "' must be a string");
+  }
+  if (state.value("format", "") != "aware-rl-checkpoint" || state.value("version", 0) != kCheckpointVersion)
+    throw ParseError(path + " is not an aware checkpoint of version " + std::to_string(kCheckpointVersion));
+  if (state.value("agent", "") != name_)
+    throw ConfigError("checkpoint " + path + " belongs to agent '" + state.value("agent", "") +
+                      "', not '" + name_ + "'");
+  if (state.value("devices", -1) != cluster_.num_devices() ||
+      state.value("graph_ops", -1) != graph_.num_ops())
+    throw ConfigError("checkpoint " + path + " was made for graph '" + state.value("graph", "") +
+                      "' (" + std::to_string(state.value("graph_ops", -1)) + " ops) on " +
+                      std::to_string(state.value("devices", -1)) + " devices; this run has '" +
+                      graph_.name() + "' (" + std::to_string(graph_.num_ops()) + " ops) on " +
+                      std::to_string(cluster_.num_devices()));
+  return state;
+}
+
+json Trainer::own_state() const {
+  auto finite = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  json own;
+  own["evaluations"] = env_->evaluations();
+  own["episodes"] = counters_.episodes;
+  own["rng"] = std::to_string(rng_.state());
+  own["best"] = env_->best_placement().device_of_op;
+  own["best_penalised_us"] = finite(env_->best_penalised_us());
+  own["best_step_us"] = finite(env_->best_step_us());
+  own["best_feasible"] = env_->best_feasible();
+  json histories = json::array(), emas = json::array();
+  for (size_t g = 0; g < graphs_.size(); ++g) {
+    histories.push_back(step_baselines_[g].history());
+    emas.push_back({ema_baselines_[g].value(), ema_baselines_[g].initialised()});
+  }
+  own["baseline_histories"] = histories;
+  own["emas"] = emas;
+  own["extra"] = agent_->extra_state();
+  return own;
+}
+
+void Trainer::write_checkpoint() {
+  const json own = own_state();
+  json ranks = json::array();
+  if (parallel_ != nullptr) {
+    for (const std::string& text : parallel_->gather_text(own.dump())) ranks.push_back(json::parse(text));
+    if (parallel_->rank() != 0) return;
+  }
+  json state = own;  // alone: this process's state; data-parallel: rank 0's, with the job's below
+  state["format"] = "aware-rl-checkpoint";
+  state["version"] = kCheckpointVersion;
+  state["agent"] = name_;
+  state["devices"] = cluster_.num_devices();
+  state["graph"] = graph_.name();
+  state["graph_ops"] = graph_.num_ops();
+  state["config"] = config_;
+  state["seed"] = opt_.seed;
+  state["seconds"] = env_->elapsed_s();
+  state["updates"] = counters_.updates;
+  state["curve"] = curve_to_json(curve_);
+  if (graphs_.size() > 1) {
+    json names = json::array();
+    for (const OpGraph* g : graphs_) names.push_back(g->name());
+    state["graphs"] = names;
+  }
+  if (parallel_ != nullptr) {
+    // The job's evaluations, episodes and best at the top (what a run with
+    // another number of processes resumes from), each process's own state in "ranks".
+    long long evaluations = 0, episodes = 0;
+    size_t best = 0;
+    const auto better = [](const json& a, const json& b) {
+      if (a.at("best_feasible").get<bool>() != b.at("best_feasible").get<bool>())
+        return a.at("best_feasible").get<bool>();
+      return json_number(a, "best_penalised_us") < json_number(b, "best_penalised_us");
+    };
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      evaluations += ranks[r].at("evaluations").get<long long>();
+      episodes += ranks[r].at("episodes").get<long long>();
+      if (better(ranks[r], ranks[best])) best = r;
+    }
+    state["evaluations"] = evaluations;
+    state["episodes"] = episodes;
+    for (const char* key : {"best", "best_penalised_us", "best_step_us", "best_feasible"})
+      state[key] = ranks[best].at(key);
+    state["processes"] = static_cast<int>(ranks.size());
+    state["ranks"] = ranks;
+  }
+  torch::serialize::OutputArchive archive;
+  archive.write("state", c10::IValue(state.dump()));
+  torch::serialize::OutputArchive model;
+  agent_->module().save(model);
+  archive.write("model", model);
+  torch::serialize::OutputArchive optim;
+  adam_->save(optim);
+  archive.write("optimizer", optim);
+  save_archive_atomic(archive, checkpoint_path());
+  if (!opt_.curve_csv.empty()) write_curve_csv(curve_, opt_.curve_csv);
+  if (opt_.verbose)
+    std::fprintf(stderr, "\ncheckpoint: %lld evaluations, %lld updates -> %s\n",
+                 state.at("evaluations").get<long long>(), counters_.updates, checkpoint_path().c_str());
+}
+
+void Trainer::restore_own_state(const json& state) {
+  // Each process's own part: "ranks" (data-parallel checkpoints) or the top
+  // level (one process; older checkpoints keep one graph's baselines as
+  // "baseline_history" / "ema").
+  std::vector<json> parts;
+  if (state.contains("ranks")) {
+    for (const json& r : state.at("ranks")) parts.push_back(r);
+  } else {
+    json top = state;
+    if (!top.contains("baseline_histories")) {
+      top["baseline_histories"] = json::array({state.at("baseline_history")});
+      top["emas"] = json::array({state.at("ema")});
+    }
+    parts.push_back(std::move(top));
+  }
+  if (parts.empty()) throw ParseError("checkpoint " + checkpoint_path() + " holds no process states");
+  const int processes = parallel_ != nullptr ? parallel_->size() : 1;
+  const int rank = parallel_ != nullptr ? parallel_->rank() : 0;
+  const json& own = parts[static_cast<size_t>(rank) % parts.size()];
+  const bool same = static_cast<int>(parts.size()) == processes;
+  // The same number of processes: each takes its own state back. Another: the
+  // job's evaluations and episodes are split anew (the remainder to rank 0),
+  // every process starts from the job's best, and samples with a seed of its
+  // own drawn from the run's seed, its rank and the updates done.
+  const json& from = same ? own : state;
+  const auto share = [&](long long total) {
+    return same ? total : total / processes + (rank == 0 ? total % processes : 0);
+  };
+  const long long evaluations = share(from.at("evaluations").get<long long>());
+  counters_.episodes = share(from.at("episodes").get<long long>());
+  env_->restore(evaluations, state.at("seconds").get<double>(),
+                Placement(from.at("best").get<std::vector<int>>()), json_number(from, "best_penalised_us"),
+                json_number(from, "best_step_us"), from.at("best_feasible").get<bool>());
+  if (same) {
+    rng_.set_state(std::stoull(own.at("rng").get<std::string>()));
+  } else {
+    rng_ = SampleRng(opt_.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(rank) +
+                     0xBF58476D1CE4E5B9ULL * static_cast<std::uint64_t>(counters_.updates + 1));
+  }
+  for (size_t g = 0; g < graphs_.size(); ++g) {
+    step_baselines_[g].set_history(own.at("baseline_histories").at(g).get<std::vector<std::vector<double>>>());
+    const json& ema = own.at("emas").at(g);
+    ema_baselines_[g].set(ema.at(0).get<double>(), ema.at(1).get<bool>());
+  }
+  agent_->load_extra_state(own.at("extra"));
+}
+
+}  // namespace aware::rl::detail

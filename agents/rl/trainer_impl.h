@@ -1,0 +1,103 @@
+// INTERNAL (includes LibTorch): the Trainer behind train_agent(), shared by the
+// .cc files that implement it: trainer.cc (the loop, the loss, the greedy
+// episode), trainer_checkpoint.cc (checkpoints) and trainer_imitation.cc
+// (behaviour cloning before training).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "agents/rl/agent.h"
+#include "agents/rl/trainer.h"
+
+namespace aware::rl::detail {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Counters {
+  long long updates = 0;
+  long long episodes = 0;
+};
+
+
+// The curve as checkpoints store it, and back (trainer_checkpoint.cc).
+nlohmann::json curve_to_json(const std::vector<CurvePoint>& curve);
+std::vector<CurvePoint> curve_from_json(const nlohmann::json& j);
+
+class Trainer {
+ public:
+  Trainer(std::string agent_name, std::vector<const OpGraph*> graphs, const Cluster& cluster,
+          Evaluator& evaluator, const TrainOptions& options)
+      : name_(std::move(agent_name)), graphs_(std::move(graphs)), graph_(*graphs_.at(0)),
+        cluster_(cluster), evaluator_(evaluator), opt_(options) {}
+
+  TrainResult run();
+
+ private:
+  std::string checkpoint_path() const { return (std::filesystem::path(opt_.resume_dir) / "checkpoint.pt").string(); }
+  // Collective in data-parallel training (rank 0 writes every process's state).
+  void write_checkpoint();
+  // This process's own part of a checkpoint: evaluations, episodes, sampling
+  // RNG, best, baselines, the agent's extra state.
+  nlohmann::json own_state() const;
+  // Restores this process's part from a checkpoint's `state` (any process count).
+  void restore_own_state(const nlohmann::json& state);
+  // `bytes`: the file as read by rank 0 (data-parallel); null: read `path` here.
+  nlohmann::json read_checkpoint_state(torch::serialize::InputArchive& archive, const std::string& path,
+                             const std::string* bytes);
+  void update(std::vector<Episode>& episodes);
+  double fraction_spent() const;
+  // Makes graphs_[index] the one the env and the agent play.
+  void use_graph(size_t index);
+  // One greedy episode on graphs_[index], outside the budget.
+  void greedy_placement(size_t index, TrainResult& result);
+
+  std::string name_;
+  std::vector<const OpGraph*> graphs_;
+  const OpGraph& graph_;  // graphs_[0]: what single-graph checkpoints record
+  const Cluster& cluster_;
+  Evaluator& evaluator_;
+  TrainOptions opt_;
+  Options config_;
+  std::unique_ptr<Agent> agent_;
+  AgentDefaults defaults_;
+  std::unique_ptr<torch::optim::Adam> adam_;
+  std::unique_ptr<PlacementEnv> env_;
+  SampleRng rng_;
+  // Per graph (index as graphs_); single-graph runs use [0].
+  std::vector<PerStepMeanBaseline> step_baselines_;
+  std::vector<EmaBaseline> ema_baselines_;
+  size_t current_ = 0;
+  Counters counters_;
+  std::vector<CurvePoint> curve_;
+  double base_lr_ = 1e-3, entropy_coef_ = 0.01, grad_clip_ = 1.0, discount_ = 1.0;
+  bool standardize_ = false;
+  int episodes_per_update_ = 1;
+  bool ppo_ = false;
+  bool debug_ = false;
+  long long reserve_greedy_ = 0;  // evaluations of the budget kept for the greedy episode
+  long long job_budget_evals_ = 0, job_evaluations_ = 0;  // data-parallel: the whole job's
+  TrainProfile profile_;
+  // Behaviour cloning before training (TrainOptions::imitate), into `result`.
+  void imitate(TrainResult& result);
+  Placement imitation_target(TrainResult& result);
+  // agent_->prepare, timed.
+  void prepare(const OpGraph& graph);
+  ParallelTraining* parallel_ = nullptr;  // data-parallel over processes; null: alone
+  // Data-parallel: the gradients' mean over the processes, in place.
+  void average_gradients();
+  // Data-parallel: the parameters flattened (for the start's broadcast and the end's check).
+  std::vector<float> flat_parameters();
+};
+
+
+}  // namespace aware::rl::detail
