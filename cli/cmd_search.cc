@@ -125,6 +125,18 @@ struct TrainSetup {
   rl::TrainOptions options;
 };
 
+// The agents' options, named from their registered option lists (a new option is listed).
+std::string agent_options_help() {
+  std::string text = "Agent option KEY=VALUE (repeatable):";
+  const char* sep = " ";
+  for (const RegistryInfo& agent : rl::rl_agent_entries()) {
+    text += sep + agent.name;
+    for (size_t i = 0; i < agent.options.size(); ++i) text += (i == 0 ? " " : ", ") + agent.options[i].name;
+    sep = "; ";
+  }
+  return text + " (aware list agents: their meanings)";
+}
+
 // The flags of TrainArgs (the budget's and the curve's help differ per command).
 void add_train_options(CLI::App* c, TrainArgs& a,
                        const std::string& budget_help, const std::string& curve_help) {
@@ -133,11 +145,7 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--evaluator", a.evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
   c->add_option("--mode", a.mode, "Analytic mode: contention (default) or placeto");
   c->add_option("--option", a.eval_options, "Evaluator option KEY=VALUE (repeatable)");
-  c->add_option("--agent-option", a.agent_options,
-                "Agent option KEY=VALUE (repeatable): placeto hidden, rounds, chunk, start, order, "
-                "reward, evaluate; hierarchical groups, hidden, grouper_hidden, samples, tanh, "
-                "temperature; aware hidden, rounds, layers, anchors, hops, position, fusion, groups, "
-                "threshold, state, anchor_seed, steps, batch");
+  c->add_option("--agent-option", a.agent_options, agent_options_help());
   c->add_option("--budget-evals", a.budget_evals, budget_help);
   c->add_option("--budget-seconds", a.budget_seconds, "Wall-clock seconds allowed");
   c->add_option("--seed", a.seed, "Seed (weights and sampling)")->capture_default_str();

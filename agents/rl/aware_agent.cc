@@ -215,6 +215,9 @@ class AwareAgent final : public Agent {
     fusion_ = on_off(config, "fusion");
     batch_ = on_off(config, "batch");
     state_ = option_string(config, "state", "start");
+    decode_ = option_string(config, "decode", "argmax");
+    if (decode_ != "argmax" && decode_ != "balanced")
+      throw ConfigError(who + ": decode must be argmax or balanced, got '" + decode_ + "'");
     steps_ = static_cast<int>(option_int(config, "steps", 8, who));
     if (steps_ < 1) throw ConfigError(who + ": steps >= 1 is required");
     if (hidden_ < 1 || rounds_ < 0 || layers_ < 1 || anchors_ < 1 || groups_ < 0 || threshold_ <= 0)
@@ -297,6 +300,8 @@ class AwareAgent final : public Agent {
       }
     }
     leader_idx_ = torch::tensor(std::vector<int64_t>(leaders_.begin(), leaders_.end()), torch::kInt64);
+    leader_weight_.assign(leaders_.size(), 0.0);
+    for (int i = 0; i < n_; ++i) leader_weight_[leader_of_[i]] += cost_[i];
     fixed_anchors_ = anchors_for(anchor_seed_ ^ static_cast<std::uint64_t>(n_));
     current_ = Placement(std::vector<int>(n_, 0));
     current_trace_.clear();
@@ -432,6 +437,7 @@ class AwareAgent final : public Agent {
     const int leaders = static_cast<int>(leaders_.size());
     const int chunk = std::max(1, (leaders + steps_ - 1) / steps_);
     std::vector<int> placed(n_, -1);
+    BalancedDecode balanced;
     torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({});
     for (int begin = 0; begin < leaders; begin += chunk) {
       const int end = std::min(leaders, begin + chunk);
@@ -444,7 +450,8 @@ class AwareAgent final : public Agent {
         anchors = episode_anchors(rng, greedy);
       }
       const torch::Tensor l = logits(x, anchors, rows);
-      const std::vector<int64_t> actions = sample_rows(l, rng, greedy);
+      const std::vector<int64_t> actions =
+          greedy && decode_ == "balanced" ? balanced_chunk(l, begin, end, balanced) : sample_rows(l, rng, greedy);
       const CategoricalTerms terms = categorical_terms(l, actions);
       log_prob = log_prob + terms.log_prob;
       entropy = entropy + terms.entropy;
@@ -554,6 +561,17 @@ class AwareAgent final : public Agent {
     return out;
   }
 
+  // decode=balanced (the greedy episode only): the chunk's leaders by load-aware
+  // rounding of the policy's probabilities over the episode so far (balanced_rows),
+  // each leader weighing the summed compute of the nodes that follow it.
+  std::vector<int64_t> balanced_chunk(const torch::Tensor& logits, int begin, int end, BalancedDecode& state) const {
+    const torch::Tensor probs = torch::softmax(logits.detach(), 1).contiguous().to(torch::kFloat);
+    const float* p = probs.data_ptr<float>();
+    const std::vector<float> flat(p, p + probs.numel());
+    return balanced_rows(flat, devices_, std::vector<double>(leader_weight_.begin() + begin, leader_weight_.begin() + end),
+                         state);
+  }
+
   // Every node of the leaders begin..end-1 takes its leader's action.
   void place_chunk(std::vector<int>& placed, int begin, int end, const std::vector<int64_t>& actions) const {
     for (int i = 0; i < n_; ++i)
@@ -630,6 +648,8 @@ class AwareAgent final : public Agent {
   AwareGraphTensors g_;
   std::map<int, AwareGraphTensors> stacked_;  // g_ in disjoint copies, by count
   std::vector<int> leader_of_, leaders_;
+  std::vector<double> leader_weight_;  // per leader: the summed compute (cost_) of its nodes
+  std::string decode_ = "argmax";
   torch::Tensor leader_idx_;
   AnchorTensors fixed_anchors_;
   Placement current_;
@@ -654,6 +674,9 @@ std::vector<OptionSpec> aware_agent_options() {
       {"anchor_seed", T::kInt, "12345", "seed of the anchor sets"},
       {"steps", T::kInt, "8", "decision steps per episode"},
       {"batch", T::kString, "on", "play an update's episodes together through batched passes: on or off (the same episodes)"},
+      {"decode", T::kString, "argmax",
+       "the greedy placement (zero-shot, and after training): argmax (the paper's: each group's most likely "
+       "device) or balanced (load-aware: each device takes about the load the policy expects of it)"},
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "core/errors.h"
 #include "core/progress.h"
@@ -145,6 +146,47 @@ int SampleRng::categorical(const float* probs, int n) {
     if (u < acc) return i;
   }
   return last;
+}
+
+// Load-aware rounding of the policy's choices (decode=balanced; see env.h).
+std::vector<int64_t> balanced_rows(const std::vector<float>& probs, int cols, const std::vector<double>& weights,
+                                   BalancedDecode& state) {
+  const size_t rows = weights.size();
+  AWARE_CHECK(cols >= 1 && probs.size() == rows * static_cast<size_t>(cols),
+              "balanced_rows: probabilities and weights disagree");
+  if (state.quota.empty()) {
+    state.quota.assign(cols, 0.0);
+    state.used.assign(cols, 0.0);
+  }
+  AWARE_CHECK(static_cast<int>(state.quota.size()) == cols, "balanced_rows: another device count");
+  for (size_t r = 0; r < rows; ++r) {
+    state.total += weights[r];
+    for (int d = 0; d < cols; ++d) state.quota[d] += weights[r] * static_cast<double>(probs[r * cols + d]);
+  }
+  const double slack = 1e-12 * state.total;  // the quotas' rounding
+  std::vector<double>& quota = state.quota;
+  std::vector<double>& used = state.used;
+  std::vector<int> order(cols);
+  std::vector<int64_t> out(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* row = probs.data() + r * cols;
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return row[a] > row[b]; });
+    int pick = -1;
+    for (int d : order)
+      if (used[d] + 0.5 * weights[r] <= quota[d] + slack) {
+        pick = d;
+        break;
+      }
+    if (pick < 0) {
+      pick = 0;
+      for (int d = 1; d < cols; ++d)
+        if (quota[d] - used[d] > quota[pick] - used[pick]) pick = d;
+    }
+    used[pick] += weights[r];
+    out[r] = pick;
+  }
+  return out;
 }
 
 }  // namespace aware::rl

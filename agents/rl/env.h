@@ -179,5 +179,23 @@ class SampleRng : public SplitMixRng {
   int categorical(const float* probs, int n);
 };
 
+// Load-aware decoding (Aware's decode=balanced), instead of the argmax of every
+// row, over the chunks of one episode in order. `probs` holds a chunk's rows x
+// cols probabilities (row-major) and `weights` each row's load. Each device's
+// quota is the load the policy expects it to get so far (the sum, over this and
+// the earlier chunks' rows, of weight x probability); the rows, in order, take
+// their most probable device (lowest id on ties) whose load so far plus half the
+// row's weight is within its quota, and a row that fits nowhere takes the device
+// with the most quota left. A confident policy keeps its argmax; an unsure one
+// that leans to one device for every row (the mode a greedy decode collapses to)
+// is split in proportion to its probabilities.
+struct BalancedDecode {
+  std::vector<double> quota, used;  // per device, over the chunks decoded so far
+  double total = 0;                 // their rows' summed weight
+};
+std::vector<int64_t> balanced_rows(const std::vector<float>& probs, int cols, const std::vector<double>& weights,
+                                   BalancedDecode& state);
+
+
 }  // namespace rl
 }  // namespace aware

@@ -86,5 +86,47 @@ TEST(SampleRng, CategoricalFollowsWeightsAndIsSeeded) {
   EXPECT_NEAR(counts[2] / 4000.0, 0.75, 0.03);
 }
 
+// decode=balanced, by hand. Five rows of weight 1 leaning 0.6 / 0.4 to device 0:
+// quotas 3 and 2; rows 0-2 fit on device 0 (used + 0.5 <= 3), rows 3-4 do not
+// and take device 1. The argmax would put all five on device 0.
+TEST(BalancedDecode, AnUnsurePolicyIsSplitByItsProbabilities) {
+  BalancedDecode state;
+  const std::vector<float> probs = {0.6f, 0.4f, 0.6f, 0.4f, 0.6f, 0.4f, 0.6f, 0.4f, 0.6f, 0.4f};
+  EXPECT_EQ(balanced_rows(probs, 2, {1, 1, 1, 1, 1}, state), (std::vector<int64_t>{0, 0, 0, 1, 1}));
+  EXPECT_DOUBLE_EQ(state.used[0], 3);
+  EXPECT_DOUBLE_EQ(state.used[1], 2);
+}
+
+// A confident policy keeps its argmax: quotas 4.95 and 0.05, and the fifth row
+// still fits on device 0 (4 + 0.5 <= 4.95).
+TEST(BalancedDecode, AConfidentPolicyKeepsItsArgmax) {
+  BalancedDecode state;
+  std::vector<float> probs;
+  for (int r = 0; r < 5; ++r) probs.insert(probs.end(), {0.99f, 0.01f});
+  EXPECT_EQ(balanced_rows(probs, 2, {1, 1, 1, 1, 1}, state), (std::vector<int64_t>{0, 0, 0, 0, 0}));
+  // Weightless rows (a fused group of no compute) take their most probable device.
+  BalancedDecode light;
+  EXPECT_EQ(balanced_rows({0.3f, 0.7f, 0.8f, 0.2f}, 2, {0, 0}, light), (std::vector<int64_t>{1, 0}));
+}
+
+// Quotas carry over the chunks of one episode: chunks of one row each (two
+// chains, one fused group each) at 0.6 / 0.4. Chunk 1: quota 0.6 on device 0,
+// 0 + 0.5 fits. Chunk 2: quotas 1.2 and 0.8; device 0 would hold 1 + 0.5 > 1.2,
+// device 1 0 + 0.5 <= 0.8. Decoded chunk by chunk on their own, both rows would
+// go to device 0.
+TEST(BalancedDecode, QuotasCarryOverTheChunksOfAnEpisode) {
+  BalancedDecode state;
+  EXPECT_EQ(balanced_rows({0.6f, 0.4f}, 2, {1}, state), (std::vector<int64_t>{0}));
+  EXPECT_EQ(balanced_rows({0.6f, 0.4f}, 2, {1}, state), (std::vector<int64_t>{1}));
+  // Three devices, one heavy row that fits nowhere by half its weight: quotas
+  // 2, 1.5, 1.5 (weight 5 at 0.4 / 0.3 / 0.3) -> the most quota left: device 0.
+  BalancedDecode heavy;
+  EXPECT_EQ(balanced_rows({0.4f, 0.3f, 0.3f}, 3, {5}, heavy), (std::vector<int64_t>{0}));
+  // Then a light row at 0.1 / 0.2 / 0.7: device 2 has quota 1.5 + 0.7, used 0.
+  EXPECT_EQ(balanced_rows({0.1f, 0.2f, 0.7f}, 3, {1}, heavy), (std::vector<int64_t>{2}));
+  BalancedDecode bad;
+  EXPECT_THROW(balanced_rows({0.5f, 0.5f}, 2, {1, 1}, bad), std::exception);
+}
+
 }  // namespace
 }  // namespace aware::rl
