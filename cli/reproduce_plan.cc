@@ -179,6 +179,10 @@ class Builder {
       c.args.push_back("--agent-option");
       c.args.push_back(variant);
     }
+    if (variant == "zero-shot-balanced") {  // the load-aware greedy decode, not the paper's argmax
+      c.args.push_back("--agent-option");
+      c.args.push_back("decode=balanced");
+    }
     if (!policy_cell.empty()) {
       c.args.push_back("--init");
       c.args.push_back(file(policy_cell, ".pt"));
@@ -395,6 +399,7 @@ Plan make_plan(const std::string& budget, const std::string& only, const std::st
           const std::string model = family + "-" + std::to_string(member);
           add.single("transfer", graph, model, cluster);
           add.search("transfer", graph, model, cluster, "aware", seed, 0, "zero-shot", policy_key);
+          add.search("transfer", graph, model, cluster, "aware", seed, 0, "zero-shot-balanced", policy_key);
           add.search("transfer", graph, model, cluster, "aware", seed, b.evals, "pretrained", policy_key);
           add.search("transfer", graph, model, cluster, "aware", seed, b.evals);
           add.search("transfer", graph, model, cluster, "placeto", seed, b.evals);

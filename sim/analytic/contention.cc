@@ -31,6 +31,7 @@ void size_contention_scratch(const AnalyticSimulator::Prepared& p, int num_edges
   s.deps_left.resize(n);
   s.op_refs.resize(n);
   s.edge_transfer.resize(edges);
+  s.out_next.resize(edges);
   s.start_us.resize(n);
   s.end_us.resize(n);
   s.device_busy.resize(2 * static_cast<size_t>(D));
@@ -205,6 +206,7 @@ bool ContentionRun::resume(const ContentionScratch& base, const ContentionCheckp
   s_.op_refs = from.op_refs;
   // Written once per step: the prefix's entries are the base's.
   s_.edge_transfer = base.edge_transfer;
+  s_.out_next = base.out_next;
   s_.finish_round = base.finish_round;
   if (log_ != nullptr) log_->used = 0;
   skip_checkpoint_round_ = from.round;  // `from` itself is that round's checkpoint
@@ -375,9 +377,15 @@ int ContentionRun::send_outputs(int op, int d) {
                                       static_cast<int>(route_index(d, dst_dev))});
       ++refs;
     }
-    s_.transfers[tid].bytes = std::max(s_.transfers[tid].bytes, p_.out_bytes[i]);
-    ++s_.transfers[tid].refs;
+    Transfer& t = s_.transfers[tid];
+    t.bytes = std::max(t.bytes, p_.out_bytes[i]);
+    ++t.refs;
     s_.edge_transfer[p_.out_edge[i]] = tid;
+    // The transfer's consumers, linked (newest first): its arrival releases just
+    // these, without a scan of the producer's out-edges. Staged ops are sorted
+    // before they are queued, so the order they are released in does not matter.
+    s_.out_next[i] = t.first_out;
+    t.first_out = i;
   }
   return refs;
 }
@@ -430,9 +438,7 @@ void ContentionRun::finish_transfer(int tid) {
   result_.bytes_moved += t.bytes;
   ++result_.transfers;
   if (--s_.op_refs[t.src_op] == 0) s_.mem_now[t.src_dev] -= p_.out_total_bytes[t.src_op];
-  for (int i = p_.out_begin[t.src_op]; i < p_.out_begin[t.src_op + 1]; ++i) {
-    if (p_.out_output[i] == t.output && placement_[p_.out_dst[i]] == t.dst_dev) release(p_.out_dst[i]);
-  }
+  for (int i = t.first_out; i >= 0; i = s_.out_next[i]) release(p_.out_dst[i]);
 }
 
 }  // namespace aware::analytic_detail

@@ -40,6 +40,7 @@ struct Transfer {
   double bytes, ready_us, start_us, end_us;
   int refs;
   int route = -1;  // contention mode: the route's index (ContentionRun::route_index), set once
+  int first_out = -1;  // contention mode: its first consumer edge (an out-row index; ContentionScratch::out_next)
 };
 
 // The contention mode's per-step state (contention.cc). One set per run that must
@@ -53,6 +54,7 @@ struct ContentionScratch {
   std::vector<int> deps_left;
   std::vector<int> op_refs;
   std::vector<int> edge_transfer;
+  std::vector<int> out_next;  // per out-row index: the next consumer edge of the same transfer, or -1
   std::vector<double> start_us;
   std::vector<double> end_us;
   std::vector<char> device_busy;        // per lane (compute lanes first)
