@@ -41,14 +41,27 @@ std::string format_gb(double bytes) {
   return buffer;
 }
 
+// The activities of one step, made only when they become ready. SimGrid 3.32
+// keeps every activity made from the maestro in one std::list until it ends, and
+// each one that ends removes itself from that list by a linear scan
+// (ExecImpl::post, CommImpl::finish): with all of a step's ~2,000 execs and comms
+// made up front that scan was a quarter of a worker's time. Made when ready, the
+// list holds only what is in flight.
+//
+// Activity ids: op i's exec is i, transfer t's comm is n + t; SimGrid data tags
+// are id + 1. Dependencies are ours (successor lists in the order the earlier
+// add_successor() calls made them, released in reverse, as SimGrid's
+// release_dependencies() walks them), so each activity starts at the same point
+// of the engine's loop as when SimGrid released it: inside the completion of the
+// activity that solved its last dependency, after the completion callbacks.
+//
 // order=ready: each device stream picks, in SimGrid's own time, its next op among
-// those whose inputs have arrived. Non-root execs are created without a host, so
-// SimGrid vetoes them once their dependencies are solved (on_veto); the scheduler
-// queues each on its lane (earliest ready first, then topological rank) and gives
-// it the lane's host when the lane is free, which starts it. When an exec
-// completes, its lane takes the next queued op. Only one simulation runs at a time
-// in a worker process, so the callbacks reach it through one pointer.
-struct ReadyScheduler {
+// those whose inputs have arrived (earliest ready first, then topological rank);
+// when an exec completes its lane takes the next queued op, before the exec's
+// successors are released. order=analytic: a ready exec starts at once (the lane
+// order is in its dependencies). Only one simulation runs at a time in a worker
+// process, so the completion callback reaches it through one pointer.
+struct LazyStep {
   struct Entry {
     double ready;
     int rank;
@@ -57,19 +70,35 @@ struct ReadyScheduler {
       return ready != o.ready ? ready > o.ready : rank > o.rank;
     }
   };
+  int n = 0;
+  bool order_ready = true;
   std::vector<sg4::ExecPtr>* execs = nullptr;
+  std::vector<sg4::CommPtr>* comms = nullptr;
+  std::vector<double> flops;                 // per op
+  std::vector<sg4::Host*> exec_host;         // per op (its device's host)
+  std::vector<sg4::Host*> comm_src, comm_dst;  // per transfer
+  std::vector<std::uint64_t> comm_bytes;     // per transfer
+  std::vector<int> succ_begin, succ;         // per activity, in add order
+  std::vector<int> preds_left;               // per activity
+  // order=ready
   std::vector<int> lane_of_op;
-  std::vector<sg4::Host*> lane_host;
   std::vector<char> lane_busy;
   std::vector<std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>> queue;
   const std::vector<int>* topo_rank = nullptr;
-  int n = 0;
 
-  // The op an activity stands for (its data is op + 1), or -1 for comms and
-  // anything else.
-  int op_of(const sg4::Activity& a) const {
-    const auto tag = reinterpret_cast<std::intptr_t>(a.get_data<void>());
-    return tag >= 1 && tag <= n ? static_cast<int>(tag - 1) : -1;
+  static void* tag(int id) { return reinterpret_cast<void*>(static_cast<std::intptr_t>(id) + 1); }
+  int id_of(const sg4::Activity& a) const {
+    const auto t = reinterpret_cast<std::intptr_t>(a.get_data<void>());
+    return t >= 1 && t <= static_cast<std::intptr_t>(preds_left.size()) ? static_cast<int>(t - 1) : -1;
+  }
+
+  void start_exec(int op) {
+    sg4::ExecPtr exec = sg4::Exec::init();
+    exec->set_flops_amount(flops[op]);
+    exec->set_host(exec_host[op]);
+    exec->set_data(tag(op));
+    (*execs)[op] = exec;
+    exec->start();
   }
 
   void start_next(int lane) {
@@ -77,48 +106,56 @@ struct ReadyScheduler {
     const int op = queue[lane].top().op;
     queue[lane].pop();
     lane_busy[lane] = 1;
-    sg4::Exec& exec = *(*execs)[op];
-    exec.set_host(lane_host[lane]);
-    // Setting the host of a vetoed exec starts it; make sure whatever the version.
-    if (exec.get_state() == sg4::Activity::State::STARTING) exec.vetoable_start();
+    start_exec(op);
   }
 
-  void on_ready(const sg4::Activity& a) {
-    const int op = op_of(a);
-    if (op < 0 || !a.dependencies_solved()) return;
-    const int lane = lane_of_op[op];
-    queue[lane].push(Entry{sg4::Engine::get_clock(), (*topo_rank)[op], op});
-    start_next(lane);
+  // Every dependency of `id` is solved.
+  void ready(int id) {
+    if (id >= n) {
+      const int t = id - n;
+      sg4::CommPtr comm = sg4::Comm::sendto_init(comm_src[t], comm_dst[t]);
+      comm->set_payload_size(comm_bytes[t]);
+      comm->set_data(tag(id));
+      (*comms)[t] = comm;
+      comm->start();
+    } else if (order_ready) {
+      const int lane = lane_of_op[id];
+      queue[lane].push(Entry{sg4::Engine::get_clock(), (*topo_rank)[id], id});
+      start_next(lane);
+    } else {
+      start_exec(id);
+    }
   }
 
-  void on_done(const sg4::Activity& a) {
-    const int op = op_of(a);
-    if (op < 0) return;
-    lane_busy[lane_of_op[op]] = 0;
-    start_next(lane_of_op[op]);
+  void completed(const sg4::Activity& a) {
+    const int id = id_of(a);
+    if (id < 0) return;
+    if (order_ready && id < n) {
+      lane_busy[lane_of_op[id]] = 0;
+      start_next(lane_of_op[id]);
+    }
+    for (int k = succ_begin[id + 1] - 1; k >= succ_begin[id]; --k)
+      if (--preds_left[succ[k]] == 0) ready(succ[k]);
   }
 };
 
-ReadyScheduler* g_ready = nullptr;
+LazyStep* g_step = nullptr;
 
-void connect_ready_callbacks() {
+void connect_completion_callback() {
   static std::once_flag once;
   std::call_once(once, [] {
-    sg4::Activity::on_veto_cb([](sg4::Activity& a) {
-      if (g_ready != nullptr) g_ready->on_ready(a);
-    });
     sg4::Activity::on_completion_cb([](const sg4::Activity& a) {
-      if (g_ready != nullptr && a.get_state() == sg4::Activity::State::FINISHED) g_ready->on_done(a);
+      if (g_step != nullptr && a.get_state() == sg4::Activity::State::FINISHED) g_step->completed(a);
     });
   });
 }
 
-// Clears the scheduler pointer however the simulation ends.
-struct ReadyScope {
-  explicit ReadyScope(ReadyScheduler* s) { g_ready = s; }
-  ~ReadyScope() { g_ready = nullptr; }
-  ReadyScope(const ReadyScope&) = delete;
-  ReadyScope& operator=(const ReadyScope&) = delete;
+// Clears the step pointer however the simulation ends.
+struct StepScope {
+  explicit StepScope(LazyStep* s) { g_step = s; }
+  ~StepScope() { g_step = nullptr; }
+  StepScope(const StepScope&) = delete;
+  StepScope& operator=(const StepScope&) = delete;
 };
 
 }  // namespace
@@ -175,7 +212,7 @@ DagSimulator::DagSimulator(const std::vector<std::string>& cfg) : impl_(std::mak
     }
   }
   impl_->cfg_used = used;
-  if (impl_->order_ready) connect_ready_callbacks();
+  connect_completion_callback();
 }
 
 DagSimulator::~DagSimulator() = default;
@@ -281,7 +318,7 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
   // 1. order=analytic: the order each device runs its ops is the analytic
   // contention schedule's. Lanes: each device's compute stream (d) and
   // communication stream (D + d), each in the order the analytic schedule ran it.
-  // order=ready leaves the order to the ReadyScheduler, during the run.
+  // order=ready leaves the order to the step's lanes, during the run.
   std::vector<std::vector<int>> order(2 * static_cast<size_t>(D));
   if (!m.order_ready) {
     m.analytic.evaluate(graph, cluster, placement, &m.order_trace);
@@ -296,23 +333,13 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     for (int op : ops) order[placement[op] + (graph.op(op).stream != 0 ? D : 0)].push_back(op);
   }
 
-  // 2. Activities: an Exec per op, a Comm per (op, output, destination device).
+  // 2. Activities: an Exec per op, a Comm per (op, output, destination device),
+  // made when they become ready (LazyStep).
   struct Transfer {
     int src_op, output, src_dev, dst_dev;
     double bytes;
     int refs;  // consumer edges served
   };
-  std::vector<sg4::ExecPtr> execs(n);
-  for (int op = 0; op < n; ++op) {
-    const int d = placement[op];
-    execs[op] = sg4::Exec::init()->set_flops_amount(m.costs.time_us(op, d) * 1e-6 * m.speed[d]);
-    // order=ready: no host yet (the scheduler assigns it), and the op is the tag.
-    if (m.order_ready) {
-      execs[op]->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(op) + 1));
-    } else {
-      execs[op]->set_host(m.hosts[d]);
-    }
-  }
   std::vector<Transfer> transfers;
   std::vector<int> edge_transfer(graph.num_edges(), -1);
   std::vector<int> op_refs(n, 0);
@@ -340,22 +367,36 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
       edge_transfer[e] = tid;
     }
   }
-  std::vector<sg4::CommPtr> comms(transfers.size());
-  for (size_t t = 0; t < transfers.size(); ++t) {
-    const Transfer& tr = transfers[t];
-    comms[t] = sg4::Comm::sendto_init(m.hosts[tr.src_dev], m.hosts[tr.dst_dev])
-                   ->set_payload_size(static_cast<std::uint64_t>(std::llround(tr.bytes)));
+  const int T = static_cast<int>(transfers.size());
+  std::vector<sg4::ExecPtr> execs(n);
+  std::vector<sg4::CommPtr> comms(T);
+  LazyStep step;
+  step.n = n;
+  step.order_ready = m.order_ready;
+  step.execs = &execs;
+  step.comms = &comms;
+  step.flops.resize(n);
+  step.exec_host.resize(n);
+  for (int op = 0; op < n; ++op) {
+    step.flops[op] = m.costs.time_us(op, placement[op]) * 1e-6 * m.speed[placement[op]];
+    step.exec_host[op] = m.hosts[placement[op]];
+  }
+  for (const Transfer& tr : transfers) {
+    step.comm_src.push_back(m.hosts[tr.src_dev]);
+    step.comm_dst.push_back(m.hosts[tr.dst_dev]);
+    step.comm_bytes.push_back(static_cast<std::uint64_t>(std::llround(tr.bytes)));
   }
 
-  // 3. Dependencies (SimGrid throws on a duplicate edge, so remember them).
+  // 3. Dependencies, each pair once: data edges in edge order (op -> op on one
+  // device, comm -> consumer), then op -> its comms, then (order=analytic) each
+  // lane's order; kept per activity in that order.
   std::unordered_set<std::uint64_t> seen;
   seen.reserve(2 * static_cast<size_t>(graph.num_edges() + n));
-  std::vector<char> has_pred(n, 0);
+  std::vector<std::pair<int, int>> deps;
+  deps.reserve(static_cast<size_t>(graph.num_edges()) + T + n);
   auto exec_edge = [&](int a, int b) {
-    if (seen.insert((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b)).second) {
-      execs[a]->add_successor(execs[b]);
-      has_pred[b] = 1;
-    }
+    if (seen.insert((static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b)).second)
+      deps.emplace_back(a, b);
   };
   for (int e = 0; e < graph.num_edges(); ++e) {
     const Edge& edge = graph.edge(e);
@@ -367,40 +408,39 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     // Comm -> consumer, keyed apart from exec pairs by the high bit.
     const std::uint64_t key =
         (1ULL << 63) | (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint32_t>(edge.dst);
-    if (seen.insert(key).second) {
-      comms[t]->add_successor(execs[edge.dst]);
-      has_pred[edge.dst] = 1;
-    }
+    if (seen.insert(key).second) deps.emplace_back(n + t, edge.dst);
   }
-  for (size_t t = 0; t < transfers.size(); ++t) execs[transfers[t].src_op]->add_successor(comms[t]);
+  for (int t = 0; t < T; ++t) deps.emplace_back(transfers[t].src_op, n + t);
   for (const std::vector<int>& lane : order) {
     for (size_t k = 1; k < lane.size(); ++k) exec_edge(lane[k - 1], lane[k]);
   }
+  const int A = n + T;
+  step.succ_begin.assign(A + 1, 0);
+  step.preds_left.assign(A, 0);
+  for (const auto& [a, b] : deps) {
+    ++step.succ_begin[a + 1];
+    ++step.preds_left[b];
+  }
+  for (int a = 0; a < A; ++a) step.succ_begin[a + 1] += step.succ_begin[a];
+  step.succ.resize(deps.size());
+  {
+    std::vector<int> fill(step.succ_begin.begin(), step.succ_begin.end() - 1);
+    for (const auto& [a, b] : deps) step.succ[fill[a]++] = b;  // stable: add order kept
+  }
 
-  // 4. Run. Roots start now; the others start when SimGrid releases them
-  // (order=analytic), or when the scheduler gives them their lane (order=ready).
+  // 4. Run: roots (ops with no dependency) are ready now, in op order.
   const double t0 = sg4::Engine::get_clock();
   if (m.order_ready) {
-    ReadyScheduler scheduler;
-    scheduler.execs = &execs;
-    scheduler.n = n;
-    scheduler.topo_rank = &m.topo_rank;
-    scheduler.lane_of_op.resize(n);
-    for (int op = 0; op < n; ++op)
-      scheduler.lane_of_op[op] = placement[op] + (graph.op(op).stream != 0 ? D : 0);
-    scheduler.lane_host.resize(2 * static_cast<size_t>(D));
-    for (int lane = 0; lane < 2 * D; ++lane) scheduler.lane_host[lane] = m.hosts[lane % D];
-    scheduler.lane_busy.assign(2 * static_cast<size_t>(D), 0);
-    scheduler.queue.resize(2 * static_cast<size_t>(D));
-    ReadyScope scope(&scheduler);
-    // A root without a host is vetoed at once: the scheduler queues it.
+    step.topo_rank = &m.topo_rank;
+    step.lane_of_op.resize(n);
+    for (int op = 0; op < n; ++op) step.lane_of_op[op] = placement[op] + (graph.op(op).stream != 0 ? D : 0);
+    step.lane_busy.assign(2 * static_cast<size_t>(D), 0);
+    step.queue.resize(2 * static_cast<size_t>(D));
+  }
+  {
+    StepScope scope(&step);
     for (int op = 0; op < n; ++op) {
-      if (!has_pred[op]) execs[op]->vetoable_start();
-    }
-    m.engine->run();
-  } else {
-    for (int op = 0; op < n; ++op) {
-      if (!has_pred[op]) execs[op]->start();
+      if (step.preds_left[op] == 0) step.ready(op);
     }
     m.engine->run();
   }
@@ -412,7 +452,7 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
   std::vector<double> start(n), end(n), tstart(transfers.size()), tend(transfers.size());
   double step_end = 0;
   for (int op = 0; op < n; ++op) {
-    AWARE_CHECK(execs[op]->get_state() == sg4::Activity::State::FINISHED,
+    AWARE_CHECK(execs[op] && execs[op]->get_state() == sg4::Activity::State::FINISHED,
                 "simgrid left op '" + graph.op(op).name + "' unfinished");
     start[op] = to_us(execs[op]->get_start_time() - t0);
     end[op] = to_us(execs[op]->get_finish_time() - t0);
@@ -420,6 +460,8 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     result.device_busy_us[placement[op]] += m.costs.time_us(op, placement[op]);
   }
   for (size_t t = 0; t < transfers.size(); ++t) {
+    AWARE_CHECK(comms[t] && comms[t]->get_state() == sg4::Activity::State::FINISHED,
+                "simgrid left a transfer of op '" + graph.op(transfers[t].src_op).name + "' unfinished");
     tstart[t] = to_us(comms[t]->get_start_time() - t0);
     tend[t] = to_us(comms[t]->get_finish_time() - t0);
     step_end = std::max(step_end, tend[t]);
