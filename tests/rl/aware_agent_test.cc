@@ -282,6 +282,21 @@ TEST(AwareAgent, EmbeddingIsPermutationEquivariant) {
   EXPECT_FALSE(torch::allclose(lp, other, 1e-5, 1e-6));
 }
 
+// One chain per device: the optimum of two_chains_graph(6) on two devices.
+double one_chain_per_device_us(Evaluator& sim, const OpGraph& g, const Cluster& c) {
+  Placement best(std::vector<int>(g.num_ops(), 0));
+  for (int i = g.num_ops() / 2; i < g.num_ops(); ++i) best[i] = 1;
+  return sim.evaluate(g, c, best).step_time_us;
+}
+
+// A fresh folder for one test's policy file.
+fs::path test_dir(const std::string& what, int seed) {
+  const fs::path dir = fs::temp_directory_path() /
+                       (what + "_" + std::to_string(seed) + "_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
 // Two heavy independent chains on two devices: after a small budget the GREEDY
 // policy (loaded from the saved policy file, fixed anchor sets) puts one chain on
 // each device: within 5% of the optimum, on 3 seeds.
@@ -295,12 +310,8 @@ TEST_P(AwareLearnsTwoChains, GreedyPolicyWithinFivePercent) {
   const OpGraph g = two_chains_graph(6, 0.5e6);
   const Cluster c = star_cluster(2);
   AnalyticSimulator sim;
-  Placement best(std::vector<int>(g.num_ops(), 0));
-  for (int i = 6; i < 12; ++i) best[i] = 1;
-  const double optimum = sim.evaluate(g, c, best).step_time_us;
-  const fs::path dir = fs::temp_directory_path() /
-                       ("aware_learn_" + std::to_string(seed) + "_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const double optimum = one_chain_per_device_us(sim, g, c);
+  const fs::path dir = test_dir("aware_learn", seed);
   TrainOptions t;
   t.budget_evals = 600;
   t.seed = seed;
@@ -348,12 +359,8 @@ TEST_P(AwareZeroShotOnItsFamily, BalancedDecodeSplitsAnUnseenTwoChainGraph) {
   const OpGraph unseen = two_chains_graph(6, 0.5e6);
   const Cluster c = star_cluster(2);
   AnalyticSimulator sim;
-  Placement best(std::vector<int>(unseen.num_ops(), 0));
-  for (int i = 6; i < 12; ++i) best[i] = 1;
-  const double optimum = sim.evaluate(unseen, c, best).step_time_us;
-  const fs::path dir = fs::temp_directory_path() /
-                       ("aware_family_" + std::to_string(seed) + "_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const double optimum = one_chain_per_device_us(sim, unseen, c);
+  const fs::path dir = test_dir("aware_family", seed);
   TrainOptions t;
   t.budget_evals = 400;
   t.seed = seed;
