@@ -1,7 +1,7 @@
 #!/bin/bash
 # Re-run: experiments/results/transfer-2000/run.sh (skips finished runs).
 # From-scratch Aware at 2,000 evaluations on the held-out family members (dgx-v100), one JSON per run.
-cd /work/main
+cd "$(dirname "$0")/../../.."
 O=experiments/results/transfer-2000
 for fam in cifar10 ptb; do for m in 4 8 12; do for s in 1 2 3; do
   f=$O/${fam}-${m}__s${s}.json
