@@ -166,11 +166,16 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   p->out_total_bytes.resize(n);
   p->param_bytes.resize(n);
   p->temp_bytes.resize(n);
+  double all_output_bytes = 0;
+  p->integral_output_bytes = true;
   for (int op = 0; op < n; ++op) {
     p->out_total_bytes[op] = graph.op(op).total_output_bytes();
     p->param_bytes[op] = graph.op(op).param_bytes;
     p->temp_bytes[op] = graph.op(op).temp_bytes;
+    all_output_bytes += p->out_total_bytes[op];
+    if (std::floor(p->out_total_bytes[op]) != p->out_total_bytes[op]) p->integral_output_bytes = false;
   }
+  if (!(all_output_bytes < 9007199254740992.0)) p->integral_output_bytes = false;  // 2^53
   p->sparse_routes = sparse_routes(cluster);
   p->route_begin.assign(p->sparse_routes ? 1 : static_cast<size_t>(D) * D + 1, 0);
   p->route_latency_us.assign(p->sparse_routes ? 0 : static_cast<size_t>(D) * D, 0);
@@ -214,6 +219,14 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
     }
   }
   p->child_begin[n] = static_cast<int>(p->child_op.size());
+  p->child_bytes.resize(p->child_op.size());
+  for (int op = 0; op < n; ++op) {
+    const std::vector<double>& sizes = graph.op(op).output_bytes;
+    for (int c = p->child_begin[op]; c < p->child_begin[op + 1]; ++c) {
+      const int output = p->child_output[c];
+      p->child_bytes[c] = output < static_cast<int>(sizes.size()) ? sizes[output] : 0.0;
+    }
+  }
   std::vector<std::string> names(n);
   for (int op = 0; op < n; ++op) names[op] = graph.op(op).name;
   p->name_rank = byte_order_rank(names);
@@ -253,6 +266,11 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
     for (auto& q : p->bus) q.reserve(n + 1);
     p->events.reserve(4 * (n + edges) + 4 * D + 16);
     p->transfers.reserve(edges + 1);
+    p->ran.assign(D, {});
+    for (auto& r : p->ran) r.reserve(n);
+    p->freed_first.resize(n);
+    p->freed_next.resize(n);
+    p->last_dependency.resize(n);
     p->deps_left.resize(n);
     p->start_us.resize(n);
     p->end_us.resize(n);

@@ -1,5 +1,6 @@
 // The Placeto-compatible mode of the analytic simulator (docs/simulators.md).
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "core/cluster.h"
@@ -13,122 +14,22 @@ namespace aware {
 
 using namespace analytic_detail;
 
-StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& cluster,
-                                          const Placement& placement, StepObserver* observer) {
-  Prepared& p = *prepared_;
-  using ReadyEntry = Prepared::ReadyEntry;
-  using Event = Prepared::Event;
-  enum { kRemoveDependency = 0, kRunBus = 1, kRunDevice = 2 };
+namespace {
+
+using Prepared = AnalyticSimulator::Prepared;
+
+// Up to this many devices the by-end sweep walks every device's run order at
+// each instant; beyond, the sorted sweep is used.
+constexpr int kMergeDevices = 16;
+
+// Memory: an op's outputs are held on its device from its start until its last
+// child ends (or its own end when it has none); at one instant frees come before
+// allocations. The peaks are the highest totals.
+//
+// The general sweep: changes in (time, signed bytes) order. Ops started in time
+// order, so the allocations need sorting only within a tie.
+void sweep_memory_sorted(Prepared& p, const Placement& placement, StepResult& result) {
   const int n = p.num_ops;
-  const int D = p.num_devices;
-  const PlacetoConstants& k = constants_;
-  StepResult result;
-  result.device_busy_us.assign(D, 0);
-  result.peak_memory_bytes.assign(D, 0);
-
-  for (auto& q : p.ready) q.clear();
-  for (auto& q : p.bus) q.clear();
-  p.events.clear();
-  p.transfers.clear();
-  p.mem_allocs.clear();
-  std::fill(p.device_free_us.begin(), p.device_free_us.end(), k.init_offset_us);
-  std::fill(p.bus_free_us.begin(), p.bus_free_us.end(), k.init_offset_us);
-  std::fill(p.start_us.begin(), p.start_us.end(), -1.0);
-  int counter = 0;
-  auto push_device = [&](int d, double t) {
-    heap_push(p.events, Event{t, Prepared::pack(kRunDevice, p.device_name_rank[d], 0)});
-  };
-  auto push_bus = [&](int d, double t) {
-    heap_push(p.events, Event{t, Prepared::pack(kRunBus, p.device_name_rank[d], 0)});
-  };
-  auto push_dependency = [&](int parent, int child, double t) {
-    heap_push(p.events, Event{t, Prepared::pack(kRemoveDependency, p.name_rank[parent], p.name_rank[child])});
-  };
-  for (int op = 0; op < n; ++op) {
-    p.deps_left[op] = p.distinct_parents[op];
-    if (p.deps_left[op] == 0) {
-      heap_push(p.ready[placement[op]], ReadyEntry{k.init_offset_us, counter++, op});
-      push_device(placement[op], k.init_offset_us);
-    }
-  }
-
-  double last_event_us = k.init_offset_us;
-  int finished = 0;
-  while (!p.events.empty()) {
-    const Event ev = heap_pop(p.events);
-    const double now = ev.time;
-    last_event_us = now;
-    const int kind = Prepared::kind_of(ev.key);
-    if (kind == kRemoveDependency) {
-      const int child = p.op_of_name_rank[Prepared::second_of(ev.key)];
-      if (--p.deps_left[child] == 0) {
-        const int d = placement[child];
-        heap_push(p.ready[d], ReadyEntry{now, counter++, child});
-        // A busy device already has its event at the time it becomes free, and
-        // one now would be skipped (device_free_us only grows).
-        if (!(now < p.device_free_us[d])) push_device(d, now);
-      }
-    } else if (kind == kRunDevice) {
-      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
-      auto& queue = p.ready[d];
-      if (now < p.device_free_us[d] || queue.empty() || queue.front().time > now) continue;
-      const int op = heap_pop(queue).op;
-      const double cost = p.costs.time_us(op, d);
-      const double end = now + cost;
-      p.start_us[op] = now;
-      p.end_us[op] = end;
-      if (p.out_total_bytes[op] > 0) p.mem_allocs.push_back({now, p.out_total_bytes[op], d});
-      result.device_busy_us[d] += cost;
-      ++finished;
-      p.device_free_us[d] = cost > 0 ? end + k.device_overhead_us : end;
-      push_device(d, p.device_free_us[d]);
-      // Same-device children are released at the end; each output index needed
-      // elsewhere becomes one transfer on this device's bus.
-      const int first_new = static_cast<int>(p.transfers.size());
-      for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c) {
-        const int child = p.child_op[c];
-        if (placement[child] == d) {
-          push_dependency(op, child, end);
-          continue;
-        }
-        const int output = p.child_output[c];
-        bool exists = false;
-        for (int t = first_new; t < static_cast<int>(p.transfers.size()) && !exists; ++t)
-          exists = p.transfers[t].output == output;
-        if (exists) continue;
-        const std::vector<double>& sizes = graph.op(op).output_bytes;
-        const double bytes = output < static_cast<int>(sizes.size()) ? sizes[output] : 0.0;
-        const int tid = static_cast<int>(p.transfers.size());
-        p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0, -1});
-        heap_push(p.bus[d], ReadyEntry{end, counter++, tid});
-        if (!(end < p.bus_free_us[d])) push_bus(d, end);  // else the bus-free event serves it
-      }
-    } else {  // kRunBus
-      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
-      auto& queue = p.bus[d];
-      if (now < p.bus_free_us[d] || queue.empty() || queue.front().time > now) continue;
-      const int tid = heap_pop(queue).op;
-      Prepared::Transfer& t = p.transfers[tid];
-      const double end = now + t.bytes / k.transfer_bytes_per_us;
-      t.start_us = now;
-      t.end_us = end;
-      result.bytes_moved += t.bytes;
-      ++result.transfers;
-      for (int c = p.child_begin[t.src_op]; c < p.child_begin[t.src_op + 1]; ++c) {
-        const int child = p.child_op[c];
-        if (placement[child] != d && p.child_output[c] == t.output) push_dependency(t.src_op, child, end);
-      }
-      p.bus_free_us[d] = end + k.bus_overhead_us;
-      push_bus(d, p.bus_free_us[d]);
-    }
-  }
-  AWARE_CHECK(finished == n, "every op must run once (a cycle would leave some unscheduled)");
-  result.step_time_us = last_event_us;
-
-  // Memory: an op's outputs are held on its device from its start until its last
-  // child ends (or its own end when it has none). The sweep visits changes by
-  // (time, signed bytes): frees before allocations at the same instant. Ops
-  // started in time order, so the allocations need sorting only within a tie.
   using Sweep = Prepared::SweepEntry;
   auto sweep_before = [](const Sweep& x, const Sweep& y) {
     return x.time != y.time ? x.time < y.time : x.bytes < y.bytes;
@@ -161,6 +62,203 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& graph, const Cluster& c
     } else {
       apply(p.mem_frees[f++]);
     }
+  }
+}
+
+// With whole byte counts (summing below 2^53) every partial total is exact, so
+// the order of changes within an instant cannot change a peak, and no sort is
+// needed. Each buffer is freed at the end of its latest consumer, so it is
+// listed under that op. A device runs its ops one after another, so their ends
+// are in order: before the allocations of each instant, every device releases
+// the buffers listed under its ops that ended by then, in the order they ran.
+void sweep_memory_by_end(Prepared& p, const Placement& placement, StepResult& result) {
+  const int n = p.num_ops;
+  const int D = p.num_devices;
+  std::fill(p.freed_first.begin(), p.freed_first.end(), -1);
+  for (int op = 0; op < n; ++op) {
+    if (p.out_total_bytes[op] <= 0) continue;
+    int until = op;
+    for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c)
+      if (p.end_us[p.child_op[c]] > p.end_us[until]) until = p.child_op[c];
+    p.freed_next[op] = p.freed_first[until];
+    p.freed_first[until] = op;
+  }
+  const double never = std::numeric_limits<double>::infinity();
+  const int* next[kMergeDevices];
+  const int* stop[kMergeDevices];
+  double next_end[kMergeDevices];
+  for (int d = 0; d < D; ++d) {
+    next[d] = p.ran[d].data();
+    stop[d] = next[d] + p.ran[d].size();
+    next_end[d] = next[d] < stop[d] ? p.end_us[*next[d]] : never;
+  }
+  std::fill(p.mem_now.begin(), p.mem_now.end(), 0.0);
+  double instant = -never;
+  for (const Prepared::SweepEntry& alloc : p.mem_allocs) {
+    if (alloc.time != instant) {
+      instant = alloc.time;
+      for (int d = 0; d < D; ++d) {
+        while (next_end[d] <= instant) {
+          for (int b = p.freed_first[*next[d]]; b >= 0; b = p.freed_next[b])
+            p.mem_now[placement[b]] -= p.out_total_bytes[b];
+          ++next[d];
+          next_end[d] = next[d] < stop[d] ? p.end_us[*next[d]] : never;
+        }
+      }
+    }
+    double& held = p.mem_now[alloc.device];
+    held += alloc.bytes;
+    result.peak_memory_bytes[alloc.device] = std::max(result.peak_memory_bytes[alloc.device], held);
+  }
+}
+
+}  // namespace
+
+StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluster& cluster,
+                                          const Placement& placement, StepObserver* observer) {
+  Prepared& p = *prepared_;
+  using ReadyEntry = Prepared::ReadyEntry;
+  using Event = Prepared::Event;
+  enum { kRemoveDependency = 0, kRunBus = 1, kRunDevice = 2 };
+  const int n = p.num_ops;
+  const int D = p.num_devices;
+  const PlacetoConstants& k = constants_;
+  StepResult result;
+  result.device_busy_us.assign(D, 0);
+  result.peak_memory_bytes.assign(D, 0);
+
+  for (auto& q : p.ready) q.clear();
+  for (auto& q : p.bus) q.clear();
+  for (auto& r : p.ran) r.clear();
+  p.events.clear();
+  p.transfers.clear();
+  p.mem_allocs.clear();
+  std::fill(p.device_free_us.begin(), p.device_free_us.end(), k.init_offset_us);
+  std::fill(p.bus_free_us.begin(), p.bus_free_us.end(), k.init_offset_us);
+  std::fill(p.start_us.begin(), p.start_us.end(), -1.0);
+  int counter = 0;
+  // Placeto's simulator queues one event per dependency, device and bus and
+  // pops them by (time, kind, first name rank, second name rank). Here only the
+  // device and bus events are queued; a dependency goes straight to its child's
+  // ready queue, with the place it would have popped in as its key:
+  //  - Only a child's last dependency to pop does anything. A pushed event
+  //    smaller than the one being processed (same time, lower kind: after a
+  //    zero-length op or transfer) pops right after it, so a dependency pushed
+  //    before and smaller than the current event has already popped; otherwise
+  //    the larger pops later. Each child keeps the one that pops last of those
+  //    pushed so far.
+  //  - Dependencies due at time T that were pushed before T pop first among T's
+  //    events, in key order. One pushed at T itself (by a device or bus event)
+  //    pops right after that event, before the next device or bus event:
+  //    its key is that event's sequence number, then the child's name rank
+  //    (the parent is the event's own op).
+  //  - A ready entry due later than the device's next event is skipped there
+  //    (its time is compared with now), and the child's device gets an event at
+  //    T unless it is busy past T already (device_free_us only grows, so the
+  //    original's check at T would find it busy too).
+  // Ready entries are ordered by (time, key); sources take their op order as key,
+  // below every dependency's.
+  auto push_device = [&](int d, double t) {
+    heap_push(p.events, Event{t, Prepared::pack(kRunDevice, p.device_name_rank[d], 0)});
+  };
+  auto push_bus = [&](int d, double t) {
+    heap_push(p.events, Event{t, Prepared::pack(kRunBus, p.device_name_rank[d], 0)});
+  };
+  Event current{0, 0};        // the event being processed
+  std::uint64_t sequence = 0;  // its number among the events popped
+  auto push_dependency = [&](int parent, int child, double t) {
+    const Event e{t, Prepared::pack(kRemoveDependency, p.name_rank[parent], p.name_rank[child])};
+    Event& latest = p.last_dependency[child];
+    if (event_before(latest, e) || event_before(latest, current)) latest = e;
+    if (--p.deps_left[child] != 0) return;
+    const bool at_once = latest.time == current.time && event_before(latest, current);
+    const std::uint64_t key =
+        at_once ? (std::uint64_t{1} << 63) | (sequence << 30) | static_cast<std::uint64_t>(p.name_rank[child])
+                : latest.key;
+    const int d = placement[child];
+    heap_push(p.ready[d], ReadyEntry{latest.time, key, child});
+    if (!(latest.time < p.device_free_us[d])) push_device(d, latest.time);
+  };
+  for (int op = 0; op < n; ++op) {
+    p.deps_left[op] = p.distinct_parents[op];
+    p.last_dependency[op] = Event{-std::numeric_limits<double>::infinity(), 0};
+    if (p.deps_left[op] == 0) {
+      heap_push(p.ready[placement[op]], ReadyEntry{k.init_offset_us, static_cast<std::uint64_t>(counter++), op});
+      push_device(placement[op], k.init_offset_us);
+    }
+  }
+
+  double last_event_us = k.init_offset_us;
+  int finished = 0;
+  while (!p.events.empty()) {
+    const Event ev = heap_pop(p.events);
+    current = ev;
+    ++sequence;
+    const double now = ev.time;
+    last_event_us = now;
+    const int kind = Prepared::kind_of(ev.key);
+    if (kind == kRunDevice) {
+      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
+      auto& queue = p.ready[d];
+      if (now < p.device_free_us[d] || queue.empty() || queue.front().time > now) continue;
+      const int op = heap_pop(queue).op;
+      const double cost = p.costs.time_us(op, d);
+      const double end = now + cost;
+      p.start_us[op] = now;
+      p.end_us[op] = end;
+      p.ran[d].push_back(op);
+      if (p.out_total_bytes[op] > 0) p.mem_allocs.push_back({now, p.out_total_bytes[op], d});
+      result.device_busy_us[d] += cost;
+      ++finished;
+      p.device_free_us[d] = cost > 0 ? end + k.device_overhead_us : end;
+      push_device(d, p.device_free_us[d]);
+      // Same-device children are released at the end; each output index needed
+      // elsewhere becomes one transfer on this device's bus.
+      const int first_new = static_cast<int>(p.transfers.size());
+      for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c) {
+        const int child = p.child_op[c];
+        if (placement[child] == d) {
+          push_dependency(op, child, end);
+          continue;
+        }
+        const int output = p.child_output[c];
+        bool exists = false;
+        for (int t = first_new; t < static_cast<int>(p.transfers.size()) && !exists; ++t)
+          exists = p.transfers[t].output == output;
+        if (exists) continue;
+        const double bytes = p.child_bytes[c];
+        const int tid = static_cast<int>(p.transfers.size());
+        p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0, -1});
+        heap_push(p.bus[d], ReadyEntry{end, static_cast<std::uint64_t>(counter++), tid});
+        if (!(end < p.bus_free_us[d])) push_bus(d, end);  // else the bus-free event serves it
+      }
+    } else {  // kRunBus
+      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
+      auto& queue = p.bus[d];
+      if (now < p.bus_free_us[d] || queue.empty() || queue.front().time > now) continue;
+      const int tid = heap_pop(queue).op;
+      Prepared::Transfer& t = p.transfers[tid];
+      const double end = now + t.bytes / k.transfer_bytes_per_us;
+      t.start_us = now;
+      t.end_us = end;
+      result.bytes_moved += t.bytes;
+      ++result.transfers;
+      for (int c = p.child_begin[t.src_op]; c < p.child_begin[t.src_op + 1]; ++c) {
+        const int child = p.child_op[c];
+        if (placement[child] != d && p.child_output[c] == t.output) push_dependency(t.src_op, child, end);
+      }
+      p.bus_free_us[d] = end + k.bus_overhead_us;
+      push_bus(d, p.bus_free_us[d]);
+    }
+  }
+  AWARE_CHECK(finished == n, "every op must run once (a cycle would leave some unscheduled)");
+  result.step_time_us = last_event_us;
+
+  // Memory (the sweeps above).
+  if (p.integral_output_bytes && D <= kMergeDevices) {
+    sweep_memory_by_end(p, placement, result);
+  } else {
+    sweep_memory_sorted(p, placement, result);
   }
   for (int d = 0; d < D; ++d) {
     if (result.peak_memory_bytes[d] > cluster.device(d).memory_bytes) {

@@ -19,9 +19,10 @@ namespace aware {
 
 namespace analytic_detail {
 
+// Placeto mode's ready and bus queues (placeto_mode.cc): ordered by (time, key).
 struct ReadyEntry {
   double time;
-  int key;  // contention: topological rank; placeto: insertion counter
+  std::uint64_t key;
   int op;
   bool operator>(const ReadyEntry& o) const {
     return time != o.time ? time > o.time : key > o.key;
@@ -152,7 +153,8 @@ struct AnalyticSimulator::Prepared {
   // Placeto mode.
   std::vector<std::vector<ReadyEntry>> ready;  // per device heap
   std::vector<std::vector<ReadyEntry>> bus;    // per device bus heap (op = transfer id)
-  std::vector<Event> events;
+  std::vector<Event> events;  // device and bus events
+  std::vector<Event> last_dependency;  // per child: the dependency that pops last, of those pushed so far
   std::vector<Transfer> transfers;
   std::vector<int> deps_left;
   std::vector<double> start_us;
@@ -167,6 +169,14 @@ struct AnalyticSimulator::Prepared {
   };
   std::vector<SweepEntry> mem_allocs;  // in the order ops started
   std::vector<SweepEntry> mem_frees;
+  // Placeto mode's memory sweep without sorting (placeto_mode.cc): whether every
+  // op's output bytes are whole and all of them sum below 2^53, each device's
+  // ops in the order they ran, and per op the buffers its end frees (a list
+  // through freed_next).
+  bool integral_output_bytes = false;
+  std::vector<std::vector<int>> ran;
+  std::vector<int> freed_first, freed_next;
+  std::vector<double> child_bytes;  // Placeto pairs: the bytes of the output each sends
 
   // Contention mode: evaluate()'s state, and evaluate_move()'s.
   analytic_detail::ContentionScratch full;
