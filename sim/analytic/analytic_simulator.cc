@@ -266,6 +266,7 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
     for (auto& q : p->bus) q.reserve(n + 1);
     p->events.reserve(4 * (n + edges) + 4 * D + 16);
     p->transfers.reserve(edges + 1);
+    p->slot_time.resize(2 * D);
     p->ran.assign(D, {});
     for (auto& r : p->ran) r.reserve(n);
     p->freed_first.resize(n);

@@ -138,33 +138,43 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
   std::fill(p.start_us.begin(), p.start_us.end(), -1.0);
   int counter = 0;
   // Placeto's simulator queues one event per dependency, device and bus and
-  // pops them by (time, kind, first name rank, second name rank). Here only the
-  // device and bus events are queued; a dependency goes straight to its child's
-  // ready queue, with the place it would have popped in as its key:
+  // pops them by (time, kind, first name rank, second name rank); a device (bus)
+  // event runs the device's (bus's) first ready op (transfer) if it is free.
+  // Here nothing is queued that would do nothing:
+  //  - A device or bus can only work at max(the time it is free, its first
+  //    entry's time), and Placeto's simulator always has an event then: one
+  //    is pushed whenever a device or bus becomes free, and whenever an entry
+  //    arrives while it is free. So each device and bus keeps that one time
+  //    (`slot`, +inf with nothing queued) and an event for it; an event whose
+  //    time is no longer its slot's is stale and skipped.
   //  - Only a child's last dependency to pop does anything. A pushed event
   //    smaller than the one being processed (same time, lower kind: after a
   //    zero-length op or transfer) pops right after it, so a dependency pushed
   //    before and smaller than the current event has already popped; otherwise
   //    the larger pops later. Each child keeps the one that pops last of those
-  //    pushed so far.
+  //    pushed so far, and its last push sends the child to its ready queue with
+  //    the place that dependency would have popped in as its key:
   //  - Dependencies due at time T that were pushed before T pop first among T's
   //    events, in key order. One pushed at T itself (by a device or bus event)
-  //    pops right after that event, before the next device or bus event:
-  //    its key is that event's sequence number, then the child's name rank
-  //    (the parent is the event's own op).
-  //  - A ready entry due later than the device's next event is skipped there
-  //    (its time is compared with now), and the child's device gets an event at
-  //    T unless it is busy past T already (device_free_us only grows, so the
-  //    original's check at T would find it busy too).
-  // Ready entries are ordered by (time, key); sources take their op order as key,
-  // below every dependency's.
-  auto push_device = [&](int d, double t) {
-    heap_push(p.events, Event{t, Prepared::pack(kRunDevice, p.device_name_rank[d], 0)});
+  //    pops right after that event, before the next device or bus event: its
+  //    key is that event's sequence number, then the child's name rank (the
+  //    parent is the event's own op). Sources take their op order as key, below
+  //    every dependency's.
+  //  - The step ends at the last event Placeto's simulator pops: the latest
+  //    time a device or bus became free.
+  auto slot_of_device = [&](int d) { return D + p.device_name_rank[d]; };  // buses first: kind order
+  auto reschedule = [&](int slot, int d, double free_us, const std::vector<ReadyEntry>& queue) {
+    const double t = queue.empty() ? std::numeric_limits<double>::infinity() : std::max(free_us, queue.front().time);
+    if (t == p.slot_time[slot]) return;
+    p.slot_time[slot] = t;
+    if (!queue.empty()) {
+      const int kind = slot < D ? kRunBus : kRunDevice;
+      heap_push(p.events, Event{t, Prepared::pack(kind, p.device_name_rank[d], 0)});
+    }
   };
-  auto push_bus = [&](int d, double t) {
-    heap_push(p.events, Event{t, Prepared::pack(kRunBus, p.device_name_rank[d], 0)});
-  };
-  Event current{0, 0};        // the event being processed
+  auto reschedule_device = [&](int d) { reschedule(slot_of_device(d), d, p.device_free_us[d], p.ready[d]); };
+  auto reschedule_bus = [&](int d) { reschedule(p.device_name_rank[d], d, p.bus_free_us[d], p.bus[d]); };
+  Event current{0, 0};         // the event being processed
   std::uint64_t sequence = 0;  // its number among the events popped
   auto push_dependency = [&](int parent, int child, double t) {
     const Event e{t, Prepared::pack(kRemoveDependency, p.name_rank[parent], p.name_rank[child])};
@@ -177,30 +187,31 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
                 : latest.key;
     const int d = placement[child];
     heap_push(p.ready[d], ReadyEntry{latest.time, key, child});
-    if (!(latest.time < p.device_free_us[d])) push_device(d, latest.time);
+    reschedule_device(d);
   };
+  std::fill(p.slot_time.begin(), p.slot_time.end(), std::numeric_limits<double>::infinity());
   for (int op = 0; op < n; ++op) {
     p.deps_left[op] = p.distinct_parents[op];
     p.last_dependency[op] = Event{-std::numeric_limits<double>::infinity(), 0};
-    if (p.deps_left[op] == 0) {
+    if (p.deps_left[op] == 0)
       heap_push(p.ready[placement[op]], ReadyEntry{k.init_offset_us, static_cast<std::uint64_t>(counter++), op});
-      push_device(placement[op], k.init_offset_us);
-    }
   }
+  for (int d = 0; d < D; ++d) reschedule_device(d);
 
-  double last_event_us = k.init_offset_us;
   int finished = 0;
   while (!p.events.empty()) {
     const Event ev = heap_pop(p.events);
+    const int kind = Prepared::kind_of(ev.key);
+    const int rank = Prepared::first_of(ev.key);
+    const int slot = kind == kRunBus ? rank : D + rank;
+    if (ev.time != p.slot_time[slot]) continue;  // stale
+    p.slot_time[slot] = std::numeric_limits<double>::infinity();
     current = ev;
     ++sequence;
     const double now = ev.time;
-    last_event_us = now;
-    const int kind = Prepared::kind_of(ev.key);
+    const int d = p.device_of_name_rank[rank];
     if (kind == kRunDevice) {
-      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
       auto& queue = p.ready[d];
-      if (now < p.device_free_us[d] || queue.empty() || queue.front().time > now) continue;
       const int op = heap_pop(queue).op;
       const double cost = p.costs.time_us(op, d);
       const double end = now + cost;
@@ -211,7 +222,6 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
       result.device_busy_us[d] += cost;
       ++finished;
       p.device_free_us[d] = cost > 0 ? end + k.device_overhead_us : end;
-      push_device(d, p.device_free_us[d]);
       // Same-device children are released at the end; each output index needed
       // elsewhere becomes one transfer on this device's bus.
       const int first_new = static_cast<int>(p.transfers.size());
@@ -230,12 +240,11 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
         const int tid = static_cast<int>(p.transfers.size());
         p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0, -1});
         heap_push(p.bus[d], ReadyEntry{end, static_cast<std::uint64_t>(counter++), tid});
-        if (!(end < p.bus_free_us[d])) push_bus(d, end);  // else the bus-free event serves it
       }
+      if (static_cast<int>(p.transfers.size()) > first_new) reschedule_bus(d);
+      reschedule_device(d);
     } else {  // kRunBus
-      const int d = p.device_of_name_rank[Prepared::first_of(ev.key)];
       auto& queue = p.bus[d];
-      if (now < p.bus_free_us[d] || queue.empty() || queue.front().time > now) continue;
       const int tid = heap_pop(queue).op;
       Prepared::Transfer& t = p.transfers[tid];
       const double end = now + t.bytes / k.transfer_bytes_per_us;
@@ -243,14 +252,16 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
       t.end_us = end;
       result.bytes_moved += t.bytes;
       ++result.transfers;
+      p.bus_free_us[d] = end + k.bus_overhead_us;
       for (int c = p.child_begin[t.src_op]; c < p.child_begin[t.src_op + 1]; ++c) {
         const int child = p.child_op[c];
         if (placement[child] != d && p.child_output[c] == t.output) push_dependency(t.src_op, child, end);
       }
-      p.bus_free_us[d] = end + k.bus_overhead_us;
-      push_bus(d, p.bus_free_us[d]);
+      reschedule_bus(d);
     }
   }
+  double last_event_us = k.init_offset_us;
+  for (int d = 0; d < D; ++d) last_event_us = std::max({last_event_us, p.device_free_us[d], p.bus_free_us[d]});
   AWARE_CHECK(finished == n, "every op must run once (a cycle would leave some unscheduled)");
   result.step_time_us = last_event_us;
 

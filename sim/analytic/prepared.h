@@ -154,6 +154,7 @@ struct AnalyticSimulator::Prepared {
   std::vector<std::vector<ReadyEntry>> ready;  // per device heap
   std::vector<std::vector<ReadyEntry>> bus;    // per device bus heap (op = transfer id)
   std::vector<Event> events;  // device and bus events
+  std::vector<double> slot_time;  // per bus, then per device (by name rank): when it can next work
   std::vector<Event> last_dependency;  // per child: the dependency that pops last, of those pushed so far
   std::vector<Transfer> transfers;
   std::vector<int> deps_left;
