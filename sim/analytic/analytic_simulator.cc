@@ -211,27 +211,19 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
     p->distinct_parents[c] = static_cast<int>(last.size());
     for (const auto& [parent, output] : last) children[parent].push_back({c, output});
   }
+  p->children.clear();
   for (int op = 0; op < n; ++op) {
-    p->child_begin[op] = static_cast<int>(p->child_op.size());
-    for (const auto& [c, output] : children[op]) {
-      p->child_op.push_back(c);
-      p->child_output.push_back(output);
-    }
-  }
-  p->child_begin[n] = static_cast<int>(p->child_op.size());
-  p->child_bytes.resize(p->child_op.size());
-  for (int op = 0; op < n; ++op) {
+    p->child_begin[op] = static_cast<int>(p->children.size());
     const std::vector<double>& sizes = graph.op(op).output_bytes;
-    for (int c = p->child_begin[op]; c < p->child_begin[op + 1]; ++c) {
-      const int output = p->child_output[c];
-      p->child_bytes[c] = output < static_cast<int>(sizes.size()) ? sizes[output] : 0.0;
-    }
+    for (const auto& [c, output] : children[op])
+      p->children.push_back({c, output, output < static_cast<int>(sizes.size()) ? sizes[output] : 0.0});
   }
+  p->child_begin[n] = static_cast<int>(p->children.size());
   std::vector<std::string> names(n);
   for (int op = 0; op < n; ++op) names[op] = graph.op(op).name;
-  p->name_rank = byte_order_rank(names);
-  p->op_of_name_rank.resize(n);
-  for (int op = 0; op < n; ++op) p->op_of_name_rank[p->name_rank[op]] = op;
+  const std::vector<int> name_rank = byte_order_rank(names);
+  p->waits.resize(n);
+  for (int op = 0; op < n; ++op) p->waits[op].name_rank = name_rank[op];
   p->in_begin.assign(n + 1, 0);
   p->out_begin.assign(n + 1, 0);
   for (int op = 0; op < n; ++op) {
@@ -267,12 +259,14 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
     p->events.reserve(4 * (n + edges) + 4 * D + 16);
     p->transfers.reserve(edges + 1);
     p->slot_time.resize(2 * D);
+    p->sources.assign(D, {});
+    for (auto& q : p->sources) q.reserve(n);
+    p->source_head.resize(D);
+    p->bus_head.resize(D);
     p->ran.assign(D, {});
     for (auto& r : p->ran) r.reserve(n);
     p->freed_first.resize(n);
     p->freed_next.resize(n);
-    p->last_dependency.resize(n);
-    p->deps_left.resize(n);
     p->start_us.resize(n);
     p->end_us.resize(n);
     p->device_free_us.resize(D);

@@ -46,7 +46,7 @@ void sweep_memory_sorted(Prepared& p, const Placement& placement, StepResult& re
     if (bytes <= 0) continue;
     double until = p.end_us[op];
     for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c)
-      until = std::max(until, p.end_us[p.child_op[c]]);
+      until = std::max(until, p.end_us[p.children[c].op]);
     p.mem_frees.push_back({until, -bytes, placement[op]});
   }
   std::sort(p.mem_frees.begin(), p.mem_frees.end(), sweep_before);
@@ -79,7 +79,7 @@ void sweep_memory_by_end(Prepared& p, const Placement& placement, StepResult& re
     if (p.out_total_bytes[op] <= 0) continue;
     int until = op;
     for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c)
-      if (p.end_us[p.child_op[c]] > p.end_us[until]) until = p.child_op[c];
+      if (p.end_us[p.children[c].op] > p.end_us[until]) until = p.children[c].op;
     p.freed_next[op] = p.freed_first[until];
     p.freed_first[until] = op;
   }
@@ -129,6 +129,9 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
 
   for (auto& q : p.ready) q.clear();
   for (auto& q : p.bus) q.clear();
+  for (auto& q : p.sources) q.clear();
+  std::fill(p.bus_head.begin(), p.bus_head.end(), 0);
+  std::fill(p.source_head.begin(), p.source_head.end(), 0);
   for (auto& r : p.ran) r.clear();
   p.events.clear();
   p.transfers.clear();
@@ -136,7 +139,6 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
   std::fill(p.device_free_us.begin(), p.device_free_us.end(), k.init_offset_us);
   std::fill(p.bus_free_us.begin(), p.bus_free_us.end(), k.init_offset_us);
   std::fill(p.start_us.begin(), p.start_us.end(), -1.0);
-  int counter = 0;
   // Placeto's simulator queues one event per dependency, device and bus and
   // pops them by (time, kind, first name rank, second name rank); a device (bus)
   // event runs the device's (bus's) first ready op (transfer) if it is free.
@@ -163,27 +165,41 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
   //  - The step ends at the last event Placeto's simulator pops: the latest
   //    time a device or bus became free.
   auto slot_of_device = [&](int d) { return D + p.device_name_rank[d]; };  // buses first: kind order
-  auto reschedule = [&](int slot, int d, double free_us, const std::vector<ReadyEntry>& queue) {
-    const double t = queue.empty() ? std::numeric_limits<double>::infinity() : std::max(free_us, queue.front().time);
+  //  - A bus's entries arrive in order: its device's ops end in the order they
+  //    ran, so the bus queue is a list. So are a device's sources (all due at the
+  //    start, in op order, before any dependency due then); the other ready ops
+  //    are in a heap.
+  const double never = std::numeric_limits<double>::infinity();
+  auto reschedule = [&](int slot, int d, double free_us, double first_due) {
+    const double t = first_due == never ? never : std::max(free_us, first_due);
     if (t == p.slot_time[slot]) return;
     p.slot_time[slot] = t;
-    if (!queue.empty()) {
+    if (t != never) {
       const int kind = slot < D ? kRunBus : kRunDevice;
       heap_push(p.events, Event{t, Prepared::pack(kind, p.device_name_rank[d], 0)});
     }
   };
-  auto reschedule_device = [&](int d) { reschedule(slot_of_device(d), d, p.device_free_us[d], p.ready[d]); };
-  auto reschedule_bus = [&](int d) { reschedule(p.device_name_rank[d], d, p.bus_free_us[d], p.bus[d]); };
+  auto reschedule_device = [&](int d) {
+    const double first_due = p.source_head[d] < static_cast<int>(p.sources[d].size()) ? k.init_offset_us
+                             : p.ready[d].empty()                                   ? never
+                                                                                    : p.ready[d].front().time;
+    reschedule(slot_of_device(d), d, p.device_free_us[d], first_due);
+  };
+  auto reschedule_bus = [&](int d) {
+    const double first_due = p.bus_head[d] < static_cast<int>(p.bus[d].size()) ? p.bus[d][p.bus_head[d]].time : never;
+    reschedule(p.device_name_rank[d], d, p.bus_free_us[d], first_due);
+  };
   Event current{0, 0};         // the event being processed
   std::uint64_t sequence = 0;  // its number among the events popped
   auto push_dependency = [&](int parent, int child, double t) {
-    const Event e{t, Prepared::pack(kRemoveDependency, p.name_rank[parent], p.name_rank[child])};
-    Event& latest = p.last_dependency[child];
+    Prepared::PlacetoWait& w = p.waits[child];
+    const Event e{t, Prepared::pack(kRemoveDependency, p.waits[parent].name_rank, w.name_rank)};
+    Event& latest = w.last;
     if (event_before(latest, e) || event_before(latest, current)) latest = e;
-    if (--p.deps_left[child] != 0) return;
+    if (--w.deps_left != 0) return;
     const bool at_once = latest.time == current.time && event_before(latest, current);
     const std::uint64_t key =
-        at_once ? (std::uint64_t{1} << 63) | (sequence << 30) | static_cast<std::uint64_t>(p.name_rank[child])
+        at_once ? (std::uint64_t{1} << 63) | (sequence << 30) | static_cast<std::uint64_t>(w.name_rank)
                 : latest.key;
     const int d = placement[child];
     heap_push(p.ready[d], ReadyEntry{latest.time, key, child});
@@ -191,10 +207,10 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
   };
   std::fill(p.slot_time.begin(), p.slot_time.end(), std::numeric_limits<double>::infinity());
   for (int op = 0; op < n; ++op) {
-    p.deps_left[op] = p.distinct_parents[op];
-    p.last_dependency[op] = Event{-std::numeric_limits<double>::infinity(), 0};
-    if (p.deps_left[op] == 0)
-      heap_push(p.ready[placement[op]], ReadyEntry{k.init_offset_us, static_cast<std::uint64_t>(counter++), op});
+    Prepared::PlacetoWait& w = p.waits[op];
+    w.deps_left = p.distinct_parents[op];
+    w.last = Event{-std::numeric_limits<double>::infinity(), 0};
+    if (w.deps_left == 0) p.sources[placement[op]].push_back(op);
   }
   for (int d = 0; d < D; ++d) reschedule_device(d);
 
@@ -211,8 +227,8 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
     const double now = ev.time;
     const int d = p.device_of_name_rank[rank];
     if (kind == kRunDevice) {
-      auto& queue = p.ready[d];
-      const int op = heap_pop(queue).op;
+      const int op = p.source_head[d] < static_cast<int>(p.sources[d].size()) ? p.sources[d][p.source_head[d]++]
+                                                                                : heap_pop(p.ready[d]).op;
       const double cost = p.costs.time_us(op, d);
       const double end = now + cost;
       p.start_us[op] = now;
@@ -226,26 +242,25 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
       // elsewhere becomes one transfer on this device's bus.
       const int first_new = static_cast<int>(p.transfers.size());
       for (int c = p.child_begin[op]; c < p.child_begin[op + 1]; ++c) {
-        const int child = p.child_op[c];
+        const int child = p.children[c].op;
         if (placement[child] == d) {
           push_dependency(op, child, end);
           continue;
         }
-        const int output = p.child_output[c];
+        const int output = p.children[c].output;
         bool exists = false;
         for (int t = first_new; t < static_cast<int>(p.transfers.size()) && !exists; ++t)
           exists = p.transfers[t].output == output;
         if (exists) continue;
-        const double bytes = p.child_bytes[c];
+        const double bytes = p.children[c].bytes;
         const int tid = static_cast<int>(p.transfers.size());
         p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0, -1});
-        heap_push(p.bus[d], ReadyEntry{end, static_cast<std::uint64_t>(counter++), tid});
+        p.bus[d].push_back(ReadyEntry{end, 0, tid});
       }
       if (static_cast<int>(p.transfers.size()) > first_new) reschedule_bus(d);
       reschedule_device(d);
     } else {  // kRunBus
-      auto& queue = p.bus[d];
-      const int tid = heap_pop(queue).op;
+      const int tid = p.bus[d][p.bus_head[d]++].op;
       Prepared::Transfer& t = p.transfers[tid];
       const double end = now + t.bytes / k.transfer_bytes_per_us;
       t.start_us = now;
@@ -254,8 +269,8 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
       ++result.transfers;
       p.bus_free_us[d] = end + k.bus_overhead_us;
       for (int c = p.child_begin[t.src_op]; c < p.child_begin[t.src_op + 1]; ++c) {
-        const int child = p.child_op[c];
-        if (placement[child] != d && p.child_output[c] == t.output) push_dependency(t.src_op, child, end);
+        const int child = p.children[c].op;
+        if (placement[child] != d && p.children[c].output == t.output) push_dependency(t.src_op, child, end);
       }
       reschedule_bus(d);
     }

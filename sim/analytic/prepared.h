@@ -126,13 +126,15 @@ struct AnalyticSimulator::Prepared {
   mutable std::vector<double> route_latency_us;
   mutable std::vector<double> route_bandwidth_Bps;
   // Placeto mode: distinct (child, output index) pairs per parent, the output index
-  // being that of the last listed input edge from the parent.
+  // being that of the last listed input edge from the parent, with its bytes.
+  struct PlacetoChild {
+    int op;
+    int output;
+    double bytes;
+  };
   std::vector<int> child_begin;
-  std::vector<int> child_op;
-  std::vector<int> child_output;
+  std::vector<PlacetoChild> children;
   std::vector<int> distinct_parents;
-  std::vector<int> name_rank;         // op's rank in byte order of names
-  std::vector<int> op_of_name_rank;   // inverse of name_rank
   std::vector<int> device_name_rank;  // device's rank in byte order of names
   std::vector<int> device_of_name_rank;
   // Edges in compressed rows, so the inner loops read contiguous memory.
@@ -151,13 +153,22 @@ struct AnalyticSimulator::Prepared {
   static int first_of(std::uint64_t key) { return static_cast<int>((key >> 30) & ((1u << 30) - 1)); }
   static int second_of(std::uint64_t key) { return static_cast<int>(key & ((1u << 30) - 1)); }
   // Placeto mode.
-  std::vector<std::vector<ReadyEntry>> ready;  // per device heap
-  std::vector<std::vector<ReadyEntry>> bus;    // per device bus heap (op = transfer id)
+  std::vector<std::vector<ReadyEntry>> ready;  // per device heap of ready ops, sources apart
+  std::vector<std::vector<int>> sources;       // per device, in op order; source_head: the next
+  std::vector<int> source_head;
+  std::vector<std::vector<ReadyEntry>> bus;    // per device bus list (op = transfer id); bus_head: the next
+  std::vector<int> bus_head;
   std::vector<Event> events;  // device and bus events
   std::vector<double> slot_time;  // per bus, then per device (by name rank): when it can next work
-  std::vector<Event> last_dependency;  // per child: the dependency that pops last, of those pushed so far
+  // Per op, together because a dependency reads them at once: its name rank, its
+  // dependencies still to come and the one that pops last of those pushed so far.
+  struct PlacetoWait {
+    Event last;
+    int deps_left;
+    int name_rank;
+  };
+  std::vector<PlacetoWait> waits;
   std::vector<Transfer> transfers;
-  std::vector<int> deps_left;
   std::vector<double> start_us;
   std::vector<double> end_us;
   std::vector<double> device_free_us;
@@ -177,7 +188,6 @@ struct AnalyticSimulator::Prepared {
   bool integral_output_bytes = false;
   std::vector<std::vector<int>> ran;
   std::vector<int> freed_first, freed_next;
-  std::vector<double> child_bytes;  // Placeto pairs: the bytes of the output each sends
 
   // Contention mode: evaluate()'s state, and evaluate_move()'s.
   analytic_detail::ContentionScratch full;
