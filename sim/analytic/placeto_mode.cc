@@ -93,17 +93,18 @@ void sweep_memory_by_end(Prepared& p, const Placement& placement, StepResult& re
     next_end[d] = next[d] < stop[d] ? p.end_us[*next[d]] : never;
   }
   std::fill(p.mem_now.begin(), p.mem_now.end(), 0.0);
-  double instant = -never;
+  double earliest = D > 0 ? *std::min_element(next_end, next_end + D) : never;  // the next end on any device
   for (const Prepared::SweepEntry& alloc : p.mem_allocs) {
-    if (alloc.time != instant) {
-      instant = alloc.time;
+    if (earliest <= alloc.time) {
+      earliest = never;
       for (int d = 0; d < D; ++d) {
-        while (next_end[d] <= instant) {
+        while (next_end[d] <= alloc.time) {
           for (int b = p.freed_first[*next[d]]; b >= 0; b = p.freed_next[b])
             p.mem_now[placement[b]] -= p.out_total_bytes[b];
           ++next[d];
           next_end[d] = next[d] < stop[d] ? p.end_us[*next[d]] : never;
         }
+        earliest = std::min(earliest, next_end[d]);
       }
     }
     double& held = p.mem_now[alloc.device];

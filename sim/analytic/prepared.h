@@ -24,9 +24,6 @@ struct ReadyEntry {
   double time;
   std::uint64_t key;
   int op;
-  bool operator>(const ReadyEntry& o) const {
-    return time != o.time ? time > o.time : key > o.key;
-  }
 };
 // 16 bytes: the time and one key that orders ties. Placeto mode packs
 // (kind, first payload rank, second payload rank) into the key so ties follow
@@ -34,7 +31,6 @@ struct ReadyEntry {
 struct Event {
   double time;
   std::uint64_t key;
-  bool operator>(const Event& o) const { return time != o.time ? time > o.time : key > o.key; }
 };
 struct Transfer {
   int src_op, output, src_dev, dst_dev;
@@ -212,22 +208,8 @@ struct AnalyticSimulator::Prepared {
 
 namespace analytic_detail {
 
-template <typename T>
-inline void heap_push(std::vector<T>& heap, const T& value) {
-  heap.push_back(value);
-  std::push_heap(heap.begin(), heap.end(), std::greater<T>());
-}
-
-template <typename T>
-inline T heap_pop(std::vector<T>& heap) {
-  std::pop_heap(heap.begin(), heap.end(), std::greater<T>());
-  T top = heap.back();
-  heap.pop_back();
-  return top;
-}
-
-// The event heaps are 4-ary: half the levels of a binary heap, and a node's
-// children share a cache line or two. Events are whole values (time, key), so
+// The heaps are 4-ary: half the levels of a binary heap, and a node's children
+// share a cache line or two. Entries are whole values ordered by (time, key), so
 // any correct heap pops them in the same order.
 inline bool event_before(const Event& a, const Event& b) {
   return a.time != b.time ? a.time < b.time : a.key < b.key;
@@ -242,21 +224,24 @@ inline bool event_before(const Event& a, const Event& b) {
 #define AWARE_HOT_INLINE inline
 #endif
 
-AWARE_HOT_INLINE void heap_push(std::vector<Event>& heap, const Event& value) {
+// A 4-ary min-heap under `before`.
+template <typename T, typename Before>
+AWARE_HOT_INLINE void heap4_push(std::vector<T>& heap, const T& value, Before before) {
   heap.push_back(value);
   size_t i = heap.size() - 1;
   while (i > 0) {
     const size_t parent = (i - 1) / 4;
-    if (!event_before(value, heap[parent])) break;
+    if (!before(value, heap[parent])) break;
     heap[i] = heap[parent];
     i = parent;
   }
   heap[i] = value;
 }
 
-AWARE_HOT_INLINE Event heap_pop(std::vector<Event>& heap) {
-  const Event top = heap.front();
-  const Event last = heap.back();
+template <typename T, typename Before>
+AWARE_HOT_INLINE T heap4_pop(std::vector<T>& heap, Before before) {
+  const T top = heap.front();
+  const T last = heap.back();
   heap.pop_back();
   const size_t n = heap.size();
   if (n == 0) return top;
@@ -267,14 +252,25 @@ AWARE_HOT_INLINE Event heap_pop(std::vector<Event>& heap) {
     size_t best = first;
     const size_t end = std::min(first + 4, n);
     for (size_t c = first + 1; c < end; ++c)
-      if (event_before(heap[c], heap[best])) best = c;
-    if (!event_before(heap[best], last)) break;
+      if (before(heap[c], heap[best])) best = c;
+    if (!before(heap[best], last)) break;
     heap[i] = heap[best];
     i = best;
   }
   heap[i] = last;
   return top;
 }
+
+inline bool ready_before(const ReadyEntry& a, const ReadyEntry& b) {
+  return a.time != b.time ? a.time < b.time : a.key < b.key;
+}
+
+AWARE_HOT_INLINE void heap_push(std::vector<Event>& heap, const Event& value) { heap4_push(heap, value, event_before); }
+AWARE_HOT_INLINE Event heap_pop(std::vector<Event>& heap) { return heap4_pop(heap, event_before); }
+AWARE_HOT_INLINE void heap_push(std::vector<ReadyEntry>& heap, const ReadyEntry& value) {
+  heap4_push(heap, value, ready_before);
+}
+AWARE_HOT_INLINE ReadyEntry heap_pop(std::vector<ReadyEntry>& heap) { return heap4_pop(heap, ready_before); }
 
 inline std::vector<int> byte_order_rank(const std::vector<std::string>& names) {
   std::vector<int> order(names.size());
