@@ -261,16 +261,20 @@ AWARE_HOT_INLINE T heap4_pop(std::vector<T>& heap, Before before) {
   return top;
 }
 
-inline bool ready_before(const ReadyEntry& a, const ReadyEntry& b) {
-  return a.time != b.time ? a.time < b.time : a.key < b.key;
-}
+// (time, key) order as function objects, so the heaps inline the comparison.
+struct EarlierFirst {
+  template <typename T>
+  bool operator()(const T& a, const T& b) const {
+    return a.time != b.time ? a.time < b.time : a.key < b.key;
+  }
+};
 
-AWARE_HOT_INLINE void heap_push(std::vector<Event>& heap, const Event& value) { heap4_push(heap, value, event_before); }
-AWARE_HOT_INLINE Event heap_pop(std::vector<Event>& heap) { return heap4_pop(heap, event_before); }
+AWARE_HOT_INLINE void heap_push(std::vector<Event>& heap, const Event& value) { heap4_push(heap, value, EarlierFirst{}); }
+AWARE_HOT_INLINE Event heap_pop(std::vector<Event>& heap) { return heap4_pop(heap, EarlierFirst{}); }
 AWARE_HOT_INLINE void heap_push(std::vector<ReadyEntry>& heap, const ReadyEntry& value) {
-  heap4_push(heap, value, ready_before);
+  heap4_push(heap, value, EarlierFirst{});
 }
-AWARE_HOT_INLINE ReadyEntry heap_pop(std::vector<ReadyEntry>& heap) { return heap4_pop(heap, ready_before); }
+AWARE_HOT_INLINE ReadyEntry heap_pop(std::vector<ReadyEntry>& heap) { return heap4_pop(heap, EarlierFirst{}); }
 
 inline std::vector<int> byte_order_rank(const std::vector<std::string>& names) {
   std::vector<int> order(names.size());
