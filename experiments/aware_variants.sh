@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Aware's anti-collapse variants at one equal budget, one cell per (model, devices,
+# variant, seed) in scripts/agents-vs-searches' cell format and folder, so that script's
+# table (--table-only --methods "aware aware-lr3 ...") shows them beside the searches.
+# A rerun skips finished cells. Variants (none is the paper's configuration):
+#   aware-lr3   Adam from 1e-3 (the default from 1e-2; both decay tenfold over the budget)
+#   aware-ppo   PPO's clipped objective (4 epochs, clip 0.2) instead of REINFORCE
+#   aware-ent   entropy bonus 0.05 per decision (default 0.01)
+#   [AWARE=BIN] experiments/aware_variants.sh [--budget 2000] [--seeds "1 2 3"] [--devices "4"]
+#       [--models "inception_v3 resnet50 gnmt"] [--variants "aware-lr3 aware-ppo aware-ent"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUDGET=2000 SEEDS="1 2 3" DEVICES="4" MODELS="inception_v3 resnet50 gnmt" VARIANTS="aware-lr3 aware-ppo aware-ent"
+while (($#)); do
+  case "$1" in
+    --budget) BUDGET="$2"; shift 2 ;;
+    --seeds) SEEDS="$2"; shift 2 ;;
+    --devices) DEVICES="$2"; shift 2 ;;
+    --models) MODELS="$2"; shift 2 ;;
+    --variants) VARIANTS="$2"; shift 2 ;;
+    *) echo "error: experiments/aware_variants.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+AWARE="${AWARE:-build/cli/aware}"
+[[ -x "$AWARE" ]] || { echo "error: $AWARE is missing: run scripts/setup first" >&2; exit 1; }
+OUT=experiments/results/agents-vs-searches/cells
+mkdir -p "$OUT"
+for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEEDS; do
+  cell="$OUT/${m}__k40x${d}__${v}__e${BUDGET}__s${s}.json"
+  [[ -s "$cell" ]] && continue
+  case "$v" in
+    aware-lr3) extra=(--lr 0.001) ;;
+    aware-ppo) extra=(--algorithm ppo) ;;
+    aware-ent) extra=(--entropy 0.05) ;;
+    *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
+  esac
+  echo "$m k40x$d $v seed $s" >&2
+  start=$(date +%s.%N)
+  "$AWARE" search --agent aware --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \
+    --workers 2 "${extra[@]}" --curve "${cell%.json}.curve.csv" --json > "$cell.tmp" 2>/dev/null
+  end=$(date +%s.%N)
+  /usr/bin/python3 - "$cell.tmp" "$start" "$end" <<'PY'
+import json, sys
+p, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+d = json.load(open(p))
+d["wall_seconds"] = end - start
+json.dump(d, open(p, "w"), indent=1)
+PY
+  mv "$cell.tmp" "$cell"
+done; done; done; done
