@@ -59,6 +59,7 @@ struct TrainArgs {
   std::string standardize;  // "", on, off
   double lr = 0;
   double entropy = -1;
+  double entropy_end = -1;
   std::string init;
   std::string save_policy;
   std::string curve;
@@ -93,6 +94,7 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.threads = a.threads;
   t.learning_rate = a.lr;
   t.entropy_coef = a.entropy;
+  t.entropy_end = a.entropy_end;
   t.init_policy = a.init;
   t.save_policy = a.save_policy;
   t.curve_csv = a.curve;
@@ -169,6 +171,9 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--lr", a.lr, "Adam learning rate (0: the agent's default)")
       ->check(CLI::Range(0.0, 1e3));
   c->add_option("--entropy", a.entropy, "Entropy bonus weight (< 0: the agent's default)");
+  c->add_option("--entropy-end", a.entropy_end,
+                "Entropy schedule: the bonus weight moves linearly from --entropy (or the agent's default) "
+                "to this over the budget (< 0: constant; not the papers')");
   c->add_option("--init", a.init, "Start from this policy file");
   c->add_option("--curve", a.curve, curve_help);
   c->add_option("--resume", a.resume,

@@ -175,7 +175,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
     }
     const torch::Tensor mean_entropy = entropy / std::max(1.0, decisions);
     *entropy_out = mean_entropy.item<double>();
-    return pg / static_cast<double>(episodes.size()) - entropy_coef_ * mean_entropy;
+    return pg / static_cast<double>(episodes.size()) - entropy_weight_at(entropy_coef_, opt_.entropy_end, spent) * mean_entropy;
   };
 
   double entropy = 0;

@@ -58,6 +58,10 @@ struct TrainOptions {
   std::string algorithm;        // "reinforce" (default) or "ppo"
   double learning_rate = 0;     // 0: agent default
   double entropy_coef = -1;     // < 0: agent default
+  // Entropy schedule: >= 0, the bonus weight moves linearly from entropy_coef (or
+  // the agent's default) at the start to this at the end of the budget
+  // (entropy_weight_at); < 0: constant.
+  double entropy_end = -1;
   double grad_clip = 0;         // global gradient-norm clip; 0: agent default
   int episodes_per_update = 0;  // 0: agent default
   int ppo_epochs = 4;           // PPO only: passes over each batch
@@ -112,6 +116,14 @@ struct TrainOptions {
   // anew, each takes the job's best and a fresh sampling seed).
   ParallelTraining* parallel = nullptr;
 };
+
+// The entropy bonus weight once `spent` (0..1) of the budget is used: `start`,
+// or with end >= 0 the straight line from start to end.
+inline double entropy_weight_at(double start, double end, double spent) {
+  if (end < 0) return start;
+  const double f = std::clamp(spent, 0.0, 1.0);
+  return start + (end - start) * f;
+}
 
 // One row of the learning curve, written after every policy update.
 struct CurvePoint {

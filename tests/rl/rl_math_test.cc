@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "agents/rl/env.h"
+#include "agents/rl/trainer.h"
 #include "core/placement.h"
 #include "tests/test_graphs.h"
 
@@ -126,6 +127,18 @@ TEST(BalancedDecode, QuotasCarryOverTheChunksOfAnEpisode) {
   EXPECT_EQ(balanced_rows({0.1f, 0.2f, 0.7f}, 3, {1}, heavy), (std::vector<int64_t>{2}));
   BalancedDecode bad;
   EXPECT_THROW(balanced_rows({0.5f, 0.5f}, 2, {1, 1}, bad), std::exception);
+}
+
+// The entropy schedule: constant without an end weight; otherwise the straight
+// line from the start weight to the end one over the budget, clamped outside it.
+TEST(EntropySchedule, IsLinearOverTheBudget) {
+  EXPECT_DOUBLE_EQ(entropy_weight_at(0.01, -1, 0.5), 0.01);
+  EXPECT_DOUBLE_EQ(entropy_weight_at(0.1, 0.0, 0.0), 0.1);
+  EXPECT_DOUBLE_EQ(entropy_weight_at(0.1, 0.0, 0.25), 0.075);
+  EXPECT_DOUBLE_EQ(entropy_weight_at(0.1, 0.02, 0.5), 0.06);
+  EXPECT_DOUBLE_EQ(entropy_weight_at(0.1, 0.0, 1.0), 0.0);
+  EXPECT_DOUBLE_EQ(entropy_weight_at(0.1, 0.0, 1.5), 0.0);
+  EXPECT_DOUBLE_EQ(entropy_weight_at(0.01, 0.05, 0.5), 0.03);  // rising works too
 }
 
 }  // namespace
