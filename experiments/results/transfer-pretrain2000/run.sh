@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../../.."
 AWARE=${1:-build/cli/aware}
 O=experiments/results/transfer-pretrain2000
 json_ms() { /usr/bin/python3 -c "import json;print(round(json.load(open('$1'))['step_time_us']/1e3,2))" 2>/dev/null; }
-for fam in cifar10 ptb; do for s in 1 2 3; do
+for s in 1 2 3; do for fam in cifar10 ptb; do
   pol=$O/pretrain__${fam}__s${s}.pt
   if [[ ! -s $O/pretrain__${fam}__s${s}.json ]]; then
     "$AWARE" pretrain --agent aware --family $fam --count 12 --cluster preset:dgx-v100 --seed $s \
