@@ -1,5 +1,5 @@
 #!/bin/bash
-# Re-run: experiments/results/transfer-pretrain2000/run.sh [AWARE binary] (skips finished runs).
+# Re-run: [SEEDS="1 2 3"] experiments/results/transfer-pretrain2000/run.sh [AWARE binary] (skips finished runs).
 # Transfer with pre-training at 2,000 evaluations per training graph (the small budget's is
 # 100): Aware pre-trained on each family's 9 training members (dgx-v100, 18,000 evaluations,
 # 2 worker threads, seeds 1-3), then on each held-out member (4, 8, 12): zero-shot with the
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../../.."
 AWARE=${1:-build/cli/aware}
 O=experiments/results/transfer-pretrain2000
 json_ms() { /usr/bin/python3 -c "import json;print(round(json.load(open('$1'))['step_time_us']/1e3,2))" 2>/dev/null; }
-for s in 1 2 3; do for fam in cifar10 ptb; do
+for s in ${SEEDS:-1 2 3}; do for fam in cifar10 ptb; do
   pol=$O/pretrain__${fam}__s${s}.pt
   if [[ ! -s $O/pretrain__${fam}__s${s}.json ]]; then
     "$AWARE" pretrain --agent aware --family $fam --count 12 --cluster preset:dgx-v100 --seed $s \
