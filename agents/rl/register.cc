@@ -35,6 +35,7 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "threads") t.threads = static_cast<int>(option_int(context.options, key, 1, owner));
     else if (key == "lr") t.learning_rate = option_double(context.options, key, 0, owner);
     else if (key == "entropy") t.entropy_coef = option_double(context.options, key, -1, owner);
+    else if (key == "entropy_end") t.entropy_end = option_double(context.options, key, -1, owner);
     else if (key == "episodes_per_update")
       t.episodes_per_update = static_cast<int>(option_int(context.options, key, 0, owner));
     else if (key == "imitate") t.imitate = value;
@@ -86,6 +87,7 @@ std::vector<OptionSpec> trainer_options() {
       {"threads", T::kInt, "1", "LibTorch threads"},
       {"lr", T::kDouble, "", "learning rate (default: the agent's)"},
       {"entropy", T::kDouble, "", "entropy bonus (default: the agent's)"},
+      {"entropy_end", T::kDouble, "", "entropy schedule: the bonus moves linearly to this over the budget (default: constant)"},
       {"episodes_per_update", T::kInt, "", "episodes per gradient step (default: the agent's)"},
       {"zero_shot", T::kInt, "0", "1: no training, the init policy's greedy placement"},
       {"standardize", T::kString, "", "on: each update's advantages zero-mean, unit-std (default: the agent's)"},
