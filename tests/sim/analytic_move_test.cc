@@ -10,6 +10,7 @@
 #include "core/random_dag.h"
 #include "datasets/zoo.h"
 #include "sim/analytic/analytic_simulator.h"
+#include "sim/schedule_checks.h"
 #include "test_graphs.h"
 
 namespace aware {
@@ -20,12 +21,7 @@ using testing::star_cluster;
 
 // Every field, doubles compared with == (bit-identical for finite values).
 void expect_identical(const StepResult& move, const StepResult& full, const std::string& where) {
-  EXPECT_EQ(move.step_time_us, full.step_time_us) << where;
-  EXPECT_EQ(move.device_busy_us, full.device_busy_us) << where;
-  EXPECT_EQ(move.peak_memory_bytes, full.peak_memory_bytes) << where;
-  EXPECT_EQ(move.bytes_moved, full.bytes_moved) << where;
-  EXPECT_EQ(move.transfers, full.transfers) << where;
-  EXPECT_EQ(move.feasible, full.feasible) << where;
+  testing::expect_same_numbers(move, full, where);
   EXPECT_EQ(move.infeasible_reason, full.infeasible_reason) << where;
   EXPECT_EQ(move.evaluator, full.evaluator) << where;
   EXPECT_EQ(move.notes, full.notes) << where;

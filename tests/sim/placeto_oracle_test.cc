@@ -16,6 +16,7 @@
 #include "core/random_dag.h"
 #include "datasets/zoo.h"
 #include "sim/analytic/analytic_simulator.h"
+#include "sim/schedule_checks.h"
 #include "test_graphs.h"
 
 namespace aware {
@@ -150,16 +151,6 @@ StepResult oracle(const OpGraph& g, const Cluster& cluster, const Placement& whe
   return r;
 }
 
-void expect_same(const StepResult& got, const StepResult& want, const std::string& where) {
-  SCOPED_TRACE(where);
-  EXPECT_EQ(got.step_time_us, want.step_time_us);
-  EXPECT_EQ(got.device_busy_us, want.device_busy_us);
-  EXPECT_EQ(got.peak_memory_bytes, want.peak_memory_bytes);
-  EXPECT_EQ(got.bytes_moved, want.bytes_moved);
-  EXPECT_EQ(got.transfers, want.transfers);
-  EXPECT_EQ(got.feasible, want.feasible);
-}
-
 Placement random_placement(int n, int devices, std::uint64_t& state) {
   std::vector<int> d(n);
   for (int& x : d) x = static_cast<int>(uniform_below(state, devices));
@@ -174,7 +165,7 @@ TEST(PlacetoOracle, ZooModelsMatchBitForBit) {
     std::uint64_t state = 7;
     for (int trial = 0; trial < 6; ++trial) {
       const Placement p = random_placement(g.num_ops(), trial == 0 ? 1 : c.num_devices(), state);
-      expect_same(sim.evaluate(g, c, p), oracle(g, c, p, PlacetoConstants{}),
+      testing::expect_same_numbers(sim.evaluate(g, c, p), oracle(g, c, p, PlacetoConstants{}),
                   model + " trial " + std::to_string(trial));
     }
   }
@@ -201,7 +192,7 @@ TEST(PlacetoOracle, TiesAndZeroCostsOnRandomDags) {
       AnalyticSimulator sim(AnalyticMode::kPlaceto, k);
       for (int trial = 0; trial < 4; ++trial) {
         const Placement p = random_placement(g.num_ops(), c.num_devices(), state);
-        expect_same(sim.evaluate(g, c, p), oracle(g, c, p, k),
+        testing::expect_same_numbers(sim.evaluate(g, c, p), oracle(g, c, p, k),
                     "seed " + std::to_string(seed) + " delta1 " + std::to_string(k.device_overhead_us) +
                         " trial " + std::to_string(trial));
       }

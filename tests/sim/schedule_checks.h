@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/cluster.h"
@@ -78,6 +79,17 @@ inline void expect_valid_schedule(AnalyticMode mode, const OpGraph& g, const Clu
   AnalyticSimulator sim(mode);
   const bool links = mode == AnalyticMode::kContention;
   expect_valid_schedule(sim, ScheduleClaims{links, links, true}, g, c, p);
+}
+
+// Every number of two results, doubles compared with == (bit-identical for
+// finite values); `where` names the case in a failure.
+inline void expect_same_numbers(const StepResult& got, const StepResult& want, const std::string& where) {
+  EXPECT_EQ(got.step_time_us, want.step_time_us) << where;
+  EXPECT_EQ(got.device_busy_us, want.device_busy_us) << where;
+  EXPECT_EQ(got.peak_memory_bytes, want.peak_memory_bytes) << where;
+  EXPECT_EQ(got.bytes_moved, want.bytes_moved) << where;
+  EXPECT_EQ(got.transfers, want.transfers) << where;
+  EXPECT_EQ(got.feasible, want.feasible) << where;
 }
 
 }  // namespace aware::testing
