@@ -6,16 +6,20 @@
 #   aware-lr3   Adam from 1e-3 (the default from 1e-2; both decay tenfold over the budget)
 #   aware-ppo   PPO's clipped objective (4 epochs, clip 0.2) instead of REINFORCE
 #   aware-ent   entropy bonus 0.05 per decision (default 0.01)
+#   aware-ent02 entropy bonus 0.2 per decision: the bonus is the mean entropy per
+#               decision against a log-probability summed over ~200 groups, so the
+#               default 0.01 lets the policy collapse within ~50 updates and 0.5 and
+#               more keep it uniform (experiments/results/aware-collapse/)
 #   aware-entsched  entropy bonus from 0.1 down to 0.001 over the budget (--entropy-end)
 #   aware-std-entsched  both the schedule and standardised advantages (aware-std in
 #               scripts/agents-vs-searches)
 #   aware-best  state=best: each episode starts from the best placement found so far
 #               (iterative refinement; the paper's state is the fixed reference)
 #   [AWARE=BIN] experiments/aware_variants.sh [--budget 2000] [--seeds "1 2 3"] [--devices "4"]
-#       [--models "inception_v3 resnet50 gnmt"] [--variants "aware-entsched aware-std-entsched aware-best aware-lr3 aware-ppo aware-ent"]
+#       [--models "inception_v3 resnet50 gnmt"] [--variants "aware-ent02 aware-entsched aware-std-entsched aware-best aware-lr3 aware-ppo aware-ent"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=2000 SEEDS="1 2 3" DEVICES="4" MODELS="inception_v3 resnet50 gnmt" VARIANTS="aware-entsched aware-std-entsched aware-best aware-lr3 aware-ppo aware-ent"
+BUDGET=2000 SEEDS="1 2 3" DEVICES="4" MODELS="inception_v3 resnet50 gnmt" VARIANTS="aware-ent02 aware-entsched aware-std-entsched aware-best aware-lr3 aware-ppo aware-ent"
 while (($#)); do
   case "$1" in
     --budget) BUDGET="$2"; shift 2 ;;
@@ -37,6 +41,7 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     aware-lr3) extra=(--lr 0.001) ;;
     aware-ppo) extra=(--algorithm ppo) ;;
     aware-ent) extra=(--entropy 0.05) ;;
+    aware-ent02) extra=(--entropy 0.2) ;;
     aware-entsched) extra=(--entropy 0.1 --entropy-end 0.001) ;;
     aware-std-entsched) extra=(--standardize-advantages on --entropy 0.1 --entropy-end 0.001) ;;
     aware-best) extra=(--agent-option state=best) ;;
