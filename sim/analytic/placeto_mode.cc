@@ -165,11 +165,11 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
   //    every dependency's.
   //  - The step ends at the last event Placeto's simulator pops: the latest
   //    time a device or bus became free.
-  auto slot_of_device = [&](int d) { return D + p.device_name_rank[d]; };  // buses first: kind order
   //  - A bus's entries arrive in order: its device's ops end in the order they
   //    ran, so the bus queue is a list. So are a device's sources (all due at the
   //    start, in op order, before any dependency due then); the other ready ops
   //    are in a heap.
+  auto slot_of_device = [&](int d) { return D + p.device_name_rank[d]; };  // buses first: kind order
   const double never = std::numeric_limits<double>::infinity();
   auto reschedule = [&](int slot, int d, double free_us, double first_due) {
     const double t = first_due == never ? never : std::max(free_us, first_due);
