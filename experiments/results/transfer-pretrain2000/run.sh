@@ -2,7 +2,8 @@
 # Re-run: [SEEDS="1 2 3"] experiments/results/transfer-pretrain2000/run.sh [AWARE binary] (skips finished runs).
 # Transfer with pre-training at 2,000 evaluations per training graph (the small budget's is
 # 100): Aware pre-trained on each family's 9 training members (dgx-v100, 18,000 evaluations,
-# 2 worker threads, seeds 1-3), then on each held-out member (4, 8, 12): zero-shot with the
+# seeds 1-3; one thread: `aware pretrain` takes more workers only under mpirun), then on each
+# held-out member (4, 8, 12, 2 worker threads): zero-shot with the
 # paper's argmax decode and with decode=balanced (one evaluation each), and fine-tuned for
 # 2,000 evaluations with a learning curve. Compare with ../transfer-2000 (from scratch).
 cd "$(dirname "$0")/../../.."
@@ -13,9 +14,10 @@ for s in ${SEEDS:-1 2 3}; do for fam in cifar10 ptb; do
   pol=$O/pretrain__${fam}__s${s}.pt
   if [[ ! -s $O/pretrain__${fam}__s${s}.json ]]; then
     "$AWARE" pretrain --agent aware --family $fam --count 12 --cluster preset:dgx-v100 --seed $s \
-      --budget-evals 18000 --workers 2 --save-policy $pol --curve $O/pretrain__${fam}__s${s}.curve.csv \
+      --budget-evals 18000 --save-policy $pol --curve $O/pretrain__${fam}__s${s}.curve.csv \
       --resume $O/pretrain__${fam}__s${s}.ckpt --json > $O/pretrain__${fam}__s${s}.json.tmp 2>/dev/null &&
       mv $O/pretrain__${fam}__s${s}.json.tmp $O/pretrain__${fam}__s${s}.json && rm -rf $O/pretrain__${fam}__s${s}.ckpt
+    [[ -s $O/pretrain__${fam}__s${s}.json ]] || { echo "error: pre-training $fam seed $s failed (run it by hand to see why)" >&2; exit 1; }
     echo "pretrain $fam s$s done"
   fi
   for m in 4 8 12; do
