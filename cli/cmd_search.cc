@@ -55,6 +55,8 @@ struct TrainArgs {
   int workers = 1;
   std::string imitate;
   int imitate_steps = 400;
+  double self_imitation = 0;
+  double self_imitation_cap = 0.9;
   int few_shot = 0;
   std::string standardize;  // "", on, off
   double lr = 0;
@@ -101,6 +103,8 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.agent_options = parse_kv(a.agent_options, "--agent-option");
   t.imitate = a.imitate;
   t.imitate_steps = a.imitate_steps;
+  t.self_imitation = a.self_imitation;
+  t.self_imitation_cap = a.self_imitation_cap;
   t.few_shot = a.few_shot;
   if (!a.standardize.empty()) t.standardize_advantages = a.standardize == "on" ? 1 : 0;
   t.resume_dir = a.resume;
@@ -161,6 +165,15 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "reinforcement learning: cheap (the best cheap placer), PLACER[:N] (e.g. anneal-graph:500) "
                 "or a placement file; its evaluations count against the budget (aware only)");
   c->add_option("--imitate-steps", a.imitate_steps, "At most this many imitation steps")->capture_default_str();
+  c->add_option("--self-imitation", a.self_imitation,
+                "Self-imitation: every update also clones the best placement found so far, with this "
+                "weight (0: off, the papers'; aware only)")
+      ->check(CLI::Range(0.0, 1e6));
+  c->add_option("--self-imitation-cap", a.self_imitation_cap,
+                "Self-imitation pulls only while the policy gives the best placement's actions a mean "
+                "probability below this")
+      ->check(CLI::Range(1e-9, 1.0))
+      ->capture_default_str();
   c->add_option("--standardize-advantages", a.standardize,
                 "on: each update's advantages zero-mean, unit-std (default: the agent's, off for all three)")
       ->check(CLI::IsMember({"on", "off"}));
@@ -265,6 +278,11 @@ void run_search(const SearchArgs& a) {
                           {"steps", r.imitation_steps},
                           {"probability", r.imitation_probability},
                           {"accuracy", r.imitation_accuracy}};
+    if (a.self_imitation > 0)
+      out["self_imitation"] = {{"weight", a.self_imitation},
+                               {"cap", a.self_imitation_cap},
+                               {"updates", r.self_imitation_updates},
+                               {"probability", r.self_imitation_probability}};
     out["cancelled"] = r.cancelled;
     if (!a.out.empty()) out["placement_file"] = a.out;
     if (!a.curve.empty()) out["curve_file"] = a.curve;

@@ -52,6 +52,7 @@ struct ImitationTerms {
   torch::Tensor loss;            // scalar with grad: mean -log p(target action) per decision
   double mean_probability = 0;   // mean p(target action) over the decisions
   double accuracy = 0;           // fraction of decisions whose most likely action is the target's
+  int decisions = 0;             // how many decisions the mean is over
 };
 
 // Training settings an agent prefers; TrainOptions override them.

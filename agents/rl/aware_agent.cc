@@ -558,6 +558,7 @@ class AwareAgent final : public Agent {
     out.loss = -chosen.mean();
     out.mean_probability = chosen.detach().exp().mean().item<double>();
     out.accuracy = logits.detach().argmax(1).eq(want).to(torch::kFloat).mean().item<double>();
+    out.decisions = static_cast<int>(actions.size());
     return out;
   }
 

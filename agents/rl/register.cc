@@ -39,6 +39,8 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "episodes_per_update")
       t.episodes_per_update = static_cast<int>(option_int(context.options, key, 0, owner));
     else if (key == "imitate") t.imitate = value;
+    else if (key == "self_imitation") t.self_imitation = option_double(context.options, key, 0, owner);
+    else if (key == "self_imitation_cap") t.self_imitation_cap = option_double(context.options, key, 0.9, owner);
     else if (key == "imitate_steps")
       t.imitate_steps = static_cast<int>(option_int(context.options, key, 400, owner));
     else if (key == "standardize") {
@@ -96,6 +98,9 @@ std::vector<OptionSpec> trainer_options() {
       {"imitate", T::kString, "",
        "behaviour cloning first: cheap, PLACER[:N] or a placement file (its evaluations count; aware only)"},
       {"imitate_steps", T::kInt, "400", "at most this many imitation steps"},
+      {"self_imitation", T::kDouble, "0",
+       "self-imitation: each update also clones the best placement so far, with this weight (aware only; not the paper's)"},
+      {"self_imitation_cap", T::kDouble, "0.9", "self-imitation stops pulling once the best's actions average this probability"},
   };
 }
 }  // namespace

@@ -90,6 +90,42 @@ double Trainer::fraction_spent() const {
   return std::min(1.0, f);
 }
 
+Placement Trainer::self_imitation_target() {
+  if (parallel_ == nullptr) return env_->best_feasible() ? env_->best_placement() : Placement();
+  // The job's best: every process's best feasible placement to rank 0, which
+  // picks the fastest (the lowest rank on ties) and sends it to all.
+  const json mine = env_->best_feasible()
+                        ? json{{"us", env_->best_penalised_us()}, {"placement", env_->best_placement().device_of_op}}
+                        : json::object();
+  std::string pick = "{}";
+  const std::vector<std::string> all = parallel_->gather_text(mine.dump());
+  if (parallel_->rank() == 0) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const std::string& text : all) {
+      const json j = json::parse(text);
+      if (j.contains("us") && j.at("us").get<double>() < best) {
+        best = j.at("us").get<double>();
+        pick = j.at("placement").dump();
+      }
+    }
+  }
+  const json got = json::parse(parallel_->broadcast_text(pick));
+  return got.is_array() ? Placement(got.get<std::vector<int>>()) : Placement();
+}
+
+torch::Tensor Trainer::self_imitation_loss(const Placement& target, bool& used) {
+  const ImitationTerms terms = agent_->imitation_loss(target, rng_);
+  self_imitation_probability_ = terms.mean_probability;
+  double below = terms.mean_probability < opt_.self_imitation_cap ? 1 : 0;
+  if (parallel_ != nullptr) below = parallel_->maximum(below);  // every process adds it, or none
+  if (below == 0) return torch::zeros({});
+  used = true;
+  // On the policy-gradient term's scale: the target's log-probability summed
+  // over its decisions, as an episode's is (weight 1: cloned like one episode of
+  // advantage 1; rewards are relative, so sampled advantages are a few hundredths).
+  return opt_.self_imitation * static_cast<double>(std::max(1, terms.decisions)) * terms.loss;
+}
+
 void Trainer::update(std::vector<Episode>& episodes) {
   // The learning rate follows the budget spent: the job's in data-parallel
   // training (the processes' shares may run out unevenly), so that every
@@ -98,16 +134,25 @@ void Trainer::update(std::vector<Episode>& episodes) {
   for (auto& group : adam_->param_groups())
     static_cast<torch::optim::AdamOptions&>(group.options())
         .lr(agent_->learning_rate(base_lr_, counters_.updates, spent));
+  // Self-imitation's target (collective in data-parallel training).
+  const Placement self_target = opt_.self_imitation > 0 ? self_imitation_target() : Placement();
+  bool self_imitated = false;
   if (episodes.empty()) {
     // Data-parallel only: this process's share ran out of budget before the
-    // others'; it still takes part in the step, with no gradient of its own.
+    // others'; it still takes part in the step, with no policy gradient of its
+    // own (self-imitation's term is every process's).
     AWARE_CHECK(parallel_ != nullptr, "an update of no episodes");
     for (int epoch = 0; epoch < (ppo_ ? std::max(1, opt_.ppo_epochs) : 1); ++epoch) {
       adam_->zero_grad();
+      if (self_target.size() > 0) {
+        const torch::Tensor loss = self_imitation_loss(self_target, self_imitated);
+        if (loss.requires_grad()) loss.backward();
+      }
       average_gradients();
       torch::nn::utils::clip_grad_norm_(agent_->module().parameters(), grad_clip_);
       adam_->step();
     }
+    if (self_imitated) ++self_imitation_updates_;
     ++counters_.updates;
     return;
   }
@@ -175,7 +220,10 @@ void Trainer::update(std::vector<Episode>& episodes) {
     }
     const torch::Tensor mean_entropy = entropy / std::max(1.0, decisions);
     *entropy_out = mean_entropy.item<double>();
-    return pg / static_cast<double>(episodes.size()) - entropy_weight_at(entropy_coef_, opt_.entropy_end, spent) * mean_entropy;
+    torch::Tensor loss = pg / static_cast<double>(episodes.size()) -
+                         entropy_weight_at(entropy_coef_, opt_.entropy_end, spent) * mean_entropy;
+    if (self_target.size() > 0) loss = loss + self_imitation_loss(self_target, self_imitated);
+    return loss;
   };
 
   double entropy = 0;
@@ -204,6 +252,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
       step(compute_loss(true, &old, &entropy));
     }
   }
+  if (self_imitated) ++self_imitation_updates_;
   ++counters_.updates;
   CurvePoint p;
   p.evaluations = env_->evaluations();
@@ -234,6 +283,10 @@ TrainResult Trainer::run() {
   const auto run_t0 = Clock::now();
   if (opt_.budget_evals < 0 || opt_.budget_seconds < 0) throw ConfigError("budgets must not be negative");
   if (opt_.few_shot < 0) throw ConfigError("few_shot must not be negative");
+  if (!(opt_.self_imitation >= 0) || !std::isfinite(opt_.self_imitation))
+    throw ConfigError("self-imitation weight must be >= 0, got " + std::to_string(opt_.self_imitation));
+  if (!(opt_.self_imitation_cap > 0 && opt_.self_imitation_cap <= 1))
+    throw ConfigError("self-imitation cap must be in (0, 1], got " + std::to_string(opt_.self_imitation_cap));
   const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0;
   if (zero_shot && opt_.init_policy.empty())
     throw ConfigError("training needs a budget: give --budget-evals N and/or --budget-seconds S (> 0), "
@@ -512,6 +565,8 @@ TrainResult Trainer::run() {
   result.imitation_steps = imitation.imitation_steps;
   result.imitation_probability = imitation.imitation_probability;
   result.imitation_accuracy = imitation.imitation_accuracy;
+  result.self_imitation_updates = self_imitation_updates_;
+  result.self_imitation_probability = self_imitation_probability_;
   result.imitation_evaluations = imitation.imitation_evaluations;
   report(true, result.greedy_evaluations);
   if (zero_shot) {

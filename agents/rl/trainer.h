@@ -82,6 +82,13 @@ struct TrainOptions {
   Placement imitate_target;
   int imitate_steps = 400;        // at most this many Adam steps of the imitation loss,
   double imitate_probability = 0.97;  // stopping once p(target action) averages this
+  // Self-imitation (not the papers'; agents with an imitation loss, Aware): every
+  // update's loss also holds self_imitation x -log p(the best placement found so
+  // far) (the job's, in data-parallel training), summed over its decisions like
+  // an episode's log-probability, while the policy gives that placement's actions
+  // a mean probability below self_imitation_cap. 0: off.
+  double self_imitation = 0;
+  double self_imitation_cap = 0.9;
   std::string curve_csv;        // learning curve written here: rewritten (by rename) as the run
   double curve_every_s = 5;     // goes, at most every curve_every_s seconds, and at the end
   ProgressObserver* progress = nullptr;  // may be null; polled for cancel()
@@ -189,6 +196,10 @@ struct TrainResult {
   int imitation_steps = 0;
   double imitation_probability = 0, imitation_accuracy = 0;
   long long imitation_evaluations = 0;
+  // Self-imitation (TrainOptions::self_imitation): the updates whose loss held the
+  // term, and the mean probability of the best placement's actions at the last.
+  long long self_imitation_updates = 0;
+  double self_imitation_probability = 0;
 };
 
 // Trains agent `agent` ("placeto", "hierarchical", ...) on `graph` / `cluster`

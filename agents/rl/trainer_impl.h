@@ -90,6 +90,14 @@ class Trainer {
   // Behaviour cloning before training (TrainOptions::imitate), into `result`.
   void imitate(TrainResult& result);
   Placement imitation_target(TrainResult& result);
+  // Self-imitation: the best placement so far (the job's, data-parallel), or
+  // empty before any feasible one.
+  Placement self_imitation_target();
+  // opt_.self_imitation x the imitation loss of `target` while its mean
+  // probability is below the cap (`used` set), else 0. Collective when data-parallel.
+  torch::Tensor self_imitation_loss(const Placement& target, bool& used);
+  long long self_imitation_updates_ = 0;
+  double self_imitation_probability_ = 0;
   // agent_->prepare, timed.
   void prepare(const OpGraph& graph);
   ParallelTraining* parallel_ = nullptr;  // data-parallel over processes; null: alone

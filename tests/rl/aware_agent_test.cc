@@ -252,6 +252,42 @@ TEST(AwareAgent, BehaviourCloningReproducesATargetPlacement) {
   EXPECT_THROW(train_agent("placeto", big, c, sim, bad), ConfigError) << "placeto cannot imitate";
 }
 
+// Self-imitation (not the paper's): every update also clones the best placement
+// found so far, until the policy gives its actions the cap's mean probability.
+TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
+  register_builtins();
+  const OpGraph g = asymmetric_graph();
+  const Cluster c = star_cluster(3);
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_evals = 800;  // 100 updates of 8 episodes
+  t.seed = 4;
+  t.agent_options = off_fusion();
+  t.self_imitation = 5;
+  t.self_imitation_cap = 1;  // pull on every update
+  const TrainResult r = train_agent("aware", g, c, sim, t);
+  EXPECT_EQ(r.self_imitation_updates, r.updates);
+  EXPECT_GT(r.self_imitation_probability, 0.6) << "from 1/3, uniform over three devices";
+  EXPECT_EQ(r.evaluations, 800) << "the term costs no evaluations";
+  // A cap just above uniform: the term stops once it is reached, and returns
+  // only when the best placement changes or the policy drifts from it.
+  t.self_imitation_cap = 0.4;
+  const TrainResult capped = train_agent("aware", g, c, sim, t);
+  EXPECT_GT(capped.self_imitation_updates, 0);
+  EXPECT_LT(capped.self_imitation_updates, capped.updates);
+  EXPECT_LT(capped.self_imitation_probability, r.self_imitation_probability);
+  // The weight and the cap are checked; agents without an imitation loss refuse it.
+  TrainOptions bad = t;
+  bad.self_imitation = -1;
+  EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  bad = t;
+  bad.self_imitation_cap = 0;
+  EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  bad = t;
+  bad.agent_options = {};
+  EXPECT_THROW(train_agent("placeto", g, c, sim, bad), ConfigError);
+}
+
 TEST(AwareAgent, EmbeddingIsPermutationEquivariant) {
   const OpGraph g = asymmetric_graph();
   const std::vector<int> perm = {4, 6, 0, 2, 5, 1, 3};
