@@ -285,6 +285,19 @@ TEST(ParallelTraining, WorkerThreadsSpendTheWholeBudgetAndRepeatForASeed) {
   EXPECT_EQ(r.imitation_evaluations, 41);
   EXPECT_EQ(r.evaluations, 61);
   EXPECT_LE(r.best_step_us, r.imitation_target_us);
+  // Self-imitation on workers: every worker clones the job's best (a collective
+  // each update), the budget stays exact and the run repeats for its seed.
+  TrainOptions si;
+  si.budget_evals = 81;
+  si.seed = 5;
+  si.self_imitation = 1;
+  si.self_imitation_cap = 1;
+  const TrainResult x = train_agent_workers("aware", graph, cluster, sim, si, 2);
+  const TrainResult y = train_agent_workers("aware", graph, cluster, sim, si, 2);
+  EXPECT_EQ(x.evaluations, 81);
+  EXPECT_EQ(x.self_imitation_updates, x.updates);
+  EXPECT_EQ(x.best, y.best);
+  EXPECT_EQ(x.self_imitation_probability, y.self_imitation_probability);
 }
 
 // A worker whose evaluator throws ends every worker (none is left waiting at a
