@@ -90,42 +90,6 @@ double Trainer::fraction_spent() const {
   return std::min(1.0, f);
 }
 
-Placement Trainer::self_imitation_target() {
-  if (parallel_ == nullptr) return env_->best_feasible() ? env_->best_placement() : Placement();
-  // The job's best: every process's best feasible placement to rank 0, which
-  // picks the fastest (the lowest rank on ties) and sends it to all.
-  const json mine = env_->best_feasible()
-                        ? json{{"us", env_->best_penalised_us()}, {"placement", env_->best_placement().device_of_op}}
-                        : json::object();
-  std::string pick = "{}";
-  const std::vector<std::string> all = parallel_->gather_text(mine.dump());
-  if (parallel_->rank() == 0) {
-    double best = std::numeric_limits<double>::infinity();
-    for (const std::string& text : all) {
-      const json j = json::parse(text);
-      if (j.contains("us") && j.at("us").get<double>() < best) {
-        best = j.at("us").get<double>();
-        pick = j.at("placement").dump();
-      }
-    }
-  }
-  const json got = json::parse(parallel_->broadcast_text(pick));
-  return got.is_array() ? Placement(got.get<std::vector<int>>()) : Placement();
-}
-
-torch::Tensor Trainer::self_imitation_loss(const Placement& target, bool& used) {
-  const ImitationTerms terms = agent_->imitation_loss(target, rng_);
-  self_imitation_probability_ = terms.mean_probability;
-  double below = terms.mean_probability < opt_.self_imitation_cap ? 1 : 0;
-  if (parallel_ != nullptr) below = parallel_->maximum(below);  // every process adds it, or none
-  if (below == 0) return torch::zeros({});
-  used = true;
-  // On the policy-gradient term's scale: the target's log-probability summed
-  // over its decisions, as an episode's is (weight 1: cloned like one episode of
-  // advantage 1; rewards are relative, so sampled advantages are a few hundredths).
-  return opt_.self_imitation * static_cast<double>(std::max(1, terms.decisions)) * terms.loss;
-}
-
 void Trainer::update(std::vector<Episode>& episodes) {
   // The learning rate follows the budget spent: the job's in data-parallel
   // training (the processes' shares may run out unevenly), so that every

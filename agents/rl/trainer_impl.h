@@ -1,7 +1,7 @@
 // INTERNAL (includes LibTorch): the Trainer behind train_agent(), shared by the
 // .cc files that implement it: trainer.cc (the loop, the loss, the greedy
 // episode), trainer_checkpoint.cc (checkpoints) and trainer_imitation.cc
-// (behaviour cloning before training).
+// (behaviour cloning before training, self-imitation during it).
 #pragma once
 
 #include <chrono>
