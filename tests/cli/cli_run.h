@@ -44,4 +44,11 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// Three ops: two MatMuls feeding an Add (cli_test.cc and cli_systems_test.cc).
+[[maybe_unused]] const char* kSmallGraph = R"({"format":"aware-graph","version":1,"name":"small","ops":[
+  {"name":"a","type":"MatMul","flops":1e9,"output_bytes":[1e6]},
+  {"name":"b","type":"MatMul","flops":1e9,"output_bytes":[1e6]},
+  {"name":"c","type":"Add","flops":1e6,"output_bytes":[1e6]}],
+  "edges":[{"src":"a","dst":"c"},{"src":"b","dst":"c"}]})";
+
 }  // namespace
