@@ -57,6 +57,7 @@ struct TrainArgs {
   int imitate_steps = 400;
   double self_imitation = 0;
   double self_imitation_cap = 0.9;
+  std::string self_imitation_from = "best";
   int few_shot = 0;
   std::string standardize;  // "", on, off
   double lr = 0;
@@ -105,6 +106,7 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.imitate_steps = a.imitate_steps;
   t.self_imitation = a.self_imitation;
   t.self_imitation_cap = a.self_imitation_cap;
+  t.self_imitation_from = a.self_imitation_from;
   t.few_shot = a.few_shot;
   if (!a.standardize.empty()) t.standardize_advantages = a.standardize == "on" ? 1 : 0;
   t.resume_dir = a.resume;
@@ -173,6 +175,11 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "Self-imitation pulls only while the policy gives the best placement's actions a mean "
                 "probability below this")
       ->check(CLI::Range(1e-9, 1.0))
+      ->capture_default_str();
+  c->add_option("--self-imitation-from", a.self_imitation_from,
+                "Self-imitation clones the best placement evaluated (best: the agent's reference state "
+                "included) or the best the policy sampled (samples)")
+      ->check(CLI::IsMember({"best", "samples"}))
       ->capture_default_str();
   c->add_option("--standardize-advantages", a.standardize,
                 "on: each update's advantages zero-mean, unit-std (default: the agent's, off for all three)")
@@ -281,6 +288,7 @@ void run_search(const SearchArgs& a) {
     if (a.self_imitation > 0)
       out["self_imitation"] = {{"weight", a.self_imitation},
                                {"cap", a.self_imitation_cap},
+                               {"from", a.self_imitation_from},
                                {"updates", r.self_imitation_updates},
                                {"probability", r.self_imitation_probability}};
     out["cancelled"] = r.cancelled;

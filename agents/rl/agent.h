@@ -42,6 +42,9 @@ struct Episode {
   // independent samples; each step's return is its own reward (Hierarchical).
   bool sequential = true;
   double final_step_us = 0;   // mean penalised step time of the placement(s) it ended with
+  // One-shot agents (Aware): the placement the episode sampled and evaluated
+  // (final_step_us is its time); empty for the others.
+  Placement placement;
   std::shared_ptr<void> replay;  // what the agent needs to recompute log-probs (PPO)
 };
 

@@ -471,6 +471,7 @@ class AwareAgent final : public Agent {
     s.reward = (reference_us_ - us) / reference_us_;
     ep.steps.push_back(s);
     ep.final_step_us = us;
+    ep.placement = env.last_placement();
     ep.replay = std::move(replay);
     return ep;
   }

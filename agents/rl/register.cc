@@ -41,6 +41,7 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "imitate") t.imitate = value;
     else if (key == "self_imitation") t.self_imitation = option_double(context.options, key, 0, owner);
     else if (key == "self_imitation_cap") t.self_imitation_cap = option_double(context.options, key, 0.9, owner);
+    else if (key == "self_imitation_from") t.self_imitation_from = value;
     else if (key == "imitate_steps")
       t.imitate_steps = static_cast<int>(option_int(context.options, key, 400, owner));
     else if (key == "standardize") {
@@ -101,6 +102,7 @@ std::vector<OptionSpec> trainer_options() {
       {"self_imitation", T::kDouble, "0",
        "self-imitation: each update also clones the best placement so far, with this weight (aware only; not the paper's)"},
       {"self_imitation_cap", T::kDouble, "0.9", "self-imitation stops pulling once the best's actions average this probability"},
+      {"self_imitation_from", T::kString, "best", "self-imitation clones the best evaluated (best) or the best sampled (samples)"},
   };
 }
 }  // namespace

@@ -89,6 +89,9 @@ struct TrainOptions {
   // a mean probability below self_imitation_cap. 0: off.
   double self_imitation = 0;
   double self_imitation_cap = 0.9;
+  // Which best it clones: "best", the best placement evaluated (the agent's
+  // reference state included), or "samples", the best the policy sampled.
+  std::string self_imitation_from = "best";
   std::string curve_csv;        // learning curve written here: rewritten (by rename) as the run
   double curve_every_s = 5;     // goes, at most every curve_every_s seconds, and at the end
   ProgressObserver* progress = nullptr;  // may be null; polled for cancel()

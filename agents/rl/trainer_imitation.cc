@@ -133,12 +133,15 @@ void Trainer::imitate(TrainResult& result) {
 }
 
 Placement Trainer::self_imitation_target() {
-  if (parallel_ == nullptr) return env_->best_feasible() ? env_->best_placement() : Placement();
-  // The job's best: every process's best feasible placement to rank 0, which
-  // picks the fastest (the lowest rank on ties) and sends it to all.
-  const json mine = env_->best_feasible()
-                        ? json{{"us", env_->best_penalised_us()}, {"placement", env_->best_placement().device_of_op}}
-                        : json::object();
+  const bool sampled = opt_.self_imitation_from == "samples";
+  const bool have = sampled ? sampled_best_.size() > 0 : env_->best_feasible();
+  const Placement& own = sampled ? sampled_best_ : env_->best_placement();
+  if (parallel_ == nullptr) return have ? own : Placement();
+  // The job's best: every process's best placement to rank 0, which picks the
+  // fastest (the lowest rank on ties) and sends it to all.
+  const json mine = have ? json{{"us", sampled ? sampled_best_us_ : env_->best_penalised_us()},
+                                {"placement", own.device_of_op}}
+                         : json::object();
   std::string pick = "{}";
   const std::vector<std::string> all = parallel_->gather_text(mine.dump());
   if (parallel_->rank() == 0) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +98,10 @@ class Trainer {
   // probability is below the cap (`used` set), else 0. Collective when data-parallel.
   torch::Tensor self_imitation_loss(const Placement& target, bool& used);
   long long self_imitation_updates_ = 0;
+  // self_imitation_from=samples: the best placement this process's episodes
+  // sampled (penalised time), checkpointed.
+  Placement sampled_best_;
+  double sampled_best_us_ = std::numeric_limits<double>::infinity();
   double self_imitation_probability_ = 0;
   // agent_->prepare, timed.
   void prepare(const OpGraph& graph);

@@ -276,8 +276,19 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
   EXPECT_GT(capped.self_imitation_updates, 0);
   EXPECT_LT(capped.self_imitation_updates, capped.updates);
   EXPECT_LT(capped.self_imitation_probability, r.self_imitation_probability);
-  // The weight and the cap are checked; agents without an imitation loss refuse it.
+  // From the samples only: the same pull, toward the best the policy sampled.
+  t.self_imitation_cap = 1;
+  t.self_imitation_from = "samples";
+  const TrainResult sampled = train_agent("aware", g, c, sim, t);
+  EXPECT_EQ(sampled.self_imitation_updates, sampled.updates);
+  EXPECT_GT(sampled.self_imitation_probability, 0.6);
+  t.self_imitation_from = "best";
+  // The weight, the cap and the source are checked; agents without an imitation
+  // loss refuse it.
   TrainOptions bad = t;
+  bad.self_imitation_from = "reference";
+  EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  bad = t;
   bad.self_imitation = -1;
   EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
   bad = t;
