@@ -17,8 +17,10 @@
 #               (iterative refinement; the paper's state is the fixed reference)
 #   aware-sil   self-imitation: each update also clones the best placement found so far
 #               (--self-imitation 0.5, on the policy-gradient term's scale; cap 0.9)
+#   aware-sils  the same from the best the policy sampled (--self-imitation-from samples):
+#               the reference state, which aware-sil may clone, is not a sample
 #   [AWARE=BIN] experiments/aware_variants.sh [--budget 2000] [--seeds "1 2 3"] [--devices "4"]
-#       [--models "inception_v3 resnet50 gnmt"] [--variants "aware-ent02 aware-entsched aware-std-entsched aware-best aware-lr3 aware-ppo aware-ent aware-sil"]
+#       [--models "inception_v3 resnet50 gnmt"] [--variants "aware-ent02 aware-entsched aware-std-entsched aware-best aware-lr3 aware-ppo aware-ent aware-sil aware-sils"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=2000 SEEDS="1 2 3" DEVICES="4" MODELS="inception_v3 resnet50 gnmt" VARIANTS="aware-ent02 aware-entsched aware-std-entsched aware-best aware-lr3 aware-ppo aware-ent"
@@ -48,6 +50,7 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     aware-std-entsched) extra=(--standardize-advantages on --entropy 0.1 --entropy-end 0.001) ;;
     aware-best) extra=(--agent-option state=best) ;;
     aware-sil) extra=(--self-imitation 0.5) ;;
+    aware-sils) extra=(--self-imitation 0.5 --self-imitation-from samples) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
   echo "$m k40x$d $v seed $s" >&2
