@@ -344,6 +344,32 @@ fs::path test_dir(const std::string& what, int seed) {
   return dir;
 }
 
+// Self-imitation from the samples checkpoints its target and resumes from it.
+TEST(AwareAgent, SelfImitationFromTheSamplesResumes) {
+  register_builtins();
+  const OpGraph g = asymmetric_graph();
+  const Cluster c = star_cluster(3);
+  AnalyticSimulator sim;
+  const fs::path dir = test_dir("self_imitation_resume", 4);
+  TrainOptions t;
+  t.seed = 4;
+  t.agent_options = off_fusion();
+  t.self_imitation = 5;
+  t.self_imitation_cap = 1;
+  t.self_imitation_from = "samples";
+  t.resume_dir = dir.string();
+  t.budget_evals = 200;
+  const TrainResult half = train_agent("aware", g, c, sim, t);
+  t.budget_evals = 400;
+  const TrainResult resumed = train_agent("aware", g, c, sim, t);
+  EXPECT_FALSE(half.resumed);
+  EXPECT_TRUE(resumed.resumed);
+  EXPECT_EQ(resumed.evaluations, 400);
+  EXPECT_EQ(resumed.self_imitation_updates, resumed.updates - half.updates) << "every update after the resume";
+  EXPECT_LE(resumed.best_step_us, half.best_step_us);
+  fs::remove_all(dir);
+}
+
 // Two heavy independent chains on two devices: after a small budget the GREEDY
 // policy (loaded from the saved policy file, fixed anchor sets) puts one chain on
 // each device: within 5% of the optimum, on 3 seeds.
