@@ -2,14 +2,19 @@
 """Pre-trained + fine-tune against from scratch at 2,000 evaluations (finetune.sh's runs):
 for each run, the evaluations its best-so-far curve needs to come within 5% of the run's
 final result, and the ratio from scratch / fine-tune (the issue asks >= 3 on 12 of 18).
-Writes FINETUNE.md beside this script; a run not yet made shows as '-'."""
+Writes FINETUNE.md beside this script; a run not yet made shows as '-'.
+With FOLDER and OUT (finetune_table.py FOLDER OUT.md) the fine-tune runs are FOLDER's
+(e.g. ../transfer-pretrain2000, from the longer pre-training) and the table goes to OUT."""
 import csv, json, os, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+finetune_dir = os.path.abspath(sys.argv[1]) if len(sys.argv) > 2 else here
+out_path = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "FINETUNE.md")
 
 def load(name, how):
-    j = os.path.join(here, "%s__%s.json" % (name, how))
-    c = os.path.join(here, "%s__%s.curve.csv" % (name, how))
+    folder = finetune_dir if how == "finetune" else here
+    j = os.path.join(folder, "%s__%s.json" % (name, how))
+    c = os.path.join(folder, "%s__%s.curve.csv" % (name, how))
     if not (os.path.exists(j) and os.path.exists(c)):
         return None
     d = json.load(open(j))
@@ -28,7 +33,12 @@ def reach(run, target):
 lines = ["# Pre-trained + fine-tune against from scratch, 2,000 evaluations", "",
          "dgx-v100, Aware, 2 worker threads; policies from the `aware reproduce --budget small` pre-training "
          "(100 evaluations per training graph); `experiments/results/transfer-2000/finetune.sh`, then "
-         "`finetune_table.py`.", "",
+         "`finetune_table.py`." if finetune_dir == here else
+         "dgx-v100, Aware, 2 worker threads; fine-tune runs from %s (its policies), from scratch from "
+         "`experiments/results/transfer-2000`; `experiments/results/transfer-2000/finetune_table.py %s %s`." % (
+             os.path.relpath(finetune_dir, os.path.join(here, "..", "..", "..")),
+             os.path.relpath(finetune_dir, os.path.join(here, "..", "..", "..")),
+             os.path.relpath(os.path.abspath(out_path), os.path.join(here, "..", "..", ".."))), "",
          "- *own 5%*: evaluations until the run's best-so-far is within 5% of its own final result (the issue's "
          "measure). A run that barely improves on its first samples gets there at once, so this measure "
          "favours runs that learn little.",
@@ -62,5 +72,5 @@ lines += ["", ("Of %d runs: fine-tune within 5%% of its own final result in at l
                "from scratch on %d (the issue asks 12 of 18); within 5%% of from scratch's final result in at "
                "least 3x fewer evaluations on %d; its final result better than from scratch on %d.") %
           (n, fast, common_fast, better), ""]
-open(os.path.join(here, "FINETUNE.md"), "w").write("\n".join(lines))
+open(out_path, "w").write("\n".join(lines))
 print("\n".join(lines))
