@@ -159,7 +159,12 @@ Placement Trainer::self_imitation_target() {
 }
 
 torch::Tensor Trainer::self_imitation_loss(const Placement& target, bool& used) {
-  const ImitationTerms terms = agent_->imitation_loss(target, rng_);
+  ImitationTerms terms;
+  try {
+    terms = agent_->imitation_loss(target, rng_);
+  } catch (const ConfigError&) {
+    throw ConfigError("self-imitation: agent '" + name_ + "' has no imitation loss (--self-imitation is for aware)");
+  }
   self_imitation_probability_ = terms.mean_probability;
   double below = terms.mean_probability < opt_.self_imitation_cap ? 1 : 0;
   if (parallel_ != nullptr) below = parallel_->maximum(below);  // every process adds it, or none
