@@ -100,14 +100,9 @@ void Trainer::update(std::vector<Episode>& episodes) {
   for (auto& group : adam_->param_groups())
     static_cast<torch::optim::AdamOptions&>(group.options())
         .lr(agent_->learning_rate(base_lr_, counters_.updates, spent));
-  // Self-imitation's target (collective in data-parallel training), after this
-  // update's samples count toward the sampled best.
-  for (const Episode& ep : episodes)
-    if (ep.placement.size() > 0 && ep.final_step_us < sampled_best_us_) {
-      sampled_best_us_ = ep.final_step_us;
-      sampled_best_ = ep.placement;
-    }
-  const Placement self_target = opt_.self_imitation > 0 ? self_imitation_target() : Placement();
+  // Self-imitation's target (collective in data-parallel training), this
+  // update's samples included.
+  const Placement self_target = opt_.self_imitation > 0 ? self_imitation_target(episodes) : Placement();
   bool self_imitated = false;
   if (episodes.empty()) {
     // Data-parallel only: this process's share ran out of budget before the
@@ -255,12 +250,7 @@ TrainResult Trainer::run() {
   const auto run_t0 = Clock::now();
   if (opt_.budget_evals < 0 || opt_.budget_seconds < 0) throw ConfigError("budgets must not be negative");
   if (opt_.few_shot < 0) throw ConfigError("few_shot must not be negative");
-  if (!(opt_.self_imitation >= 0) || !std::isfinite(opt_.self_imitation))
-    throw ConfigError("self-imitation weight must be >= 0, got " + std::to_string(opt_.self_imitation));
-  if (opt_.self_imitation_from != "best" && opt_.self_imitation_from != "samples")
-    throw ConfigError("self-imitation from must be best or samples, got '" + opt_.self_imitation_from + "'");
-  if (!(opt_.self_imitation_cap > 0 && opt_.self_imitation_cap <= 1))
-    throw ConfigError("self-imitation cap must be in (0, 1], got " + std::to_string(opt_.self_imitation_cap));
+  check_self_imitation_options();
   const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0;
   if (zero_shot && opt_.init_policy.empty())
     throw ConfigError("training needs a budget: give --budget-evals N and/or --budget-seconds S (> 0), "

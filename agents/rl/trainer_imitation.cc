@@ -3,6 +3,7 @@
 // during it (TrainOptions::self_imitation): the job's best placement and its
 // term of an update's loss. Includes LibTorch.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -132,8 +133,23 @@ void Trainer::imitate(TrainResult& result) {
   profile_.imitate_s = seconds_since(t0);
 }
 
-Placement Trainer::self_imitation_target() {
+void Trainer::check_self_imitation_options() const {
+  if (!(opt_.self_imitation >= 0) || !std::isfinite(opt_.self_imitation))
+    throw ConfigError("self-imitation weight must be >= 0, got " + std::to_string(opt_.self_imitation));
+  if (opt_.self_imitation_from != "best" && opt_.self_imitation_from != "samples")
+    throw ConfigError("self-imitation from must be best or samples, got '" + opt_.self_imitation_from + "'");
+  if (!(opt_.self_imitation_cap > 0 && opt_.self_imitation_cap <= 1))
+    throw ConfigError("self-imitation cap must be in (0, 1], got " + std::to_string(opt_.self_imitation_cap));
+}
+
+Placement Trainer::self_imitation_target(const std::vector<Episode>& episodes) {
   const bool sampled = opt_.self_imitation_from == "samples";
+  if (sampled)
+    for (const Episode& ep : episodes)
+      if (ep.placement.size() > 0 && ep.final_step_us < sampled_best_us_) {
+        sampled_best_us_ = ep.final_step_us;
+        sampled_best_ = ep.placement;
+      }
   const bool have = sampled ? sampled_best_.size() > 0 : env_->best_feasible();
   const Placement& own = sampled ? sampled_best_ : env_->best_placement();
   if (parallel_ == nullptr) return have ? own : Placement();
