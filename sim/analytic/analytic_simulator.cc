@@ -242,6 +242,10 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   }
   p->in_begin[n] = static_cast<int>(p->in_src.size());
   p->out_begin[n] = static_cast<int>(p->out_dst.size());
+  std::vector<int> in_row_of_edge(static_cast<size_t>(graph.num_edges()), -1);
+  for (size_t i = 0; i < p->in_edge.size(); ++i) in_row_of_edge[static_cast<size_t>(p->in_edge[i])] = static_cast<int>(i);
+  p->out_in_row.resize(p->out_edge.size());
+  for (size_t i = 0; i < p->out_edge.size(); ++i) p->out_in_row[i] = in_row_of_edge[static_cast<size_t>(p->out_edge[i])];
   if (n >= (1 << 30) || D >= (1 << 30)) throw ConfigError("graph too large for the analytic simulator");
   std::vector<std::string> device_names(D);
   for (int d = 0; d < D; ++d) device_names[d] = cluster.device(d).name;

@@ -38,6 +38,8 @@ void size_contention_scratch(const AnalyticSimulator::Prepared& p, int num_edges
   s.lane_pending.assign(2 * static_cast<size_t>(D), 0);
   s.pending_lanes.clear();
   s.pending_lanes.reserve(2 * static_cast<size_t>(D));
+  s.lane_mask_mode = 2 * D <= 64;
+  s.pending_mask = 0;
   s.channel_free_us.resize(p.num_channels);
   const size_t routes = p.sparse_routes ? 0 : static_cast<size_t>(D) * D;  // sparse: grown as routes appear
   s.route_queue.assign(routes, {});
@@ -110,6 +112,7 @@ void ContentionRun::reset_scratch() {
   std::fill(s_.device_busy.begin(), s_.device_busy.end(), 0);
   for (int lane : s_.pending_lanes) s_.lane_pending[static_cast<size_t>(lane)] = 0;
   s_.pending_lanes.clear();
+  s_.pending_mask = 0;
   std::fill(s_.channel_free_us.begin(), s_.channel_free_us.end(), 0.0);
   for (auto& q : s_.route_queue) q.clear();
   std::fill(s_.route_head.begin(), s_.route_head.end(), 0);
@@ -212,9 +215,10 @@ bool ContentionRun::resume(const ContentionScratch& base, const ContentionCheckp
   skip_checkpoint_round_ = from.round;  // `from` itself is that round's checkpoint
   // The lanes the base had listed are not kept: every lane is looked at once.
   s_.pending_lanes.clear();
+  s_.pending_mask = 0;
   for (int lane = 0; lane < 2 * D_; ++lane) {
-    s_.lane_pending[static_cast<size_t>(lane)] = 1;
-    s_.pending_lanes.push_back(lane);
+    s_.lane_pending[static_cast<size_t>(lane)] = 0;
+    mark_lane(lane);
   }
   out = loop();
   return true;
@@ -236,6 +240,54 @@ AWARE_HOT_INLINE void ContentionRun::allocate(int device, double bytes, int op) 
   }
 }
 
+// The lane starts its next queued task if it is idle and has one.
+AWARE_HOT_INLINE void ContentionRun::start_next_task(int lane) {
+  if (s_.device_busy[lane] || s_.fifo_head[lane] == static_cast<int>(s_.fifo[lane].size())) return;
+  const int d = lane % D_;
+  const int id = s_.fifo[lane][s_.fifo_head[lane]++];
+  if (id >= p_.num_ops) {
+    start_copy_task(id - p_.num_ops, lane);
+    return;
+  }
+  const int op = id;
+  double cost = p_.costs.time_us(op, d);
+  if (interference_.slows() && D_ > 1) {
+    int others_busy = 0;
+    for (int o = 0; o < D_; ++o) others_busy += o != d && s_.device_busy[o];
+    const double slowdown = p_.memory_bound[static_cast<size_t>(op) * p_.costs.num_classes() + p_.costs.device_class(d)] ? interference_.memory
+                                                                              : interference_.compute;
+    cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
+  }
+  s_.device_busy[lane] = 1;
+  s_.start_us[op] = now_;
+  s_.end_us[op] = now_ + cost;
+  result_.device_busy_us[d] += cost;
+  allocate(d, p_.out_total_bytes[op] + p_.temp_bytes[op], op);
+  heap_push(s_.events, Event{now_ + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(op))});
+}
+
+// The tasks made ready in this round in (topological rank, id) order: a few at
+// a time, so an insertion sort (the keys are distinct, so any sort gives this order).
+AWARE_HOT_INLINE void ContentionRun::sort_staged() {
+  auto& v = s_.staged;
+  const size_t n = v.size();
+  if (n < 2) return;
+  auto before = [&](int x, int y) {
+    const long long rx = task_rank(x), ry = task_rank(y);
+    return rx != ry ? rx < ry : x < y;  // two copies of one producer: booking order
+  };
+  if (n > 16) {
+    std::sort(v.begin(), v.end(), before);
+    return;
+  }
+  for (size_t i = 1; i < n; ++i) {
+    const int x = v[i];
+    size_t j = i;
+    for (; j > 0 && before(x, v[j - 1]); --j) v[j] = v[j - 1];
+    v[j] = x;
+  }
+}
+
 // Ops made ready in this round join their device's queue in topological order.
 // Ready times never decrease, so each queue stays ordered by (ready time,
 // topological rank) without a heap. Then every idle device starts its next op.
@@ -243,12 +295,7 @@ AWARE_HOT_INLINE void ContentionRun::allocate(int device, double bytes, int op) 
 // With copies on the consumer, a staged id of num_ops + t is transfer t's copy
 // task, ranked just after its producer.
 void ContentionRun::dispatch_ready_ops() {
-  if (s_.staged.size() > 1) {
-    std::sort(s_.staged.begin(), s_.staged.end(), [&](int x, int y) {
-      const long long rx = task_rank(x), ry = task_rank(y);
-      return rx != ry ? rx < ry : x < y;  // two copies of one producer: booking order
-    });
-  }
+  sort_staged();
   for (int id : s_.staged) {
     const int lane = id < p_.num_ops ? lane_of(id) : copy_lane(id);
     s_.fifo[lane].push_back(id);
@@ -259,32 +306,17 @@ void ContentionRun::dispatch_ready_ops() {
   // dispatch no idle lane has work left, so only the lanes given work or freed
   // since the last one can start: those are looked at, in ascending order (what
   // a scan of every lane would do, without the scan: a 4,096-core mesh has
-  // 8,192 lanes).
+  // 8,192 lanes). Up to 64 lanes they are the bits of one word.
+  if (s_.lane_mask_mode) {
+    for (std::uint64_t mask = s_.pending_mask; mask != 0; mask &= mask - 1)
+      start_next_task(__builtin_ctzll(mask));
+    s_.pending_mask = 0;
+    return;
+  }
   std::sort(s_.pending_lanes.begin(), s_.pending_lanes.end());
   for (const int lane : s_.pending_lanes) {
     s_.lane_pending[static_cast<size_t>(lane)] = 0;
-    if (s_.device_busy[lane] || s_.fifo_head[lane] == static_cast<int>(s_.fifo[lane].size())) continue;
-    const int d = lane % D_;
-    const int id = s_.fifo[lane][s_.fifo_head[lane]++];
-    if (id >= p_.num_ops) {
-      start_copy_task(id - p_.num_ops, lane);
-      continue;
-    }
-    const int op = id;
-    double cost = p_.costs.time_us(op, d);
-    if (interference_.slows() && D_ > 1) {
-      int others_busy = 0;
-      for (int o = 0; o < D_; ++o) others_busy += o != d && s_.device_busy[o];
-      const double slowdown = p_.memory_bound[static_cast<size_t>(op) * p_.costs.num_classes() + p_.costs.device_class(d)] ? interference_.memory
-                                                                                : interference_.compute;
-      cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
-    }
-    s_.device_busy[lane] = 1;
-    s_.start_us[op] = now_;
-    s_.end_us[op] = now_ + cost;
-    result_.device_busy_us[d] += cost;
-    allocate(d, p_.out_total_bytes[op] + p_.temp_bytes[op], op);
-    heap_push(s_.events, Event{now_ + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(op))});
+    start_next_task(lane);
   }
   s_.pending_lanes.clear();
 }
@@ -344,7 +376,7 @@ void ContentionRun::release_consumed_inputs(int op, int d) {
     if (placement_[src] == d) {
       if (--s_.op_refs[src] == 0) s_.mem_now[d] -= p_.out_total_bytes[src];
     } else {
-      Transfer& t = s_.transfers[s_.edge_transfer[p_.in_edge[i]]];
+      Transfer& t = s_.transfers[s_.edge_transfer[i]];
       if (--t.refs == 0) s_.mem_now[d] -= t.bytes;
     }
   }
@@ -380,7 +412,7 @@ int ContentionRun::send_outputs(int op, int d) {
     Transfer& t = s_.transfers[tid];
     t.bytes = std::max(t.bytes, p_.out_bytes[i]);
     ++t.refs;
-    s_.edge_transfer[p_.out_edge[i]] = tid;
+    s_.edge_transfer[p_.out_in_row[i]] = tid;
     // The transfer's consumers, linked (newest first): its arrival releases just
     // these, without a scan of the producer's out-edges. Staged ops are sorted
     // before they are queued, so the order they are released in does not matter.

@@ -82,10 +82,16 @@ class ContentionRun {
   // The lane may start a task at the next dispatch (it was given work or freed),
   // so that dispatch looks at it; the others cannot.
   void mark_lane(int lane) {
+    if (s_.lane_mask_mode) {
+      s_.pending_mask |= std::uint64_t{1} << lane;
+      return;
+    }
     if (s_.lane_pending[static_cast<size_t>(lane)]) return;
     s_.lane_pending[static_cast<size_t>(lane)] = 1;
     s_.pending_lanes.push_back(lane);
   }
+  void start_next_task(int lane);
+  void sort_staged();
   void start_copy_task(int tid, int lane);
   void finish_op(int op);
   void release_consumed_inputs(int op, int d);

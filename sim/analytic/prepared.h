@@ -50,13 +50,15 @@ struct ContentionScratch {
   std::vector<Transfer> transfers;
   std::vector<int> deps_left;
   std::vector<int> op_refs;
-  std::vector<int> edge_transfer;
+  std::vector<int> edge_transfer;  // per in-row index: the transfer that carries the edge (cross-device edges)
   std::vector<int> out_next;  // per out-row index: the next consumer edge of the same transfer, or -1
   std::vector<double> start_us;
   std::vector<double> end_us;
   std::vector<char> device_busy;        // per lane (compute lanes first)
   std::vector<int> pending_lanes;       // lanes given work or freed since the last dispatch
   std::vector<char> lane_pending;       // per lane: listed in pending_lanes
+  bool lane_mask_mode = false;          // up to 64 lanes: pending lanes are the bits of pending_mask instead
+  std::uint64_t pending_mask = 0;
   std::vector<double> channel_free_us;  // when each directed channel is next free
   std::vector<std::vector<int>> route_queue;  // booked transfers per route, in order
   std::vector<int> route_head;                // first unfinished entry per route
@@ -137,6 +139,7 @@ struct AnalyticSimulator::Prepared {
   std::vector<int> in_begin, in_src, in_edge;
   std::vector<int> out_begin, out_dst, out_output, out_edge;
   std::vector<double> out_bytes;
+  std::vector<int> out_in_row;  // per out-row: the same edge's in-row index
 
   // ---- scratch
   using ReadyEntry = analytic_detail::ReadyEntry;
