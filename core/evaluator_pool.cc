@@ -1,5 +1,6 @@
 #include "core/evaluator_pool.h"
 
+#include <chrono>
 #include <string>
 
 #include "core/errors.h"
@@ -22,22 +23,44 @@ EvaluatorPool::~EvaluatorPool() {
   for (std::thread& t : workers_) t.join();
 }
 
+namespace {
+// How long an idle helper (or the caller, waiting for the helpers) spins on
+// the batch counter before it sleeps: about what one short evaluation takes.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until `done()` or kSpin passes; returns done().
+template <typename Done>
+bool spin_until(Done done) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    cpu_relax();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return done();
+  }
+}
+}  // namespace
+
 // Takes items one at a time (evaluations are short and uneven: a shared counter
 // balances them better than fixed slices). After an error nothing new starts.
+// The batch's fields are written under mutex_ before generation_ is bumped, so
+// a helper that saw the new generation reads them as written.
 void EvaluatorPool::run_items(int index) {
   Evaluator& evaluator = *evaluators_[index];
   for (;;) {
-    std::size_t item;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (error_ || next_ >= placements_->size()) return;
-      item = next_++;
-    }
+    const std::size_t item = next_.fetch_add(1);
+    if (item >= placements_->size() || failed_.load()) return;
     try {
       (*results_)[item] = evaluator.evaluate(*graph_, *cluster_, (*placements_)[item]);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();
+      failed_ = true;
       return;
     }
   }
@@ -46,9 +69,10 @@ void EvaluatorPool::run_items(int index) {
 void EvaluatorPool::worker(int index) {
   long long seen = 0;
   for (;;) {
+    spin_until([&] { return stopping_.load() || generation_.load() != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      start_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      start_.wait(lock, [&] { return stopping_.load() || generation_.load() != seen; });
       if (stopping_) return;
       seen = generation_;
     }
@@ -72,6 +96,7 @@ std::vector<StepResult> EvaluatorPool::evaluate_batch(const OpGraph& graph, cons
     results_ = &results;
     next_ = 0;
     error_ = nullptr;
+    failed_ = false;
     // Helpers are woken only when there is more than one item for them to share.
     busy_ = placements.size() > 1 ? static_cast<int>(workers_.size()) : 0;
     wake = busy_ > 0;
@@ -80,6 +105,7 @@ std::vector<StepResult> EvaluatorPool::evaluate_batch(const OpGraph& graph, cons
   // Read under the lock above: helpers decrement busy_ as soon as they are woken.
   if (wake) start_.notify_all();
   run_items(0);
+  spin_until([&] { return busy_.load() == 0; });
   std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(mutex_);

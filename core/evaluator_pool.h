@@ -9,6 +9,7 @@
 // threads live as long as the pool; the destructor joins them.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -47,16 +48,20 @@ class EvaluatorPool {
   std::mutex mutex_;
   std::condition_variable start_;
   std::condition_variable done_;
-  long long generation_ = 0;  // bumped for each batch
-  int busy_ = 0;              // helpers still working on this batch
-  bool stopping_ = false;
+  // Bumped for each batch (under mutex_; read without it by helpers that wait
+  // for the next batch spinning a little before they sleep, so that batches
+  // of a few short evaluations do not pay a thread wake-up each).
+  std::atomic<long long> generation_{0};
+  std::atomic<int> busy_{0};  // helpers still working on this batch
+  std::atomic<bool> stopping_{false};
 
   // The batch in flight (valid while busy_ > 0 or the caller runs).
   const OpGraph* graph_ = nullptr;
   const Cluster* cluster_ = nullptr;
   const std::vector<Placement>* placements_ = nullptr;
   std::vector<StepResult>* results_ = nullptr;
-  std::size_t next_ = 0;  // next item, under mutex_
+  std::atomic<std::size_t> next_{0};  // the next item to take
+  std::atomic<bool> failed_{false};   // an item threw: take no more
   std::exception_ptr error_;
 };
 

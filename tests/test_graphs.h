@@ -46,6 +46,19 @@ inline Cluster zero_latency_star(int n, double memory_bytes = 16e9, double link_
   return star_cluster(n, link_Bps, /*latency_us=*/0, memory_bytes);
 }
 
+// `base`'s devices, switches and links with every device's memory set to `bytes`.
+inline Cluster with_memory(const Cluster& base, double bytes) {
+  Cluster c(base.name() + "-tight");
+  for (Device d : base.devices()) {
+    d.memory_bytes = bytes;
+    c.add_device(d);
+  }
+  for (const std::string& s : base.switches()) c.add_switch(s);
+  for (const Link& l : base.links()) c.add_link(l);
+  c.finalize();
+  return c;
+}
+
 // a(10) -> b(20) -> c(30)
 inline OpGraph chain_graph() {
   OpGraph g("chain");

@@ -12,6 +12,14 @@
 // restart_after). Both count every evaluator call against the budget, start from
 // the best cheap placer (or the given start), run as parallel chains, and return
 // the best placement seen.
+//
+// With threads=N, each evaluation also evaluates the N-1 proposals that would
+// follow it if it and they were all rejected, on a pool of evaluator clones at
+// once. The chain itself is unchanged: every proposal is still drawn in order
+// from the chain's generator, and one that matches a speculated move from the
+// same placement takes that move's result instead of calling the evaluator. So
+// the placements, counts and result are the one-thread ones, and late in a run,
+// when most moves are rejected, most evaluations come from the batch.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -145,6 +153,23 @@ bool accept_move(const Score& proposed, const Score& current, double temperature
   return temperature > 0 && rng.unit() < std::exp(-delta / temperature);
 }
 
+bool same_moves(const std::vector<OpMove>& a, const std::vector<OpMove>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].op != b[i].op || a[i].device != b[i].device) return false;
+  return true;
+}
+
+// Moves evaluated ahead (threads=N): the proposals that would follow the last
+// one evaluated if every one of them were rejected, from the placement the chain
+// had then (`version` counts the chain's changes of placement), with their steps.
+struct Speculation {
+  long long version = -1;
+  std::vector<std::vector<OpMove>> moves;
+  std::vector<StepResult> results;
+  long long hits = 0, made = 0;
+};
+
 class AnnealPlacer final : public Placer {
  public:
   explicit AnnealPlacer(bool graph) : graph_(graph) {}
@@ -192,21 +217,65 @@ Placement AnnealPlacer::place(const OpGraph& graph, const Cluster& cluster, cons
   }
   MersenneRng rng(context.seed);
   MoveMaker maker(graph, units, D, moves_kind == "graph");
+  const std::unique_ptr<EvaluatorPool> pool = pool_for(context, name());
   UnitMoves proposal;
   std::vector<OpMove> move;
+  long long version = 0;  // bumped whenever `current` changes
+  Speculation ahead;
+  const auto to_ops = [&](const UnitMoves& units_moved, std::vector<OpMove>& out) {
+    out.clear();
+    for (auto [u, d] : units_moved)
+      for (int m : units.ops_of_unit[u]) out.push_back({m, d});
+  };
+  // `move` from `current`, on the pool: a speculated result when one matches,
+  // else a batch of it and the proposals that would follow its rejection (the
+  // generator copied, advanced as a rejection at `temperature` would advance it).
+  std::vector<Placement> batch;
+  const auto evaluate_ahead = [&](double temperature) -> Score {
+    if (ahead.version == version) {
+      for (size_t i = 0; i < ahead.moves.size(); ++i) {
+        if (!same_moves(ahead.moves[i], move)) continue;
+        ++ahead.hits;
+        return loop.record_move(current, move, ahead.results[i]);
+      }
+    }
+    const long long width = std::min<long long>(pool->threads(), loop.remaining());
+    ahead.version = version;
+    ahead.moves.assign(1, move);
+    MersenneRng next = rng;
+    UnitMoves follower;
+    for (long long k = 1; k < width; ++k) {
+      // A rejected uphill move draws once in accept_move; other rejections do not.
+      if (temperature > 0 && current_score.feasible) next.unit();
+      maker.propose(current, next, follower);
+      ahead.moves.emplace_back();
+      to_ops(follower, ahead.moves.back());
+    }
+    // Whole placements: a clone's kept step is of some other placement by now.
+    batch.resize(ahead.moves.size());
+    for (size_t i = 0; i < ahead.moves.size(); ++i) {
+      batch[i] = current;
+      apply_moves(graph, cluster, batch[i], ahead.moves[i]);
+    }
+    ahead.results = pool->evaluate_batch(graph, cluster, batch);
+    ahead.made += static_cast<long long>(ahead.results.size()) - 1;
+    const Score s = loop.record_move(current, move, ahead.results[0]);
+    ahead.moves.erase(ahead.moves.begin());
+    ahead.results.erase(ahead.results.begin());
+    return s;
+  };
   // One proposal from `current`, evaluated (from the current placement, so an
   // evaluator that keeps its last step re-simulates only what the move changes),
   // accepted or not at `temperature`; returns the step-time increase (0 if none).
   const auto step = [&](double temperature) {
     maker.propose(current, rng, proposal);
-    move.clear();
-    for (auto [u, d] : proposal)
-      for (int m : units.ops_of_unit[u]) move.push_back({m, d});
-    const Score proposed = loop.evaluate_move(current, move);
+    to_ops(proposal, move);
+    const Score proposed = pool ? evaluate_ahead(temperature) : loop.evaluate_move(current, move);
     const double uphill = proposed.feasible && current_score.feasible ? proposed.step_us - current_score.step_us : 0;
     if (accept_move(proposed, current_score, temperature, rng)) {
       current_score = proposed;
       for (const OpMove& m : move) current[m.op] = m.device;
+      ++version;
     }
     return std::max(0.0, uphill);
   };
@@ -245,6 +314,7 @@ Placement AnnealPlacer::place(const OpGraph& graph, const Cluster& cluster, cons
         if (theirs.better_than(current_score)) {
           current = met.best.placement;
           current_score = theirs;
+          ++version;
         }
         if (met.stop) break;
         next_meeting = loop.used() + every;
@@ -262,9 +332,16 @@ Placement AnnealPlacer::place(const OpGraph& graph, const Cluster& cluster, cons
       current = loop.best_placement();
       current_score = loop.best();
       since_best = 0;
+      ++version;
     }
   }
-  loop.report(true);
+  if (pool) {
+    loop.report(true, "done; " + std::to_string(ahead.hits) + " of " + std::to_string(loop.used()) +
+                          " evaluations were speculated (" + std::to_string(ahead.made) + " made ahead on " +
+                          std::to_string(pool->threads()) + " threads)");
+  } else {
+    loop.report(true);
+  }
   // The best seen, which includes the start: never worse than where it began.
   return loop.best_placement();
 }

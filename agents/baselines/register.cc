@@ -35,6 +35,10 @@ void register_baseline_placers() {
   const OptionSpec threads{"threads", T::kInt, "1",
                            "evaluate batches on this many clones of the evaluator at once "
                            "(the same placements and result as one thread)"};
+  const OptionSpec anneal_threads{"threads", T::kInt, "1",
+                                  "evaluate each move with the N-1 proposals that would follow its "
+                                  "rejection, on N clones of the evaluator at once (the same placements "
+                                  "and result as one thread)"};
   r.add("random-search",
         "the best cheap placer (m-etf, heft, m-sct, expert, m-topo, single, round-robin), then "
         "random placements within the evaluator budget; the best seen",
@@ -51,7 +55,8 @@ void register_baseline_placers() {
          {"restart_after", T::kInt, "0", "evaluations without a new best before going on from the best (0: never)"},
          {"exchange_every", T::kInt, "0",
           "run as parallel chains (--chains, mpirun): each chain's evaluations between meetings "
-          "where all continue from the best found (0: a tenth of a chain's budget)"}},
+          "where all continue from the best found (0: a tenth of a chain's budget)"},
+         anneal_threads},
         make_anneal_placer);
   r.add("anneal-graph",
         "simulated annealing with moves that follow the graph (to a neighbour's device, neighbour "
@@ -66,7 +71,8 @@ void register_baseline_placers() {
          {"restart_after", T::kInt, "-1",
           "evaluations without a new best before going on from the best (0: never; -1: a twentieth of "
           "the budget, at least 25)"},
-         {"exchange_every", T::kInt, "0", "as for anneal"}},
+         {"exchange_every", T::kInt, "0", "as for anneal"},
+         anneal_threads},
         make_anneal_graph_placer);
   r.add("genetic", "genetic algorithm over group moves on the evaluator (tournament, two-point "
         "crossover in topological order, run mutation, elitism)",

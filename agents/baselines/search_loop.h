@@ -68,6 +68,10 @@ class SearchLoop {
   }
   // An evaluation made elsewhere, counted as one call.
   Score record(const Placement& p, const StepResult& r) { return note(r, p, nullptr); }
+  // The same for `prev` with `moves` applied (the step of the moved placement).
+  Score record_move(const Placement& prev, const std::vector<OpMove>& moves, const StepResult& r) {
+    return note(r, prev, &moves);
+  }
   const Placement& best_placement() const { return best_placement_; }
   const Score& best() const { return best_; }
   // A better placement another chain found (no evaluation counted).
@@ -77,7 +81,7 @@ class SearchLoop {
       best_placement_ = p;
     }
   }
-  void report(bool final) {
+  void report(bool final, const std::string& final_message = "done") {
     if (context_.progress == nullptr) return;
     const long long every = std::max<long long>(1, budget_ / 200);
     if (!final && used_ % every != 0) return;
@@ -88,7 +92,7 @@ class SearchLoop {
     pr.best_step_us = best_.feasible ? best_.step_us : -1;
     pr.elapsed_s = elapsed_s();
     pr.eta_s = used_ > 0 ? pr.elapsed_s / used_ * (budget_ - used_) : -1;
-    if (final) pr.message = "done";
+    if (final) pr.message = final_message;
     context_.progress->on_progress(pr);
   }
 

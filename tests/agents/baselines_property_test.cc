@@ -23,6 +23,7 @@ namespace {
 
 using testing::layered_dag;
 using testing::zero_latency_star;
+using testing::with_memory;
 
 std::vector<std::string> all_methods() {
   register_builtins();
@@ -211,6 +212,50 @@ TEST(BaselinesSearch, RandomSearchOnSeveralThreadsFindsTheOneThreadResult) {
     bad.options["threads"] = "0";
     EXPECT_THROW(PlacerRegistry::instance().create(m)->place(g, c, bad), ConfigError) << m;
   }
+}
+
+// Anneal on several threads evaluates, beside each move, the proposals that would
+// follow its rejection: the same placement, evaluation count and best as on one
+// thread, and some of its evaluations come from those batches. Also on a cluster
+// where memory binds (infeasible proposals are rejected without drawing, which
+// the speculation guesses wrong).
+TEST(BaselinesSearch, AnnealOnSeveralThreadsFindsTheOneThreadResult) {
+  const OpGraph g = random_layered_dag(120, 5);
+  const Cluster roomy = make_cluster_preset("k40x4");
+  AnalyticSimulator sim;
+  const StepResult one_device = sim.evaluate(g, roomy, Placement(std::vector<int>(g.num_ops(), 0)));
+  const Cluster tight = with_memory(roomy, 0.45 * one_device.peak_memory_bytes[0]);
+  ASSERT_FALSE(sim.evaluate(g, tight, Placement(std::vector<int>(g.num_ops(), 0))).feasible);
+  for (const Cluster* c : {&roomy, &tight}) {
+    for (const char* m : {"anneal", "anneal-graph"}) {
+      PlaceContext one = context_for(&sim, 11);
+      one.budget_evals = 301;
+      CountingProgress one_progress;
+      one.progress = &one_progress;
+      const Placement serial = PlacerRegistry::instance().create(m)->place(g, *c, one);
+      for (const char* threads : {"2", "3"}) {
+        const std::string what = std::string(m) + " on " + c->name() + ", " + threads + " threads";
+        PlaceContext many = one;
+        many.options["threads"] = threads;
+        CountingProgress many_progress;
+        many.progress = &many_progress;
+        const Placement parallel = PlacerRegistry::instance().create(m)->place(g, *c, many);
+        EXPECT_EQ(parallel, serial) << what;
+        EXPECT_EQ(many_progress.last.done, 301) << what;
+        EXPECT_EQ(one_progress.last.done, 301) << what;
+        EXPECT_EQ(many_progress.last.best_step_us, one_progress.last.best_step_us) << what;
+        // "done; H of 301 evaluations were speculated (...)"
+        const std::string& message = many_progress.last.message;
+        ASSERT_EQ(message.rfind("done; ", 0), 0u) << what << ": " << message;
+        const long long hits = std::stoll(message.substr(6));
+        EXPECT_GT(hits, 0) << what << ": " << message;
+        EXPECT_LT(hits, 301) << what << ": " << message;
+      }
+    }
+  }
+  PlaceContext bad = context_for(&sim, 11);
+  bad.options["threads"] = "0";
+  EXPECT_THROW(PlacerRegistry::instance().create("anneal-graph")->place(g, roomy, bad), ConfigError);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ namespace {
 
 using testing::chain_graph;
 using testing::star_cluster;
+using testing::with_memory;
 
 // Every field, doubles compared with == (bit-identical for finite values).
 void expect_identical(const StepResult& move, const StepResult& full, const std::string& where) {
@@ -25,19 +26,6 @@ void expect_identical(const StepResult& move, const StepResult& full, const std:
   EXPECT_EQ(move.infeasible_reason, full.infeasible_reason) << where;
   EXPECT_EQ(move.evaluator, full.evaluator) << where;
   EXPECT_EQ(move.notes, full.notes) << where;
-}
-
-// `base`'s devices, switches and links with every device's memory set to `bytes`.
-Cluster with_memory(const Cluster& base, double bytes) {
-  Cluster c(base.name() + "-tight");
-  for (Device d : base.devices()) {
-    d.memory_bytes = bytes;
-    c.add_device(d);
-  }
-  for (const std::string& s : base.switches()) c.add_switch(s);
-  for (const Link& l : base.links()) c.add_link(l);
-  c.finalize();
-  return c;
 }
 
 // Chain a(10) -> b(20) -> c(30) on a two-device star: a 1000-byte tensor takes 3 us.
