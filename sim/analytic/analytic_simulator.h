@@ -88,9 +88,10 @@ class AnalyticSimulator final : public Evaluator {
   // How routes are kept: kAuto (the default) keeps every device pair's route
   // up to 256 devices and above that only the routes steps cross (numbered as
   // they are first crossed); kSparse keeps the crossed ones at any size (the
-  // tests use it to check that both give the same steps). Results are the same
-  // either way; moves on sparse routes are full runs. Takes effect at the next
-  // evaluation.
+  // tests use it to check that both give the same steps; it also keeps the
+  // step's events in a heap, where small clusters keep them sorted). Results
+  // are the same either way; moves on sparse routes are full runs. Takes effect
+  // at the next evaluation.
   enum class RouteTable { kAuto, kSparse };
   void set_route_table(RouteTable table);
 

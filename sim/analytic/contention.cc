@@ -11,6 +11,45 @@
 
 namespace aware::analytic_detail {
 
+namespace {
+// On clusters of up to kSortedEventDevices devices the step's pending events
+// (one per busy lane and per route with bookings: a handful) are kept sorted,
+// latest first, and the earliest is popped from the back: cheaper than a heap
+// at that size. Larger clusters, and the form with routes kept as crossed
+// (which the tests force on small clusters to compare both), keep the 4-ary
+// heap. (time, key) pairs are unique, so both pop the same sequence.
+constexpr int kSortedEventDevices = 16;
+
+AWARE_HOT_INLINE void sorted_push(std::vector<Event>& q, const Event& e) {
+  q.push_back(e);
+  size_t i = q.size() - 1;
+  while (i > 0 && event_before(q[i - 1], e)) {
+    q[i] = q[i - 1];
+    --i;
+  }
+  q[i] = e;
+}
+}  // namespace
+
+AWARE_HOT_INLINE void ContentionRun::queue_push(const Event& e) {
+  if (s_.sorted_events) {
+    sorted_push(s_.events, e);
+  } else {
+    heap_push(s_.events, e);
+  }
+}
+
+AWARE_HOT_INLINE const Event& ContentionRun::queue_top() const {
+  return s_.sorted_events ? s_.events.back() : s_.events.front();
+}
+
+AWARE_HOT_INLINE Event ContentionRun::queue_pop() {
+  if (!s_.sorted_events) return heap_pop(s_.events);
+  const Event e = s_.events.back();
+  s_.events.pop_back();
+  return e;
+}
+
 void size_contention_scratch(const AnalyticSimulator::Prepared& p, int num_edges,
                              ContentionScratch& s) {
   const int n = p.num_ops;
@@ -39,6 +78,7 @@ void size_contention_scratch(const AnalyticSimulator::Prepared& p, int num_edges
   s.pending_lanes.clear();
   s.pending_lanes.reserve(2 * static_cast<size_t>(D));
   s.lane_mask_mode = 2 * D <= 64;
+  s.sorted_events = D <= kSortedEventDevices && !p.sparse_routes;
   s.pending_mask = 0;
   s.channel_free_us.resize(p.num_channels);
   const size_t routes = p.sparse_routes ? 0 : static_cast<size_t>(D) * D;  // sparse: grown as routes appear
@@ -263,7 +303,7 @@ AWARE_HOT_INLINE void ContentionRun::start_next_task(int lane) {
   s_.end_us[op] = now_ + cost;
   result_.device_busy_us[d] += cost;
   allocate(d, p_.out_total_bytes[op] + p_.temp_bytes[op], op);
-  heap_push(s_.events, Event{now_ + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(op))});
+  queue_push(Event{now_ + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(op))});
 }
 
 // The tasks made ready in this round in (topological rank, id) order: a few at
@@ -324,9 +364,9 @@ void ContentionRun::dispatch_ready_ops() {
 // Every event at the earliest time is processed before dispatching again, so
 // ops made ready at the same instant compete by topological rank.
 void ContentionRun::process_events_at_next_time() {
-  now_ = s_.events.front().time;
-  while (!s_.events.empty() && s_.events.front().time == now_) {
-    const Event ev = heap_pop(s_.events);
+  now_ = queue_top().time;
+  while (!s_.events.empty() && queue_top().time == now_) {
+    const Event ev = queue_pop();
     const int id = Prepared::second_of(ev.key);
     if (Prepared::kind_of(ev.key) == 0) {
       finish_op(id);
@@ -351,7 +391,7 @@ void ContentionRun::start_copy_task(int tid, int lane) {
   t.start_us = now_;
   t.end_us = now_ + cost;
   result_.device_busy_us[t.dst_dev] += cost;
-  heap_push(s_.events, Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
+  queue_push(Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
 }
 
 void ContentionRun::finish_op(int op) {
@@ -447,7 +487,7 @@ void ContentionRun::book_transfers_from(int first_new) {
     // sits in the event heap; that keeps the heap tiny.
     auto& queue = s_.route_queue[r];
     if (s_.route_head[r] == static_cast<int>(queue.size()))
-      heap_push(s_.events, Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
+      queue_push(Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
     queue.push_back(tid);
   }
 }
@@ -464,7 +504,7 @@ void ContentionRun::finish_transfer(int tid) {
     const int next = ++s_.route_head[r];
     if (next < static_cast<int>(s_.route_queue[r].size())) {
       const int queued = s_.route_queue[r][next];
-      heap_push(s_.events, Event{s_.transfers[queued].end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(queued))});
+      queue_push(Event{s_.transfers[queued].end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(queued))});
     }
   }
   result_.bytes_moved += t.bytes;

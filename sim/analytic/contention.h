@@ -90,6 +90,9 @@ class ContentionRun {
     s_.lane_pending[static_cast<size_t>(lane)] = 1;
     s_.pending_lanes.push_back(lane);
   }
+  void queue_push(const Event& e);
+  const Event& queue_top() const;
+  Event queue_pop();
   void start_next_task(int lane);
   void sort_staged();
   void start_copy_task(int tid, int lane);

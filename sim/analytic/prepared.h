@@ -46,7 +46,8 @@ struct ContentionScratch {
   std::vector<std::vector<int>> fifo;  // per lane ready queue; appended to, never reordered
   std::vector<int> fifo_head;
   std::vector<int> staged;             // ops (and copy tasks) made ready in this round
-  std::vector<Event> events;
+  std::vector<Event> events;  // sorted latest first (sorted_events) or a 4-ary heap
+  bool sorted_events = false;
   std::vector<Transfer> transfers;
   std::vector<int> deps_left;
   std::vector<int> op_refs;
