@@ -11,26 +11,12 @@
 
 namespace aware::analytic_detail {
 
-namespace {
-// On clusters of up to kSortedEventDevices devices the step's pending events
-// (one per busy lane and per route with bookings: a handful) are kept sorted,
-// latest first, and the earliest is popped from the back: cheaper than a heap
-// at that size. Larger clusters, and the form with routes kept as crossed
-// (which the tests force on small clusters to compare both), keep the 4-ary
-// heap. (time, key) pairs are unique, so both pop the same sequence.
-constexpr int kSortedEventDevices = 16;
-
-AWARE_HOT_INLINE void sorted_push(std::vector<Event>& q, const Event& e) {
-  q.push_back(e);
-  size_t i = q.size() - 1;
-  while (i > 0 && event_before(q[i - 1], e)) {
-    q[i] = q[i - 1];
-    --i;
-  }
-  q[i] = e;
-}
-}  // namespace
-
+// On clusters of up to kSortedEventDevices devices (prepared.h) the step's
+// pending events (one per busy lane and per route with bookings: a handful)
+// are kept sorted, latest first: cheaper than a heap at that size. Larger
+// clusters, and the form with routes kept as crossed (which the tests force on
+// small clusters to compare both), keep the 4-ary heap. (time, key) pairs are
+// unique, so both pop the same sequence.
 AWARE_HOT_INLINE void ContentionRun::queue_push(const Event& e) {
   if (s_.sorted_events) {
     sorted_push(s_.events, e);
@@ -44,10 +30,7 @@ AWARE_HOT_INLINE const Event& ContentionRun::queue_top() const {
 }
 
 AWARE_HOT_INLINE Event ContentionRun::queue_pop() {
-  if (!s_.sorted_events) return heap_pop(s_.events);
-  const Event e = s_.events.back();
-  s_.events.pop_back();
-  return e;
+  return s_.sorted_events ? sorted_pop(s_.events) : heap_pop(s_.events);
 }
 
 void size_contention_scratch(const AnalyticSimulator::Prepared& p, int num_edges,

@@ -170,6 +170,9 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
   //    start, in op order, before any dependency due then); the other ready ops
   //    are in a heap.
   auto slot_of_device = [&](int d) { return D + p.device_name_rank[d]; };  // buses first: kind order
+  // A few events per device: on small clusters a sorted vector (prepared.h).
+  // Equal (time, key) entries are equal values, so every queue pops the same.
+  const bool sorted_events = D <= kSortedEventDevices;
   const double never = std::numeric_limits<double>::infinity();
   auto reschedule = [&](int slot, int d, double free_us, double first_due) {
     const double t = first_due == never ? never : std::max(free_us, first_due);
@@ -177,7 +180,12 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
     p.slot_time[slot] = t;
     if (t != never) {
       const int kind = slot < D ? kRunBus : kRunDevice;
-      heap_push(p.events, Event{t, Prepared::pack(kind, p.device_name_rank[d], 0)});
+      const Event e{t, Prepared::pack(kind, p.device_name_rank[d], 0)};
+      if (sorted_events) {
+        sorted_push(p.events, e);
+      } else {
+        heap_push(p.events, e);
+      }
     }
   };
   auto reschedule_device = [&](int d) {
@@ -217,7 +225,7 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
 
   int finished = 0;
   while (!p.events.empty()) {
-    const Event ev = heap_pop(p.events);
+    const Event ev = sorted_events ? sorted_pop(p.events) : heap_pop(p.events);
     const int kind = Prepared::kind_of(ev.key);
     const int rank = Prepared::first_of(ev.key);
     const int slot = kind == kRunBus ? rank : D + rank;

@@ -265,6 +265,30 @@ AWARE_HOT_INLINE T heap4_pop(std::vector<T>& heap, Before before) {
   return top;
 }
 
+// Up to this many devices the simulators keep their pending device and link
+// events in a vector sorted latest first (sorted_push; the earliest is the
+// back) instead of a heap: there are a few per device, and an insertion into
+// a short sorted run is cheaper than a heap's sift.
+constexpr int kSortedEventDevices = 16;
+
+template <typename T>
+AWARE_HOT_INLINE void sorted_push(std::vector<T>& q, const T& e) {
+  q.push_back(e);
+  size_t i = q.size() - 1;
+  while (i > 0 && event_before(q[i - 1], e)) {
+    q[i] = q[i - 1];
+    --i;
+  }
+  q[i] = e;
+}
+
+template <typename T>
+AWARE_HOT_INLINE T sorted_pop(std::vector<T>& q) {
+  const T e = q.back();
+  q.pop_back();
+  return e;
+}
+
 // (time, key) order as function objects, so the heaps inline the comparison.
 struct EarlierFirst {
   template <typename T>

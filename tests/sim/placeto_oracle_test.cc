@@ -175,7 +175,8 @@ TEST(PlacetoOracle, ZooModelsMatchBitForBit) {
 // make ties in time common, so the tie rules and zero-length events are
 // exercised; so do the constants at zero. Whole byte counts take the memory
 // sweep that does not sort; fractional ones (every fourth seed) and more than 16
-// devices (every third) take the sorted one.
+// devices (every third) take the sorted one. More than 16 devices also keep the
+// device and bus events in a heap, where 3 keep them in a sorted vector.
 TEST(PlacetoOracle, TiesAndZeroCostsOnRandomDags) {
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
     const Cluster c = testing::star_cluster(seed % 3 == 0 ? 17 : 3, 1e9, 1, 1e12);
