@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 
 #include "agents/fusion/anchor_sets.h"
 #include "agents/fusion/fusion.h"
@@ -496,9 +497,35 @@ class AwareAgent final : public Agent {
     episode.steps[0].entropy = entropy;
   }
 
-  json extra_state() const override { return {{"reward_scale_us", reference_us_}}; }
+  // The reward scale, and the state the features read (its placement, step and
+  // start times), so that a resumed run neither evaluates the reference again
+  // nor starts state=best over: it goes on as the run that never stopped.
+  json extra_state() const override {
+    json extra = {{"reward_scale_us", reference_us_}};
+    if (have_reference_) {
+      std::vector<double> starts;
+      for (const OpSpan& s : current_trace_.ops) starts.push_back(s.start_us);
+      extra["state"] = {{"placement", current_.device_of_op}, {"step_us", current_us_}, {"starts", starts}};
+    }
+    return extra;
+  }
   void load_extra_state(const json& state) override {
     reference_us_ = state.value("reward_scale_us", 0.0);
+    if (!state.contains("state")) return;
+    const json& st = state.at("state");
+    auto placement = st.at("placement").get<std::vector<int>>();
+    const auto starts = st.at("starts").get<std::vector<double>>();
+    if (static_cast<int>(placement.size()) != n_ || (!starts.empty() && static_cast<int>(starts.size()) != n_))
+      // Not an aware::Error: the trainer names the checkpoint file around it.
+      throw std::invalid_argument("its Aware state has " + std::to_string(placement.size()) +
+                                  " groups, the fused graph " + std::to_string(n_));
+    for (int d : placement)
+      if (d < 0 || d >= devices_) throw std::invalid_argument("its Aware state names device " + std::to_string(d));
+    current_ = Placement(std::move(placement));
+    current_us_ = st.at("step_us").get<double>();
+    current_trace_.clear();
+    for (int g = 0; g < static_cast<int>(starts.size()); ++g) current_trace_.ops.push_back(OpSpan{g, current_[g], starts[g], 0});
+    have_reference_ = true;
   }
 
   // For tests: logits of every fused node [n x D] under the given anchor sets.

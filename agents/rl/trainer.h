@@ -200,7 +200,8 @@ struct TrainResult {
   double imitation_probability = 0, imitation_accuracy = 0;
   long long imitation_evaluations = 0;
   // Self-imitation (TrainOptions::self_imitation): the updates whose loss held the
-  // term, and the mean probability of the best placement's actions at the last.
+  // term (a resumed run's count includes those before its checkpoint, as
+  // `updates` does), and the mean probability of the best placement's actions at the last.
   long long self_imitation_updates = 0;
   double self_imitation_probability = 0;
 };

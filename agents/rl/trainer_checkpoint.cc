@@ -114,6 +114,7 @@ json Trainer::own_state() const {
   own["extra"] = agent_->extra_state();
   if (sampled_best_.size() > 0)
     own["sampled_best"] = {{"placement", sampled_best_.device_of_op}, {"penalised_us", sampled_best_us_}};
+  if (self_imitation_updates_ > 0) own["self_imitation_updates"] = self_imitation_updates_;
   return own;
 }
 
@@ -223,6 +224,7 @@ void Trainer::restore_own_state(const json& state) {
     ema_baselines_[g].set(ema.at(0).get<double>(), ema.at(1).get<bool>());
   }
   agent_->load_extra_state(own.at("extra"));
+  self_imitation_updates_ = own.value("self_imitation_updates", 0LL);
   if (own.contains("sampled_best")) {
     sampled_best_ = Placement(own.at("sampled_best").at("placement").get<std::vector<int>>());
     sampled_best_us_ = own.at("sampled_best").at("penalised_us").get<double>();
