@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 
 #include "agents/baselines/common.h"
 #include "agents/rl/agent.h"
@@ -448,9 +449,30 @@ class PlacetoAgent final : public Agent {
     }
   }
 
-  json extra_state() const override { return {{"reward_scale_us", reward_scale_us_}}; }
+  // The reward scale, and the start times of the last simulated trace (the
+  // start-time column of evaluate=end's features): without them a resumed run
+  // would simulate its start placement again, one evaluation more than the run
+  // that never stopped.
+  json extra_state() const override {
+    json extra = {{"reward_scale_us", reward_scale_us_}};
+    if (static_cast<int>(trace_.ops.size()) == n_) {
+      std::vector<double> starts;
+      for (const OpSpan& s : trace_.ops) starts.push_back(s.start_us);
+      extra["trace_starts"] = starts;
+    }
+    return extra;
+  }
   void load_extra_state(const json& state) override {
     reward_scale_us_ = state.value("reward_scale_us", 0.0);
+    if (state.contains("trace_starts")) {
+      const auto starts = state.at("trace_starts").get<std::vector<double>>();
+      // Not an aware::Error: the trainer names the checkpoint file around it.
+      if (static_cast<int>(starts.size()) != n_)
+        throw std::invalid_argument("its Placeto trace has " + std::to_string(starts.size()) + " ops, the graph " +
+                                    std::to_string(n_));
+      trace_ = Trace();
+      for (int op = 0; op < n_; ++op) trace_.ops.push_back(OpSpan{op, -1, starts[op], 0});
+    }
   }
 
  private:

@@ -16,9 +16,9 @@
 #include "agents/rl/agent.h"
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
-#include "core/progress.h"
 #include "core/placer.h"
 #include "sim/analytic/analytic_simulator.h"
+#include "tests/rl/resume_check.h"
 #include "tests/rl/rl_test_graphs.h"
 
 namespace aware::rl {
@@ -371,31 +371,18 @@ TEST(AwareAgent, SelfImitationFromTheSamplesResumes) {
   fs::remove_all(dir);
 }
 
-// Cancels the run once an update has brought it to `at` evaluations.
-class StopAt final : public ProgressObserver {
- public:
-  explicit StopAt(long long at) : at_(at) {}
-  void on_progress(const Progress& p) override {
-    if (p.done >= at_) cancel();
-  }
-
- private:
-  long long at_;
-};
-
 // A run stopped after an update and resumed with the same budget is the run that
-// never stopped, bit for bit: every curve row, the last self-imitation
-// probability, the counters. With self-imitation from the samples this needs the
-// sampled best the checkpoint carries (a resumed run without it clones another
-// placement at its first update), and the state the features read (without it
-// the reference placement is evaluated again, one evaluation more).
+// never stopped, bit for bit (resume_check.h). With self-imitation from the
+// samples this needs the sampled best the checkpoint carries (a resumed run
+// without it clones another placement at its first update), and the state the
+// features read (without it the reference placement is evaluated again, one
+// evaluation more, and state=best starts over).
 TEST(AwareAgent, ResumedRunIsTheRunThatNeverStopped) {
   register_builtins();
   const OpGraph g = asymmetric_graph();
   const Cluster c = star_cluster(3);
   AnalyticSimulator sim;
   for (const char* state : {"start", "best"}) {
-    const fs::path dir = test_dir(std::string("resume_split_") + state, 6);
     TrainOptions t;
     t.seed = 6;
     t.agent_options = off_fusion();
@@ -405,33 +392,10 @@ TEST(AwareAgent, ResumedRunIsTheRunThatNeverStopped) {
     t.self_imitation_from = "samples";
     t.episodes_per_update = 10;
     t.budget_evals = 301;
-    const TrainResult straight = train_agent("aware", g, c, sim, t);
-    t.resume_dir = dir.string();
-    StopAt stop(31);
-    t.progress = &stop;
-    const TrainResult first = train_agent("aware", g, c, sim, t);
-    t.progress = nullptr;
-    const TrainResult resumed = train_agent("aware", g, c, sim, t);
-    ASSERT_TRUE(first.cancelled) << state;
-    ASSERT_TRUE(resumed.resumed) << state;
-    EXPECT_EQ(first.updates, 3) << state << ": one evaluation for the reference, then 10 per update";
-    EXPECT_EQ(resumed.evaluations, straight.evaluations) << state;
-    EXPECT_EQ(resumed.updates, straight.updates) << state;
-    EXPECT_EQ(resumed.episodes, straight.episodes) << state;
-    EXPECT_EQ(resumed.self_imitation_updates, straight.self_imitation_updates) << state;
-    EXPECT_EQ(resumed.self_imitation_probability, straight.self_imitation_probability) << state;
-    EXPECT_EQ(resumed.best_step_us, straight.best_step_us) << state;
-    EXPECT_EQ(resumed.greedy, straight.greedy) << state;
-    ASSERT_EQ(resumed.curve.size(), straight.curve.size()) << state;
-    for (size_t i = 0; i < straight.curve.size(); ++i) {
-      const std::string row = std::string(state) + ", row " + std::to_string(i);
-      EXPECT_EQ(resumed.curve[i].evaluations, straight.curve[i].evaluations) << row;
-      EXPECT_EQ(resumed.curve[i].best_step_us, straight.curve[i].best_step_us) << row;
-      EXPECT_EQ(resumed.curve[i].mean_step_us, straight.curve[i].mean_step_us) << row;
-      EXPECT_EQ(resumed.curve[i].entropy, straight.curve[i].entropy) << row;
-      EXPECT_EQ(resumed.curve[i].loss, straight.curve[i].loss) << row;
-    }
-    fs::remove_all(dir);
+    // One evaluation for the reference, then 10 per update: stopped after 3.
+    testing::expect_resume_is_the_straight_run("aware", g, c, sim, t, 31,
+                                               test_dir(std::string("resume_split_") + state, 6),
+                                               std::string("state=") + state);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "core/placer.h"
 #include "core/progress.h"
 #include "sim/analytic/analytic_simulator.h"
+#include "tests/rl/resume_check.h"
 #include "tests/rl/rl_test_graphs.h"
 
 namespace aware::rl {
@@ -350,6 +351,26 @@ TEST(Trainer, TheCurveIsWrittenAsTheRunGoes) {
   EXPECT_EQ(reader.rows[0], -1) << "no file before the first update is written";
   for (size_t k = 1; k < reader.rows.size(); ++k) EXPECT_EQ(reader.rows[k], static_cast<long long>(k)) << k;
   fs::remove_all(dir);
+}
+
+// Every agent and episode mode: a run stopped after an update and resumed with
+// the same budget is the run that never stopped, bit for bit (resume_check.h).
+TEST(Checkpoint, EveryAgentResumesAsTheRunThatNeverStopped) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(3);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  const std::vector<std::pair<std::string, Options>> runs = {
+      {"placeto", {}}, {"placeto", {{"evaluate", "step"}}}, {"hierarchical", {}}, {"aware", {}}};
+  int k = 0;
+  for (const auto& [agent, options] : runs) {
+    TrainOptions t = small_run(120, 3);
+    t.agent_options = options;
+    std::string what = agent;
+    for (const auto& [key, value] : options) what += " " + key + "=" + value;
+    testing::expect_resume_is_the_straight_run(agent, g, c, sim, t, 40, temp_dir("resume_split" + std::to_string(k++)),
+                                               what);
+  }
 }
 
 TEST(Checkpoint, ResumeContinuesCounters) {

@@ -1,0 +1,62 @@
+// The learned-agent tests' resume check: a run stopped after an update and
+// resumed with the same budget must be the run that never stopped, bit for bit.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "agents/rl/trainer.h"
+#include "core/progress.h"
+
+namespace aware::testing {
+
+// Cancels the run once an update has brought it to `at` evaluations.
+class StopAt final : public ProgressObserver {
+ public:
+  explicit StopAt(long long at) : at_(at) {}
+  void on_progress(const Progress& p) override {
+    if (p.done >= at_) cancel();
+  }
+
+ private:
+  long long at_;
+};
+
+// Trains `agent` with `t` straight through; then again in `dir`, stopped once an
+// update reaches `stop_at` evaluations and resumed; and expects the two to agree
+// in every counter and curve row (times aside) and in the greedy placement.
+inline void expect_resume_is_the_straight_run(const std::string& agent, const OpGraph& g, const Cluster& c,
+                                              Evaluator& sim, rl::TrainOptions t, long long stop_at,
+                                              const std::filesystem::path& dir, const std::string& what) {
+  const rl::TrainResult straight = rl::train_agent(agent, g, c, sim, t);
+  t.resume_dir = dir.string();
+  StopAt stop(stop_at);
+  t.progress = &stop;
+  const rl::TrainResult first = rl::train_agent(agent, g, c, sim, t);
+  t.progress = nullptr;
+  const rl::TrainResult resumed = rl::train_agent(agent, g, c, sim, t);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(first.cancelled) << what;
+  ASSERT_LT(first.updates, straight.updates) << what << ": the first run must stop early";
+  ASSERT_TRUE(resumed.resumed) << what;
+  EXPECT_EQ(resumed.evaluations, straight.evaluations) << what;
+  EXPECT_EQ(resumed.updates, straight.updates) << what;
+  EXPECT_EQ(resumed.episodes, straight.episodes) << what;
+  EXPECT_EQ(resumed.self_imitation_updates, straight.self_imitation_updates) << what;
+  EXPECT_EQ(resumed.self_imitation_probability, straight.self_imitation_probability) << what;
+  EXPECT_EQ(resumed.best_step_us, straight.best_step_us) << what;
+  EXPECT_EQ(resumed.greedy, straight.greedy) << what;
+  ASSERT_EQ(resumed.curve.size(), straight.curve.size()) << what;
+  for (size_t i = 0; i < straight.curve.size(); ++i) {
+    const std::string row = what + ", row " + std::to_string(i);
+    EXPECT_EQ(resumed.curve[i].evaluations, straight.curve[i].evaluations) << row;
+    EXPECT_EQ(resumed.curve[i].best_step_us, straight.curve[i].best_step_us) << row;
+    EXPECT_EQ(resumed.curve[i].mean_step_us, straight.curve[i].mean_step_us) << row;
+    EXPECT_EQ(resumed.curve[i].entropy, straight.curve[i].entropy) << row;
+    EXPECT_EQ(resumed.curve[i].loss, straight.curve[i].loss) << row;
+  }
+}
+
+}  // namespace aware::testing
