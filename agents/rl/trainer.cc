@@ -58,7 +58,8 @@ void Trainer::prepare(const OpGraph& graph) {
 }
 
 void Trainer::use_graph(size_t index) {
-  if (index == current_) return;
+  if (index == current_ && !prepare_next_graph_) return;
+  prepare_next_graph_ = false;
   current_ = index;
   env_->set_graph(*graphs_[index]);
   sampled_best_ = Placement();  // per graph, as the env's best

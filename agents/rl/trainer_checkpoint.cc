@@ -223,7 +223,15 @@ void Trainer::restore_own_state(const json& state) {
     const json& ema = own.at("emas").at(g);
     ema_baselines_[g].set(ema.at(0).get<double>(), ema.at(1).get<bool>());
   }
-  agent_->load_extra_state(own.at("extra"));
+  // The agent's per-graph state (reward scale, the state its features read)
+  // belongs to the graph trained last. With one graph it goes on from there.
+  // With several, every update of a run that never stopped begins on a newly
+  // prepared graph, so the resumed run prepares its first one afresh instead.
+  if (graphs_.size() == 1) {
+    agent_->load_extra_state(own.at("extra"));
+  } else {
+    prepare_next_graph_ = true;
+  }
   self_imitation_updates_ = own.value("self_imitation_updates", 0LL);
   if (own.contains("sampled_best")) {
     sampled_best_ = Placement(own.at("sampled_best").at("placement").get<std::vector<int>>());

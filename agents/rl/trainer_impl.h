@@ -78,6 +78,7 @@ class Trainer {
   std::vector<PerStepMeanBaseline> step_baselines_;
   std::vector<EmaBaseline> ema_baselines_;
   size_t current_ = 0;
+  bool prepare_next_graph_ = false;  // use_graph() prepares even the current graph (a multi-graph resume)
   Counters counters_;
   std::vector<CurvePoint> curve_;
   double base_lr_ = 1e-3, entropy_coef_ = 0.01, grad_clip_ = 1.0, discount_ = 1.0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "agents/rl/trainer.h"
@@ -24,19 +25,20 @@ class StopAt final : public ProgressObserver {
   long long at_;
 };
 
-// Trains `agent` with `t` straight through; then again in `dir`, stopped once an
+using TrainRun = std::function<rl::TrainResult(const rl::TrainOptions&)>;
+
+// Runs `train` with `t` straight through; then again in `dir`, stopped once an
 // update reaches `stop_at` evaluations and resumed; and expects the two to agree
 // in every counter and curve row (times aside) and in the greedy placement.
-inline void expect_resume_is_the_straight_run(const std::string& agent, const OpGraph& g, const Cluster& c,
-                                              Evaluator& sim, rl::TrainOptions t, long long stop_at,
+inline void expect_resume_is_the_straight_run(const TrainRun& train, rl::TrainOptions t, long long stop_at,
                                               const std::filesystem::path& dir, const std::string& what) {
-  const rl::TrainResult straight = rl::train_agent(agent, g, c, sim, t);
+  const rl::TrainResult straight = train(t);
   t.resume_dir = dir.string();
   StopAt stop(stop_at);
   t.progress = &stop;
-  const rl::TrainResult first = rl::train_agent(agent, g, c, sim, t);
+  const rl::TrainResult first = train(t);
   t.progress = nullptr;
-  const rl::TrainResult resumed = rl::train_agent(agent, g, c, sim, t);
+  const rl::TrainResult resumed = train(t);
   std::filesystem::remove_all(dir);
   ASSERT_TRUE(first.cancelled) << what;
   ASSERT_LT(first.updates, straight.updates) << what << ": the first run must stop early";
@@ -57,6 +59,14 @@ inline void expect_resume_is_the_straight_run(const std::string& agent, const Op
     EXPECT_EQ(resumed.curve[i].entropy, straight.curve[i].entropy) << row;
     EXPECT_EQ(resumed.curve[i].loss, straight.curve[i].loss) << row;
   }
+}
+
+// The same for train_agent on one graph.
+inline void expect_resume_is_the_straight_run(const std::string& agent, const OpGraph& g, const Cluster& c,
+                                              Evaluator& sim, const rl::TrainOptions& t, long long stop_at,
+                                              const std::filesystem::path& dir, const std::string& what) {
+  expect_resume_is_the_straight_run([&](const rl::TrainOptions& o) { return rl::train_agent(agent, g, c, sim, o); },
+                                    t, stop_at, dir, what);
 }
 
 }  // namespace aware::testing

@@ -371,6 +371,17 @@ TEST(Checkpoint, EveryAgentResumesAsTheRunThatNeverStopped) {
     testing::expect_resume_is_the_straight_run(agent, g, c, sim, t, 40, temp_dir("resume_split" + std::to_string(k++)),
                                                what);
   }
+  // Pre-training on several graphs, one per update: stopped after an update on
+  // the second, so the resumed run starts on the first again.
+  const OpGraph g4 = two_chains_graph(4), g5 = two_chains_graph(5);
+  const std::vector<const OpGraph*> graphs = {&g, &g4, &g5};
+  for (const std::string agent : {"placeto", "aware"}) {
+    TrainOptions t = small_run(150, 3);
+    t.greedy_eval = false;
+    testing::expect_resume_is_the_straight_run(
+        [&](const TrainOptions& o) { return train_agent_multi(agent, graphs, c, sim, o); }, t, 40,
+        temp_dir("resume_split_multi_" + agent), agent + " on three graphs");
+  }
 }
 
 TEST(Checkpoint, ResumeContinuesCounters) {
