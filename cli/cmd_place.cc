@@ -5,6 +5,9 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "agents/baselines/compare.h"
 #include "cli/cli_common.h"
@@ -40,9 +43,47 @@ struct PlaceArgs {
   std::string policy;
   std::string out;
   std::string trace;
+  std::string curve;
   std::string strategy;
   int chains = 1;
   bool json = false;
+};
+
+// --curve FILE: the best step so far against the evaluations, one row per
+// progress report the placer makes (a search reports about 200 times a run),
+// passed on to `inner` too. The file is rewritten whole (a temporary file,
+// renamed) at most every 5 s while the search runs, so a long run can be
+// watched, and once at the end.
+class CurveRecorder final : public ProgressObserver {
+ public:
+  CurveRecorder(ProgressObserver& inner, std::string path) : inner_(inner), path_(std::move(path)) {}
+  void on_progress(const Progress& p) override {
+    inner_.on_progress(p);
+    if (p.best_step_us < 0 || p.done <= 0) return;
+    if (!rows_.empty() && rows_.back().done == p.done) rows_.pop_back();  // the final report repeats the last
+    rows_.push_back({p.done, p.elapsed_s, p.best_step_us});
+    if (p.elapsed_s - written_s_ >= kEveryS) write(p.elapsed_s);
+  }
+  bool cancelled() const override { return inner_.cancelled(); }
+  void write(double now_s) {
+    std::ostringstream out;
+    out.precision(10);
+    out << "evaluations,seconds,best_step_us\n";
+    for (const Row& r : rows_) out << r.done << "," << r.seconds << "," << r.best_us << "\n";
+    write_text_file_atomic(path_, out.str());
+    written_s_ = now_s;
+  }
+
+ private:
+  static constexpr double kEveryS = 5.0;
+  struct Row {
+    long long done;
+    double seconds, best_us;
+  };
+  ProgressObserver& inner_;
+  std::string path_;
+  std::vector<Row> rows_;
+  double written_s_ = 0;
 };
 
 // --policy FILE: the agent the policy file belongs to (checked against --method).
@@ -84,6 +125,10 @@ void run_place(const PlaceArgs& a) {
   if (!a.strategy.empty()) parse_strategy_spec(a.strategy);
   prepare_output_path(a.out, "-o");  // before the work: an unwritable path fails now
   prepare_output_path(a.trace, "--trace");
+  prepare_output_path(a.curve, "--curve");
+  if (!a.curve.empty() && (a.chains > 1 || ranks > 1))
+    throw ConfigError("--curve with parallel chains: each chain counts its own evaluations, so there is no "
+                      "one curve to write (run one chain)");
   // With --strategy, the rewritten graph goes next to the placement: FILE.graph.json.
   const std::string graph_out =
       a.strategy.empty() || a.out.empty() ? "" : a.out + ".graph.json";
@@ -116,7 +161,9 @@ void run_place(const PlaceArgs& a) {
     context.start = &start;
   }
   StderrProgress progress;
-  if (rank == 0) context.progress = &progress;
+  std::optional<CurveRecorder> curve;
+  if (!a.curve.empty()) curve.emplace(progress, a.curve);
+  if (rank == 0) context.progress = curve ? static_cast<ProgressObserver*>(&*curve) : &progress;
   const auto t0 = std::chrono::steady_clock::now();
 #ifdef AWARE_HAVE_MPI
   if (ranks > 1) context.exchange = &mpi_job()->exchange();
@@ -126,6 +173,7 @@ void run_place(const PlaceArgs& a) {
   const double place_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (rank != 0) return;  // every rank holds the same best; rank 0 alone reports it
   progress.finish();
+  if (curve) curve->write(place_s);
   check_placement(graph, cluster, placement, "method '" + method + "'");
   Trace trace;
   const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
@@ -156,6 +204,7 @@ void run_place(const PlaceArgs& a) {
 #endif
     out["ops_per_device"] = per_device;
     if (!a.out.empty()) out["placement_file"] = a.out;
+    if (!a.curve.empty()) out["curve_file"] = a.curve;
     std::cout << out.dump(1) << "\n";
     return;
   }
@@ -169,6 +218,7 @@ void run_place(const PlaceArgs& a) {
   print_step_result(result, cluster, bound);
   if (!a.out.empty()) std::printf("placement      %s\n", a.out.c_str());
   if (!graph_out.empty()) std::printf("graph          %s (the rewritten step)\n", graph_out.c_str());
+  if (!a.curve.empty()) std::printf("curve          %s\n", a.curve.c_str());
 }
 
 struct CompareArgs {
@@ -289,6 +339,9 @@ void add_place_commands(CLI::App& app) {
   p->add_option("-o,--output", place->out,
                 "Write the placement JSON here (with --strategy also FILE.graph.json)");
   p->add_option("--trace", place->trace, "Write a Chrome trace of the placed step here");
+  p->add_option("--curve", place->curve,
+                "Write the best step so far against evaluations here (CSV, rewritten every 5 s while "
+                "the method runs; searches report about 200 times a run)");
   p->add_option("--chains", place->chains,
                 "Run a search method (anneal, random-search, random-sampling) as N parallel chains on "
                 "threads that split --budget-evals and meet to share their best; under mpirun each rank "

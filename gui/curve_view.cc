@@ -35,8 +35,9 @@ std::vector<CurveRow> read_curve_csv(const std::string& path) {
     }
     return static_cast<int>(it - header.begin());
   };
-  const int ev = column("evaluations", true), mean = column("mean_step_us", true),
-            best = column("best_step_us", true), entropy = column("entropy", true),
+  // A search's curve (`aware place --curve`) has no samples: no mean, spread or entropy.
+  const int ev = column("evaluations", true), mean = column("mean_step_us", false),
+            best = column("best_step_us", true), entropy = column("entropy", false),
             lo = column("min_step_us", false), hi = column("max_step_us", false);
   std::vector<CurveRow> rows;
   for (int number = 2; std::getline(in, line); ++number) {
@@ -56,9 +57,9 @@ std::vector<CurveRow> read_curve_csv(const std::string& path) {
     };
     CurveRow r;
     r.evaluations = value(ev);
-    r.mean_ms = value(mean) / 1e3;
+    r.mean_ms = mean >= 0 ? value(mean) / 1e3 : -1;
     r.best_ms = value(best) / 1e3;
-    r.entropy = value(entropy);
+    r.entropy = entropy >= 0 ? value(entropy) : -1;
     if (lo >= 0 && hi >= 0) {
       r.min_ms = value(lo) / 1e3;
       r.max_ms = value(hi) / 1e3;

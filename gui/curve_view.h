@@ -18,13 +18,14 @@ class QValueAxis;
 
 namespace aware::gui {
 
-// One row of a learning-curve CSV: one policy update.
+// One row of a learning-curve CSV: one policy update, or one progress report of
+// a search (which has no samples: mean_ms and entropy -1).
 struct CurveRow {
   double evaluations = 0;
   double mean_ms = 0, best_ms = 0, entropy = 0;
   double min_ms = -1, max_ms = -1;  // the update's fastest and slowest sample (-1: not in the file)
 };
-// Reads `aware search --curve` output. Throws std::runtime_error naming the file,
+// Reads `aware search --curve` or `aware place --curve` output. Throws std::runtime_error naming the file,
 // the line and the column for a missing column or a bad number.
 std::vector<CurveRow> read_curve_csv(const std::string& path);
 

@@ -295,6 +295,45 @@ TEST(Cli, PlaceWritesAPlacementThatSimulatesToTheSameStep) {
                    placed["step_time_us"].get<double>());
 }
 
+// --curve: a search's best step so far, one row per progress report: counts
+// rising to the budget, the best never rising, the last row the placed step.
+TEST(Cli, PlaceWritesTheSearchCurve) {
+  const std::string curve = tmp("anneal-curve.csv");
+  std::filesystem::remove(curve);
+  const Outcome place = aware("place --graph zoo:resnet50 --cluster preset:k40x4 --method anneal-graph "
+                              "--budget-evals 400 --seed 3 --json --curve " + curve, true);
+  ASSERT_EQ(place.exit_code, 0) << place.output;
+  const auto placed = nlohmann::json::parse(place.output);
+  std::ifstream in(curve);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "evaluations,seconds,best_step_us");
+  long long last_done = 0;
+  double last_best = 1e300;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    long long done = 0;
+    double seconds = 0, best = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lld,%lf,%lf", &done, &seconds, &best), 3) << line;
+    EXPECT_GT(done, last_done) << line;
+    EXPECT_LE(best, last_best) << line;
+    last_done = done;
+    last_best = best;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 200);  // a report every budget / 200 evaluations
+  EXPECT_EQ(last_done, 400);
+  EXPECT_NEAR(last_best, placed["step_time_us"].get<double>(), 1e-3);  // 10 significant digits
+  // Chains count their own evaluations: no one curve.
+  const Outcome chains = aware("place --graph zoo:resnet50 --cluster preset:k40x4 --method anneal "
+                               "--budget-evals 400 --chains 2 --curve " + tmp("chains-curve.csv"));
+  EXPECT_NE(chains.exit_code, 0);
+  EXPECT_TRUE(contains(chains.output, "--curve")) << chains.output;
+  const Outcome unwritable = aware("place --graph zoo:resnet50 --method m-etf --curve /proc/no-such-dir/c.csv");
+  EXPECT_NE(unwritable.exit_code, 0);
+  EXPECT_TRUE(contains(unwritable.output, "--curve")) << unwritable.output;
+}
+
 // A policy saved by `aware search` places another graph zero-shot with `aware place
 // --policy`; a policy of another agent than --method, a budget, or a file that is not
 // a policy are refused with a message.

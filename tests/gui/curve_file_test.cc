@@ -47,11 +47,19 @@ TEST(CurveFile, RowsAreReadByColumnName) {
   ASSERT_EQ(old.size(), 1u);
   EXPECT_LT(old[0].min_ms, 0);
   EXPECT_DOUBLE_EQ(old[0].best_ms, 800);
+  // A search's curve (`aware place --curve`): the best so far alone.
+  const auto search = read_curve_csv(
+      write_file("curve-search.csv", "evaluations,seconds,best_step_us\n10,0.01,386807.5\n20,0.02,380000\n"));
+  ASSERT_EQ(search.size(), 2u);
+  EXPECT_DOUBLE_EQ(search[1].best_ms, 380);
+  EXPECT_LT(search[1].mean_ms, 0);
+  EXPECT_LT(search[1].entropy, 0);
+  EXPECT_LT(search[1].min_ms, 0);
 }
 
 TEST(CurveFile, BadFilesNameTheLineAndColumn) {
   const std::pair<std::string, std::string> cases[] = {
-      {"evaluations,seconds,best_step_us,entropy\n9,1,2,3\n", "no column 'mean_step_us'"},
+      {"evaluations,seconds,mean_step_us,entropy\n9,1,2,3\n", "no column 'best_step_us'"},
       {"evaluations,seconds,mean_step_us,best_step_us,entropy\n9,1,2,x,3\n", "line 2, column 'best_step_us'"},
       {"evaluations,seconds,mean_step_us,best_step_us,entropy\n9,1,2\n", "line 2, column 'best_step_us': missing"},
       {"evaluations,seconds,mean_step_us,best_step_us,entropy\n", "no updates"},
@@ -99,6 +107,24 @@ TEST(CurveFile, TheViewDrawsBestMeanSpreadAndEntropy) {
   EXPECT_TRUE(right);
   // A bad file leaves an error and the view as it was.
   EXPECT_TRUE(view.showCurveFile("/no/such/curve.csv").contains("/no/such/curve.csv"));
+}
+
+// A search's curve has no samples: the best-so-far line alone (and the bound).
+TEST(CurveFile, TheViewDrawsASearchCurveAsItsBestLine) {
+  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  CurveView view;
+  ASSERT_TRUE(view.showCurveFile(QString::fromStdString(write_file(
+                  "curve-search-view.csv", "evaluations,seconds,best_step_us\n10,0.01,386807.5\n20,0.02,380000\n")))
+                  .isEmpty());
+  int lines = 0, areas = 0;
+  for (QAbstractSeries* s : view.chart()->series()) {
+    areas += qobject_cast<QAreaSeries*>(s) != nullptr;
+    lines += qobject_cast<QLineSeries*>(s) != nullptr;
+  }
+  EXPECT_EQ(areas, 0);
+  EXPECT_EQ(lines, 2) << "lower bound and best";
+  EXPECT_EQ(view.pointCount(0), 2);
+  EXPECT_EQ(view.samplePointCount(), 0);
 }
 
 
