@@ -1,8 +1,11 @@
 // The Placeto agent (Addanki et al., NeurIPS 2019), reimplemented from the facts
 // in docs (shared/reference/placeto.md): a per-node MDP over the graph with a
 // message-passing policy. LibTorch translation unit.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -141,6 +144,18 @@ struct PlacetoReplay {
   std::vector<StepInput> steps;
 };
 
+// Placeto pools every decided op over all the others (the graph's transitive
+// closure, dense), so what it holds grows with the square of the graph. Measured
+// with `aware search --agent placeto --graph random:10000:1 --cluster
+// preset:hgx-h200 --budget-evals 40`: 12.8 GB at its peak (376 s). A graph whose
+// estimate passes the limit is refused before anything is built.
+constexpr double kBytesPerOpPair = 128;
+
+double physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+}
+
 class PlacetoAgent final : public Agent {
  public:
   PlacetoAgent(const Options& config, int num_devices) : devices_(num_devices) {
@@ -152,6 +167,9 @@ class PlacetoAgent final : public Agent {
     order_ = option_string(config, "order", "topo");
     reward_ = option_string(config, "reward", "linear");
     evaluate_ = option_string(config, "evaluate", "end");
+    memory_limit_gb_ = option_double(config, "memory_limit_gb", 0, "agent placeto");
+    if (!std::isfinite(memory_limit_gb_))
+      throw ConfigError("agent placeto: memory_limit_gb must be a number (0: this machine's memory, < 0: no limit)");
     if (hidden_ < 1 || rounds_ < 0 || chunk_ < 0)
       throw ConfigError("agent placeto: hidden >= 1, rounds >= 0 and chunk >= 0 are required");
     if (start_ != "random" && start_ != "zero" && start_ != "best")
@@ -208,6 +226,7 @@ class PlacetoAgent final : public Agent {
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {
     const int n = graph.num_ops();
+    check_memory(graph);
     n_ = n;
     reward_scale_us_ = 0;  // rewards are relative to this graph's first step time
     trace_ = Trace();
@@ -231,6 +250,22 @@ class PlacetoAgent final : public Agent {
   }
 
   const PlacetoGraphTensors& graph_tensors() const { return g_; }
+
+  void check_memory(const OpGraph& graph) const {
+    if (memory_limit_gb_ < 0) return;
+    const double limit = memory_limit_gb_ > 0 ? memory_limit_gb_ * 1e9 : physical_memory_bytes();
+    const double need = kBytesPerOpPair * graph.num_ops() * static_cast<double>(graph.num_ops());
+    if (limit <= 0 || need <= limit) return;
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "agent placeto: graph '%s' has %d ops; Placeto pools each decided op over every other "
+                  "op, so training it takes about %.3g GB here (%.0f bytes per pair of ops, measured at "
+                  "10,000 ops), over the limit of %.3g GB (%s; --agent-option memory_limit_gb=GB, or -1 "
+                  "for none): use aware or hierarchical, which place groups of ops",
+                  graph.name().c_str(), graph.num_ops(), need / 1e9, kBytesPerOpPair, limit / 1e9,
+                  memory_limit_gb_ > 0 ? "memory_limit_gb" : "this machine's memory");
+    throw ConfigError(text);
+  }
 
   // Features of every op for a step deciding ops `current` (in `unit` terms).
   torch::Tensor features(const Placement& placement, const std::vector<char>& visited,
@@ -478,6 +513,7 @@ class PlacetoAgent final : public Agent {
  private:
   int devices_;
   int hidden_ = 32, rounds_ = 8, chunk_ = 0;
+  double memory_limit_gb_ = 0;
   std::string start_, order_, reward_, evaluate_;
   Trace trace_;
   PlacetoNet net_{nullptr};
@@ -503,6 +539,9 @@ std::vector<OptionSpec> placeto_agent_options() {
       {"order", T::kString, "topo", "decision order: topo or random"},
       {"reward", T::kString, "linear", "per-step reward: linear, log or final"},
       {"evaluate", T::kString, "end", "simulate at the episode's end, or every step"},
+      {"memory_limit_gb", T::kDouble, "0",
+       "refuse graphs whose estimated training memory (128 bytes per pair of ops) passes this; "
+       "0: this machine's memory, < 0: no limit"},
   };
 }
 

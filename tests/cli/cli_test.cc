@@ -334,6 +334,31 @@ TEST(Cli, PlaceWritesTheSearchCurve) {
   EXPECT_TRUE(contains(unwritable.output, "--curve")) << unwritable.output;
 }
 
+// Placeto's memory grows with the square of the graph: a graph whose estimate
+// passes the limit (the machine's memory, or memory_limit_gb) is refused before
+// any work, with the estimate and what to use instead; -1 lifts the limit.
+TEST(Cli, PlacetoRefusesAGraphTooLargeForItsMemoryLimit) {
+  const Outcome help = aware("search --help");
+  if (help.exit_code != 0 || !contains(help.output, "Train a learned placement agent"))
+    GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  const std::string out = tmp("placeto-refused.json");
+  std::filesystem::remove(out);
+  const Outcome refused = aware("search --agent placeto --graph random:300:1 --cluster preset:k40x2 "
+                                "--budget-evals 8 --agent-option memory_limit_gb=0.001 -o " + out);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_TRUE(contains(refused.output, "has 300 ops")) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "about 0.0115 GB")) << refused.output;  // 128 x 300^2 bytes
+  EXPECT_TRUE(contains(refused.output, "memory_limit_gb")) << refused.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const Outcome unlimited = aware("search --agent placeto --graph random:300:1 --cluster preset:k40x2 "
+                                  "--budget-evals 8 --agent-option memory_limit_gb=-1 -o " + out);
+  EXPECT_EQ(unlimited.exit_code, 0) << unlimited.output;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  // The default limit is this machine's memory, which 300 ops are far below.
+  const Outcome fits = aware("search --agent placeto --graph random:300:1 --cluster preset:k40x2 --budget-evals 8");
+  EXPECT_EQ(fits.exit_code, 0) << fits.output;
+}
+
 // A policy saved by `aware search` places another graph zero-shot with `aware place
 // --policy`; a policy of another agent than --method, a budget, or a file that is not
 // a policy are refused with a message.
