@@ -152,13 +152,14 @@ class Builder {
     return c;
   }
 
-  // A placer's run: `aware place`.
+  // A placer's run: `aware place`, with the search's best-so-far curve (a
+  // placer that reports no progress leaves only its header).
   const Cell& place(const std::string& table, const std::string& graph, const std::string& model,
                     const std::string& cluster, const std::string& method, int seed, long long evals) {
     Cell c = base("place", graph, model, cluster, method, seed, evals);
     c.args = {"place", "--graph", graph, "--cluster", "preset:" + cluster, "--method", method,
               "--budget-evals", std::to_string(evals), "--seed", std::to_string(seed), "--json",
-              "-o", file(c.key, ".placement.json")};
+              "-o", file(c.key, ".placement.json"), "--curve", file(c.key, ".curve.csv")};
     return add(table, std::move(c));
   }
 

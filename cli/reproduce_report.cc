@@ -251,7 +251,8 @@ std::string agents_section(Results& r, const Plan& plan, Figures& figures) {
       << "` (the result is the better of the best sample and the final greedy placement); the others `aware "
          "place`. random-sampling is the best of uniform random placements; random-search and anneal start "
          "from the best cheap placer. The figure draws the learned agents' best *sampled* placement per update "
-         "(the curve files); their final greedy placement, which the table counts, can be better.\n\n"
+         "(the curve files; their final greedy placement, which the table counts, can be better) and the "
+         "searches' best so far; a method without a curve is drawn dashed at its final result.\n\n"
       << "| model | method | step ms (mean ± std) | min – max | ratio to bound | wall-clock s (mean) |\n"
       << "|---|---|---:|---:|---:|---:|\n";
   std::string figure_lines;  // after the table, which one image line would cut in two
@@ -270,10 +271,10 @@ std::string agents_section(Results& r, const Plan& plan, Figures& figures) {
         if (!key) continue;
         if (const json* j = r.get(*key); j && j->is_object())
           wall.push_back(j->value(agent ? "train_seconds" : "place_time_s", 0.0));
-        if (agent) {
-          Curve c = r.curve(*key);
-          if (!c.empty()) curves.push_back(std::move(c));
-        }
+        // Searches write their best-so-far curve too (`aware place --curve`);
+        // cells made before that have none and are drawn as their final result.
+        Curve c = r.curve(*key);
+        if (!c.empty()) curves.push_back(std::move(c));
       }
       const Stat s = stat_of(xs);
       if (!s.ok()) {
@@ -300,7 +301,7 @@ std::string agents_section(Results& r, const Plan& plan, Figures& figures) {
       const std::string name = "curves-" + model + "-" + b.agent_cluster;
       figure_lines += figures.add(name, "learning curves on " + model,
                          {{"title", model + " on " + b.agent_cluster +
-                                        ": best sampled step time so far (mean over seeds, band = min to max); dashed: final results"},
+                                        ": best step time so far (agents: best sampled; mean over seeds, band = min to max); dashed: final results"},
                           {"x_label", "evaluations"}, {"y_label", "step time (ms)"}, {"kind", "line"},
                           {"series", series}});
     }
