@@ -64,7 +64,7 @@ class CurveRecorder final : public ProgressObserver {
     rows_.push_back({p.done, p.elapsed_s, p.best_step_us});
     if (p.elapsed_s - written_s_ >= kEveryS) write(p.elapsed_s);
   }
-  bool cancelled() const override { return inner_.cancelled(); }
+  bool cancelled() const override { return ProgressObserver::cancelled() || inner_.cancelled(); }
   void write(double now_s) {
     std::ostringstream out;
     out.precision(10);
