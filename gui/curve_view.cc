@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <QFileInfo>
 #include <QtCharts/QAreaSeries>
 #include <QtCharts/QChart>
 #include <QtCharts/QLegendMarker>
@@ -217,23 +218,37 @@ void CurveView::clearRuns() {
     delete s;
   }
   runs_.clear();
+  files_ = 0;
   max_x_ = 1;
   min_y_ = max_y_ = -1;
   rescale();
 }
 
-QString CurveView::showCurveFile(const QString& path) {
+QString CurveView::showCurveFile(const QString& path, bool add) {
   std::vector<CurveRow> rows;
   try {
     rows = read_curve_csv(path.toStdString());
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }
-  clearRuns();
+  if (!add || files_ == 0) clearRuns();
+  ++files_;
   // The file is one run: its best-so-far line, with the sampled mean, spread
-  // and entropy as a live run would have them.
-  beginRun(QStringLiteral("best so far"));
-  runs_.back()->setPen(QPen(kBestColour, 2.5));
+  // and entropy as a live run would have them (the newest file's only). Added
+  // files keep the earlier ones' lines, each named by its file and coloured by
+  // the chart.
+  const QString base = QFileInfo(path).fileName();
+  beginRun(files_ == 1 ? QStringLiteral("best so far") : base);
+  if (files_ == 1) {
+    runs_.back()->setPen(QPen(kBestColour, 2.5));
+  } else {
+    if (runs_.size() >= 2 && runs_[runs_.size() - 2]->name() == QStringLiteral("best so far"))
+      runs_[runs_.size() - 2]->setName(first_file_);
+    QPen pen = runs_.back()->pen();
+    pen.setWidthF(2.5);
+    runs_.back()->setPen(pen);
+  }
+  if (files_ == 1) first_file_ = base;
   const bool spread = rows.front().min_ms >= 0;
   for (const CurveRow& r : rows) {
     if (std::isfinite(r.mean_ms))
@@ -241,7 +256,11 @@ QString CurveView::showCurveFile(const QString& path) {
                 spread && std::isfinite(r.max_ms) ? r.max_ms : -1, r.entropy);
     if (std::isfinite(r.best_ms)) addPoint(r.evaluations, r.best_ms);
   }
-  chart_->setTitle(QStringLiteral("Learning curve: %1 (%2 updates)").arg(path).arg(rows.size()));
+  if (files_ == 1) {
+    chart_->setTitle(QStringLiteral("Learning curve: %1 (%2 updates)").arg(path).arg(rows.size()));
+  } else {
+    chart_->setTitle(QStringLiteral("Learning curves: %1 files, best step time so far").arg(files_));
+  }
   y_axis_->setTitleText(QStringLiteral("step time (ms)"));
   rescale();
   return {};

@@ -46,8 +46,9 @@ class CurveView : public QChartView {
   void addSample(double evaluations, double mean_ms, double min_ms, double max_ms, double entropy);
   void setLowerBound(double ms);  // < 0 hides it
   void clearRuns();
-  // Replaces the runs by a saved curve file; returns "" or the error.
-  QString showCurveFile(const QString& path);
+  // Replaces the runs by a saved curve file (with `add`, after the files shown
+  // so far, each its own line named by its file, up to 8); returns "" or the error.
+  QString showCurveFile(const QString& path, bool add = false);
 
   int runCount() const;
   int pointCount(int run) const;
@@ -67,6 +68,8 @@ class CurveView : public QChartView {
   QValueAxis* entropy_axis_ = nullptr;
   QLineSeries* bound_ = nullptr;
   std::vector<QLineSeries*> runs_;          // best so far, one per run, oldest first
+  int files_ = 0;                           // curve files shown since the runs were cleared
+  QString first_file_;
   std::vector<QAbstractSeries*> extras_;    // the newest run's mean, spread and entropy
   QLineSeries* live_mean_ = nullptr;
   QLineSeries* live_lower_ = nullptr;

@@ -125,8 +125,9 @@ int main(int argc, char** argv) {
       "spec");
   const QCommandLineOption curve_file_opt(
       "curve-file",
-      "Show this learning-curve CSV (aware search --curve) in the curve view: best so far, the "
-      "sampled mean with its spread, and the policy's entropy.",
+      "Show this learning-curve CSV (aware search --curve, aware place --curve) in the curve view: "
+      "best so far, the sampled mean with its spread, and the policy's entropy. Repeat it to "
+      "overlay several runs' best-so-far lines (the last one's samples are drawn).",
       "csv");
   const QCommandLineOption table_opt(
       "compare-table",
@@ -196,8 +197,9 @@ int main(int argc, char** argv) {
       return 1;
     window.waitForCompare(24 * 3600 * 1000);
   }
-  if (parser.isSet(curve_file_opt)) {
-    const QString error = window.curveView()->showCurveFile(parser.value(curve_file_opt));
+  const QStringList curve_files = parser.values(curve_file_opt);
+  for (int i = 0; i < curve_files.size(); ++i) {
+    const QString error = window.curveView()->showCurveFile(curve_files[i], /*add=*/i > 0);
     if (!error.isEmpty()) {
       std::fprintf(stderr, "error: %s\n", error.toLocal8Bit().constData());
       if (headless) return 1;

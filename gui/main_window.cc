@@ -315,6 +315,17 @@ void MainWindow::buildMenus() {
     }
     showView(QStringLiteral("curve"));
   });
+  file->addAction(QStringLiteral("Add learning curve…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Add learning curve"), {},
+                                                      QStringLiteral("Curve CSV (*.csv);;All files (*)"));
+    if (path.isEmpty()) return;
+    const QString error = curve_view_->showCurveFile(path, /*add=*/true);
+    if (!error.isEmpty()) {
+      reportError(error);
+      return;
+    }
+    showView(QStringLiteral("curve"));
+  });
   file->addAction(QStringLiteral("Open cluster file…"), this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open cluster"));
     if (!path.isEmpty()) openCluster(path);

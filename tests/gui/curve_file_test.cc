@@ -127,6 +127,32 @@ TEST(CurveFile, TheViewDrawsASearchCurveAsItsBestLine) {
   EXPECT_EQ(view.samplePointCount(), 0);
 }
 
+// Added files overlay: one best-so-far line per file, named by it, the samples
+// of the newest file only; opening without adding starts again.
+TEST(CurveFile, AddedFilesOverlayTheirBestLines) {
+  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  CurveView view;
+  const QString agent = QString::fromStdString(write_file("overlay-aware.csv", kCurve));
+  const QString search = QString::fromStdString(
+      write_file("overlay-anneal.csv", "evaluations,seconds,best_step_us\n10,0.01,790000\n20,0.02,760000\n30,0.03,700000\n"));
+  ASSERT_TRUE(view.showCurveFile(agent).isEmpty());
+  ASSERT_TRUE(view.showCurveFile(search, /*add=*/true).isEmpty());
+  ASSERT_EQ(view.runCount(), 2);
+  EXPECT_EQ(view.pointCount(0), 3);
+  EXPECT_EQ(view.pointCount(1), 3);
+  EXPECT_EQ(view.samplePointCount(), 0) << "the newest file (a search) has no samples";
+  QStringList names;
+  for (QAbstractSeries* s : view.chart()->series()) names << s->name();
+  EXPECT_TRUE(names.contains("overlay-aware.csv")) << names.join(", ").toStdString();
+  EXPECT_TRUE(names.contains("overlay-anneal.csv")) << names.join(", ").toStdString();
+  EXPECT_TRUE(view.chart()->title().contains("2 files")) << view.chart()->title().toStdString();
+  // A bad added file leaves the overlay as it was.
+  EXPECT_FALSE(view.showCurveFile("/no/such/curve.csv", true).isEmpty());
+  EXPECT_EQ(view.runCount(), 2);
+  ASSERT_TRUE(view.showCurveFile(search).isEmpty());
+  EXPECT_EQ(view.runCount(), 1);
+}
+
 
 TEST(CurveLive, UpdatesDrawMeanSpreadAndEntropyOfTheNewestRunOnly) {
   if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
