@@ -137,6 +137,11 @@ void CurveView::removeExtras() {
   }
   extras_.clear();
   live_mean_ = live_lower_ = live_upper_ = live_entropy_ = nullptr;
+  // The y range again from the runs' lines alone: the samples just removed
+  // may have stretched it.
+  min_y_ = max_y_ = -1;
+  for (const QLineSeries* run : runs_)
+    for (const QPointF& p : run->points()) extendY(p.y());
   max_entropy_ = 0;
   if (entropy_axis_ != nullptr) entropy_axis_->setVisible(false);
 }

@@ -146,6 +146,15 @@ TEST(CurveFile, AddedFilesOverlayTheirBestLines) {
   EXPECT_TRUE(names.contains("overlay-aware.csv")) << names.join(", ").toStdString();
   EXPECT_TRUE(names.contains("overlay-anneal.csv")) << names.join(", ").toStdString();
   EXPECT_TRUE(view.chart()->title().contains("2 files")) << view.chart()->title().toStdString();
+  // The first file's samples (up to 1,000 ms) are gone, and so is their stretch of the y axis.
+  bool checked = false;
+  for (QAbstractAxis* a : view.chart()->axes(Qt::Vertical)) {
+    if (auto* y = qobject_cast<QValueAxis*>(a); y != nullptr && y->titleText().contains("step time")) {
+      EXPECT_LT(y->max(), 900) << "best lines reach 800 ms at most";
+      checked = true;
+    }
+  }
+  EXPECT_TRUE(checked) << "no step-time axis";
   // A bad added file leaves the overlay as it was.
   EXPECT_FALSE(view.showCurveFile("/no/such/curve.csv", true).isEmpty());
   EXPECT_EQ(view.runCount(), 2);
