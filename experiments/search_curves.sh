@@ -29,6 +29,6 @@ if repr(cell["step_time_us"]) != repr(out["step_time_us"]):
     sys.exit("error: %s: the run gave %r, the cell holds %r" % (sys.argv[1], out["step_time_us"], cell["step_time_us"]))
 PY
     mv "$tmp/curve.csv" "$curve"
-    echo "$(basename "$curve")"
+    basename "$curve"
   done
 done
