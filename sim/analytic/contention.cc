@@ -317,7 +317,7 @@ AWARE_HOT_INLINE void ContentionRun::sort_staged() {
 //
 // With copies on the consumer, a staged id of num_ops + t is transfer t's copy
 // task, ranked just after its producer.
-void ContentionRun::dispatch_ready_ops() {
+AWARE_HOT_INLINE void ContentionRun::dispatch_ready_ops() {
   sort_staged();
   for (int id : s_.staged) {
     const int lane = id < p_.num_ops ? lane_of(id) : copy_lane(id);
@@ -346,7 +346,7 @@ void ContentionRun::dispatch_ready_ops() {
 
 // Every event at the earliest time is processed before dispatching again, so
 // ops made ready at the same instant compete by topological rank.
-void ContentionRun::process_events_at_next_time() {
+AWARE_HOT_INLINE void ContentionRun::process_events_at_next_time() {
   now_ = queue_top().time;
   while (!s_.events.empty() && queue_top().time == now_) {
     const Event ev = queue_pop();
@@ -377,7 +377,7 @@ void ContentionRun::start_copy_task(int tid, int lane) {
   queue_push(Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
 }
 
-void ContentionRun::finish_op(int op) {
+AWARE_HOT_INLINE void ContentionRun::finish_op(int op) {
   const int d = placement_[op];
   s_.device_busy[lane_of(op)] = 0;
   mark_lane(lane_of(op));
@@ -393,7 +393,7 @@ void ContentionRun::finish_op(int op) {
 }
 
 // `op`'s inputs are consumed: release the buffers it was holding.
-void ContentionRun::release_consumed_inputs(int op, int d) {
+AWARE_HOT_INLINE void ContentionRun::release_consumed_inputs(int op, int d) {
   for (int i = p_.in_begin[op]; i < p_.in_begin[op + 1]; ++i) {
     const int src = p_.in_src[i];
     if (placement_[src] == d) {
@@ -407,7 +407,7 @@ void ContentionRun::release_consumed_inputs(int op, int d) {
 
 // Same-device consumers are released now; each (output, device) pair elsewhere
 // gets one transfer. Returns how many holders keep `op`'s outputs alive.
-int ContentionRun::send_outputs(int op, int d) {
+AWARE_HOT_INLINE int ContentionRun::send_outputs(int op, int d) {
   int refs = 0;
   const int first_new = static_cast<int>(s_.transfers.size());
   for (int i = p_.out_begin[op]; i < p_.out_begin[op + 1]; ++i) {
@@ -448,7 +448,7 @@ int ContentionRun::send_outputs(int op, int d) {
 // Books the new transfers on their routes, first come first served: each starts
 // once every channel of its route is free of earlier bookings.
 // With copies on the consumer, each becomes a task on its destination instead.
-void ContentionRun::book_transfers_from(int first_new) {
+AWARE_HOT_INLINE void ContentionRun::book_transfers_from(int first_new) {
   for (int tid = first_new; tid < static_cast<int>(s_.transfers.size()); ++tid) {
     Transfer& t = s_.transfers[tid];
     if (interference_.copies_on_consumer) {
@@ -477,7 +477,7 @@ void ContentionRun::book_transfers_from(int first_new) {
 
 // A transfer arrived: the route's next booking enters the event heap, the
 // sender's buffer may be freed, and its consumers on the destination are released.
-void ContentionRun::finish_transfer(int tid) {
+AWARE_HOT_INLINE void ContentionRun::finish_transfer(int tid) {
   const Transfer& t = s_.transfers[tid];
   if (interference_.copies_on_consumer) {
     s_.device_busy[t.dst_dev] = 0;  // the consumer's compute stream is free again
