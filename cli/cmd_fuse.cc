@@ -208,14 +208,13 @@ struct ReportRow {
   std::string error;
 };
 
-// Runs `method` with the same budget and seed on both graphs.
-ReportRow report_row(const std::string& model, const Cluster& cluster, const ReportArgs& a,
+// Runs `method` with the same budget and seed on both graphs. A failure (a
+// placer's error, a graph that cannot fit) becomes the row's error.
+ReportRow report_row(const OpGraph& graph, const Cluster& cluster, const ReportArgs& a,
                      const FusionOptions& options, ProgressObserver* progress) {
   ReportRow row;
-  row.model = model;
+  row.model = graph.name();
   try {
-    const OpGraph graph = load_graph(resolve_graph_spec(model));
-    row.model = graph.name();
     row.ops = graph.num_ops();
     row.edges = graph.num_edges();
     auto t0 = std::chrono::steady_clock::now();
@@ -397,10 +396,13 @@ void run_report(const ReportArgs& args) {
   prepare_output_path(a.out, "-o");
   const Cluster cluster = resolve_cluster(a.cluster);
   const FusionOptions options = a.flags.options();
+  // Every model is loaded before any work, so a bad name or file fails at once
+  // with nothing written.
+  std::vector<OpGraph> graphs;
+  for (const std::string& model : models) graphs.push_back(load_graph(resolve_graph_spec(model)));
   std::vector<ReportRow> rows;
   StderrProgress progress;
-  for (const std::string& model : models)
-    rows.push_back(report_row(model, cluster, a, options, &progress));
+  for (const OpGraph& graph : graphs) rows.push_back(report_row(graph, cluster, a, options, &progress));
   progress.finish();
   std::ostringstream text;
   write_report(rows, a, cluster, text);
@@ -411,6 +413,18 @@ void run_report(const ReportArgs& args) {
     std::cout << text.str();
     std::printf("wrote %s\n", a.out.c_str());
   }
+  // The table keeps the failed rows (their errors in place of figures), and the
+  // command fails with them.
+  std::string failed;
+  int failures = 0;
+  for (const ReportRow& r : rows) {
+    if (r.error.empty()) continue;
+    ++failures;
+    failed += "\n  " + r.model + ": " + r.error;
+  }
+  if (failures > 0)
+    throw Error("fuse report: " + std::to_string(failures) + " of " + std::to_string(rows.size()) +
+                " models failed:" + failed);
 }
 
 }  // namespace

@@ -445,6 +445,16 @@ TEST(Cli, FuseShrinksTheGraphAndKeepsTheSingleDeviceStep) {
   EXPECT_LT(nlohmann::json::parse(info.output)["ops"].get<int>(), 626);
 }
 
+TEST(Cli, FuseReportFailsOnAModelItCannotLoadAndWritesNothing) {
+  const std::string out = tmp("fuse-report-bad.md");
+  std::filesystem::remove(out);
+  const Outcome r = aware("fuse report --models resnet50,no_such_model --method m-etf -o " + out);
+  if (contains(r.output, "not expected") || contains(r.output, "subcommand is required")) GTEST_SKIP() << "built without agents/fusion";
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "no_such_model")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST(Cli, EverySubcommandHasHelp) {
   for (const char* sub : {"graph build", "graph family", "graph info", "graph export", "cluster show",
                           "simulate", "bench simulate", "bench scaling", "place", "compare",
