@@ -1,6 +1,7 @@
 // aware-gui: the workbench's desktop front end. With --screenshot it renders
 // one view offscreen (or in the X window when DISPLAY is set) and exits; with
 // --bench-layout it prints how long opening and laying out graphs takes.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +67,19 @@ int bench_layout(aware::gui::MainWindow& window, const QStringList& specs) {
     std::fflush(stdout);
   }
   return 0;
+}
+
+// A number given on the command line, or an error naming the option: the GUI's
+// command line refuses bad input like the CLI's instead of reading it as 0.
+bool whole_number(const QCommandLineParser& parser, const QCommandLineOption& option, long long min,
+                  long long& out) {
+  const QString text = parser.value(option);
+  bool ok = false;
+  out = text.toLongLong(&ok);
+  if (ok && out >= min) return true;
+  std::fprintf(stderr, "error: --%s: '%s' is not a whole number >= %lld\n",
+               option.names().first().toLocal8Bit().constData(), text.toLocal8Bit().constData(), min);
+  return false;
 }
 
 }  // namespace
@@ -140,12 +154,47 @@ int main(int argc, char** argv) {
     parser.addOption(o);
   parser.process(app);
 
+  // Numbers first, so that a typo fails before any work.
+  long long graphviz_max_ops = 0, budget = 0, quit_after_ms = 0;
+  if (!whole_number(parser, dot_opt, 0, graphviz_max_ops) || !whole_number(parser, budget_opt, 0, budget))
+    return 1;
+  if (parser.isSet(quit_opt) && !whole_number(parser, quit_opt, 0, quit_after_ms)) return 1;
+  const QStringList size = parser.value(size_opt).split('x');
+  bool width_ok = false, height_ok = false;
+  const int width = size.size() == 2 ? size[0].toInt(&width_ok) : 0;
+  const int height = size.size() == 2 ? size[1].toInt(&height_ok) : 0;
+  if (!width_ok || !height_ok || width <= 0 || height <= 0) {
+    std::fprintf(stderr, "error: --size: '%s' is not WxH in pixels (e.g. 1280x800)\n",
+                 parser.value(size_opt).toLocal8Bit().constData());
+    return 1;
+  }
+  QList<int> compare_devices;
+  for (const QString& d : parser.value(devices_opt).split(',', Qt::SkipEmptyParts)) {
+    bool ok = false;
+    const int n = d.toInt(&ok);
+    if (!ok || n <= 0) {
+      std::fprintf(stderr, "error: --compare-devices: '%s' is not a device count\n",
+                   d.toLocal8Bit().constData());
+      return 1;
+    }
+    compare_devices << n;
+  }
+  double zoom = 0;
+  if (parser.isSet(zoom_opt)) {
+    bool ok = false;
+    zoom = parser.value(zoom_opt).toDouble(&ok);
+    if (!ok || !(zoom > 0)) {
+      std::fprintf(stderr, "error: --zoom: '%s' is not a positive scale\n",
+                   parser.value(zoom_opt).toLocal8Bit().constData());
+      return 1;
+    }
+  }
+
   aware::gui::MainWindow window;
   const bool headless = parser.isSet(shot_opt) || parser.isSet(bench_opt);
   window.setInteractive(!headless);
-  window.setGraphvizMaxOps(parser.value(dot_opt).toInt());
-  const QStringList size = parser.value(size_opt).split('x');
-  if (size.size() == 2) window.resize(size[0].toInt(), size[1].toInt());
+  window.setGraphvizMaxOps(static_cast<int>(std::min<long long>(graphviz_max_ops, 1 << 30)));
+  window.resize(width, height);
 
   if (parser.isSet(bench_opt)) {
     QStringList specs = parser.values(graph_opt);
@@ -166,14 +215,14 @@ int main(int argc, char** argv) {
   const QString strategy = parser.value(strategy_opt);
   const bool with_strategy = !aware::gui::MainWindow::isNoStrategy(strategy);
   if (with_strategy && window.workbench()->hasGraph()) {
-    if (!window.startStrategy(strategy, parser.value(budget_opt).toLongLong()) && headless)
+    if (!window.startStrategy(strategy, budget) && headless)
       return 1;
     if (headless) {
       window.waitForSearch(24 * 3600 * 1000);
       if (!window.searchError().isEmpty()) return 1;
     }
   } else if (!method.isEmpty() && window.workbench()->hasGraph()) {
-    if (!window.startSearch(method, parser.value(budget_opt).toLongLong()) && headless) return 1;
+    if (!window.startSearch(method, budget) && headless) return 1;
     if (headless) {
       window.waitForSearch(24 * 3600 * 1000);
       if (!window.searchError().isEmpty()) return 1;
@@ -189,13 +238,11 @@ int main(int argc, char** argv) {
   if (parser.isSet(table_opt)) {
     if (!window.loadCompareTable(parser.value(table_opt)) && headless) return 1;
   } else if (view == "compare" && headless && window.workbench()->hasGraph()) {
-    QList<int> devices;
-    for (const QString& d : parser.value(devices_opt).split(',', Qt::SkipEmptyParts))
-      devices << d.toInt();
-    if (!window.startCompare(parser.value(methods_opt).split(',', Qt::SkipEmptyParts), devices,
-                             parser.value(budget_opt).toLongLong()))
+    if (!window.startCompare(parser.value(methods_opt).split(',', Qt::SkipEmptyParts),
+                             compare_devices, budget))
       return 1;
     window.waitForCompare(24 * 3600 * 1000);
+    if (!window.compareError().isEmpty()) return 1;
   }
   const QStringList curve_files = parser.values(curve_file_opt);
   for (int i = 0; i < curve_files.size(); ++i) {
@@ -210,7 +257,7 @@ int main(int argc, char** argv) {
                  view.toLocal8Bit().constData());
     return 1;
   }
-  if (parser.isSet(zoom_opt)) window.graphView()->zoomTo(parser.value(zoom_opt).toDouble());
+  if (parser.isSet(zoom_opt)) window.graphView()->zoomTo(zoom);
   if (parser.isSet(find_opt)) {
     const int op = window.graphView()->findOp(parser.value(find_opt));
     if (op < 0)
@@ -225,7 +272,7 @@ int main(int argc, char** argv) {
     while (settle.elapsed() < 300) QApplication::processEvents(QEventLoop::AllEvents, 50);
     // A saved compare table is drawn for a report: its chart alone.
     if (parser.isSet(table_opt)) {
-      if (!window.compareView()->chartView()->grab().save(parser.value(shot_opt), "PNG")) {
+      if (!aware::gui::MainWindow::savePng(window.compareView()->chartView()->grab(), parser.value(shot_opt))) {
         std::fprintf(stderr, "error: cannot write %s\n", parser.value(shot_opt).toLocal8Bit().constData());
         return 1;
       }
@@ -236,6 +283,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (parser.isSet(quit_opt))
-    QTimer::singleShot(parser.value(quit_opt).toInt(), &app, &QApplication::quit);
+    QTimer::singleShot(static_cast<int>(std::min<long long>(quit_after_ms, 1 << 30)), &app, &QApplication::quit);
   return QApplication::exec();
 }

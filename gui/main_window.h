@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <QMainWindow>
+#include <QPixmap>
 #include <QString>
 
 #include "gui/graph_layout.h"
@@ -93,6 +94,11 @@ class MainWindow : public QMainWindow {
   // compare.json) in the compare view; reports and returns false on bad input.
   bool loadCompareTable(const QString& path);
   bool waitForCompare(int timeout_ms);
+  // The last compare run's error (empty after a success, or before any run).
+  QString compareError() const;
+  // Saves `pixmap` as a PNG at `path` through a temporary file renamed into
+  // place, so a failed write leaves no partial image; false if it fails.
+  static bool savePng(const QPixmap& pixmap, const QString& path);
 
   // The timeline tab's second timeline: the current placement evaluated by
   // `evaluator` (an EvaluatorRegistry name; "" or "none" hides it) on a worker

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QSaveFile>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -514,11 +515,29 @@ bool MainWindow::exportPng(const QString& view, const QString& path) {
             .arg(view));
     return false;
   }
-  if (!w->grab().save(path, "PNG")) {
+  if (!savePng(w->grab(), path)) {
     reportError(QStringLiteral("export: cannot write PNG '%1'").arg(path));
     return false;
   }
   return true;
+}
+
+bool MainWindow::savePng(const QPixmap& pixmap, const QString& path) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return false;
+  if (!pixmap.save(&file, "PNG")) {
+    file.cancelWriting();
+    return false;
+  }
+  return file.commit();
+}
+
+QString MainWindow::compareError() const {
+#ifdef AWARE_GUI_HAVE_BASELINES
+  return compare_job_ != nullptr ? compare_job_->error() : QString();
+#else
+  return QString();
+#endif
 }
 
 bool MainWindow::exportPlacement(const QString& path) {
