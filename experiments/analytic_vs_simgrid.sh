@@ -30,4 +30,6 @@ trap 'rm -rf "$tmp"' EXIT
         'BEGIN { printf "| %s | %s | m-etf | %.3f | %.3f | %.3f | %.3f | %.3f |\n", m, c, a / 1e3, s / 1e3, s / a, o / 1e3, o / a }'
     done
   done
-} | tee "$OUT"
+} | tee "$OUT.tmp"
+# Only a finished table replaces the old one (set -e stops before this on a failure).
+mv "$OUT.tmp" "$OUT"

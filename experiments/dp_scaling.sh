@@ -32,4 +32,6 @@ step_us() {  # graph N
         'BEGIN { printf "| %s | %d | %d | %.2f | %.0f%% | %.2f | %.2f | %.0f%% |\n", m, n, b, w / 1e3, 100 * t1w / w, s / 1e3, t1s / s, 100 * t1s / (n * s) }'
     done
   done
-} | tee "$OUT"
+} | tee "$OUT.tmp"
+# Only a finished table replaces the old one (set -e stops before this on a failure).
+mv "$OUT.tmp" "$OUT"

@@ -23,4 +23,6 @@ step_us() {
     s=$(step_us "$spec" simgrid)
     awk -v p="$spec" -v a="$a" -v s="$s" 'BEGIN { printf "| %s | %.3f | %.3f | %.3f |\n", p, a / 1e6, s / 1e6, s / a }'
   done
-} | tee "$OUT"
+} | tee "$OUT.tmp"
+# Only a finished table replaces the old one (set -e stops before this on a failure).
+mv "$OUT.tmp" "$OUT"

@@ -39,4 +39,6 @@ rate() {  # evaluations/s of one bench run, or why SimGrid refused
     echo "| $method's | $t | $(rate --placement "$tmp/$method.json") |"
   done
   echo "| random (a new one per call) | ~1,153 | $(rate) |"
-} | tee "$out/options.md"
+} | tee "$out/options.md.tmp"
+# Only a finished table replaces the old one (set -e stops before this on a failure).
+mv "$out/options.md.tmp" "$out/options.md"
