@@ -23,6 +23,10 @@ AgentRegistry& AgentRegistry::instance() {
   return registry;
 }
 
+AgentFactory placeto_agent_factory() { return make_placeto_agent; }
+AgentFactory hierarchical_agent_factory() { return make_hierarchical_agent; }
+AgentFactory aware_agent_factory() { return make_aware_agent; }
+
 std::vector<std::string> rl_agent_names() { return AgentRegistry::instance().names(); }
 std::string rl_agent_description(const std::string& agent) {
   return AgentRegistry::instance().description(agent);

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "agents/rl/agent_registry.h"
 #include "agents/rl/env.h"
 #include "core/cluster.h"
 #include "core/evaluator.h"
@@ -112,28 +113,7 @@ class Agent {
   virtual void load_extra_state(const nlohmann::json& state) { (void)state; }
 };
 
-// config: the agent's options (networks + episode settings); num_devices: the cluster's.
-using AgentFactory =
-    std::function<std::unique_ptr<Agent>(const Options& config, int num_devices)>;
-
-// Name -> factory for learned agents; entries are added by register_rl_agents()
-// (agents/rl/register.cc). Thread-safe.
-class AgentRegistry : public Registry<Agent, const Options&, int> {
- public:
-  static AgentRegistry& instance();
-
- private:
-  AgentRegistry() : Registry("agent") {}
-};
-
-std::unique_ptr<Agent> make_placeto_agent(const Options& config, int num_devices);
-std::unique_ptr<Agent> make_hierarchical_agent(const Options& config, int num_devices);
-std::unique_ptr<Agent> make_aware_agent(const Options& config, int num_devices);
-// The options each agent's config takes (network shapes and episode settings);
-// its constructor refuses any other.
-std::vector<OptionSpec> placeto_agent_options();
-std::vector<OptionSpec> hierarchical_agent_options();
-std::vector<OptionSpec> aware_agent_options();
+// AgentFactory, AgentRegistry and the agents' factories: agent_registry.h.
 
 // The options of TrainOptions::agent_options a policy file's "config" overrides
 // when loading (network shapes), merged: explicit `user` settings win only when

@@ -1,10 +1,10 @@
-// Registers the learned agents (AgentRegistry) and each as a Placer. Includes
-// LibTorch only for the agents' factory declarations (agent.h).
+// Registers the learned agents (AgentRegistry) and each as a Placer. No LibTorch
+// here: the factories are declared in agent_registry.h.
 #include "agents/rl/register.h"
 
 #include <string>
 
-#include "agents/rl/agent.h"
+#include "agents/rl/agent_registry.h"
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
 #include "core/op_graph.h"
@@ -118,15 +118,15 @@ void register_rl_agents() {
       {"placeto",
        "Placeto (Addanki et al. 2019): per-node MDP, GNN over parents/children, "
        "ancestor/descendant/parallel pooling",
-       rl::make_placeto_agent, rl::placeto_agent_options()},
+       rl::placeto_agent_factory(), rl::placeto_agent_options()},
       {"hierarchical",
        "Hierarchical planner (Mirhoseini et al. 2018): feed-forward grouper + seq2seq attention "
        "placer, REINFORCE on -sqrt(step)",
-       rl::make_hierarchical_agent, rl::hierarchical_agent_options()},
+       rl::hierarchical_agent_factory(), rl::hierarchical_agent_options()},
       {"aware",
        "Aware (Zeng et al. 2022): comm/compute-aware fusion, DAG message passing + P-GNN "
        "anchor-set position embedding, one-shot REINFORCE over fused groups",
-       rl::make_aware_agent, rl::aware_agent_options()},
+       rl::aware_agent_factory(), rl::aware_agent_options()},
   };
   for (const Builtin& a : agents) {
     rl::AgentRegistry::instance().add(a.name, a.description, a.options, a.factory);
