@@ -153,6 +153,14 @@ std::string explain_step(const OpGraph& graph, const Cluster& cluster, const Ste
         result.step_time_us > 0 ? result.device_busy_us[d] / result.step_time_us : 0;
     out << " " << cluster.device(d).name << " " << static_cast<int>(util * 100 + 0.5) << "%";
   }
+  // Collectives on a device's communication stream run beside its compute, and
+  // both count as busy.
+  for (int d = 0; d < static_cast<int>(result.device_busy_us.size()); ++d) {
+    if (result.device_busy_us[d] > result.step_time_us * (1 + 1e-9)) {
+      out << " (compute and communication streams together)";
+      break;
+    }
+  }
   out << " · " << format_bytes(result.bytes_moved, BytesStyle::kCompact) << " moved in "
       << result.transfers << " transfers";
   if (path != nullptr && trace != nullptr && !path->ops.empty()) {

@@ -40,6 +40,24 @@ TEST(Cli, StrategyApplyWritesGraphPlacementAndSummary) {
               summary["step"]["step_time_us"].get<double>(), 1e-6);
 }
 
+// A data-parallel step's collectives run on each device's communication stream,
+// beside its compute: the busy column sums both and may pass the step, which the
+// table says. A plain placement has one stream per device and no such note.
+TEST(Cli, BusyPastTheStepIsExplainedByTheTwoStreams) {
+  const Outcome dp = aware("simulate --graph zoo:resnet50 --cluster preset:k40x4 --strategy dp:4");
+  ASSERT_EQ(dp.exit_code, 0) << dp.output;
+  const Outcome json = aware("simulate --graph zoo:resnet50 --cluster preset:k40x4 --strategy dp:4 --json", true);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto doc = nlohmann::json::parse(json.output);
+  bool past = false;
+  for (const auto& d : doc["devices"]) past = past || d["busy_us"].get<double>() > doc["step_time_us"].get<double>();
+  ASSERT_TRUE(past) << "this case no longer has a device busy past the step: pick another";
+  EXPECT_TRUE(contains(dp.output, "busy sums a device's compute and communication streams")) << dp.output;
+  const Outcome plain = aware("simulate --graph zoo:resnet50 --cluster preset:k40x4 --placement round-robin");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_FALSE(contains(plain.output, "busy sums")) << plain.output;
+}
+
 TEST(Cli, StrategyFlagOnSimulatePlaceAndCompare) {
   const Outcome sim = aware("simulate --graph zoo:resnet50:batch=8 --cluster preset:k40x2 --strategy dp:2");
   ASSERT_EQ(sim.exit_code, 0) << sim.output;
