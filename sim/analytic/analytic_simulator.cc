@@ -219,6 +219,8 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
       p->children.push_back({c, output, output < static_cast<int>(sizes.size()) ? sizes[output] : 0.0});
   }
   p->child_begin[n] = static_cast<int>(p->children.size());
+  p->bus_next.resize(p->children.size());
+  p->bus_tail.resize(p->children.size() + 1);
   std::vector<std::string> names(n);
   for (int op = 0; op < n; ++op) names[op] = graph.op(op).name;
   const std::vector<int> name_rank = byte_order_rank(names);

@@ -256,14 +256,25 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
           push_dependency(op, child, end);
           continue;
         }
+        // The child joins its output's transfer's receivers (in child order, so
+        // they are released in the order a scan of the children would give).
         const int output = p.children[c].output;
-        bool exists = false;
-        for (int t = first_new; t < static_cast<int>(p.transfers.size()) && !exists; ++t)
-          exists = p.transfers[t].output == output;
-        if (exists) continue;
-        const double bytes = p.children[c].bytes;
-        const int tid = static_cast<int>(p.transfers.size());
-        p.transfers.push_back(Prepared::Transfer{op, output, d, -1, bytes, end, 0, 0, 0, -1});
+        p.bus_next[c] = -1;
+        int tid = -1;
+        for (int t = first_new; t < static_cast<int>(p.transfers.size()); ++t) {
+          if (p.transfers[t].output == output) {
+            tid = t;
+            break;
+          }
+        }
+        if (tid >= 0) {
+          p.bus_next[p.bus_tail[tid]] = c;
+          p.bus_tail[tid] = c;
+          continue;
+        }
+        tid = static_cast<int>(p.transfers.size());
+        p.transfers.push_back(Prepared::Transfer{op, output, d, -1, p.children[c].bytes, end, 0, 0, 0, -1, c});
+        p.bus_tail[tid] = c;
         p.bus[d].push_back(ReadyEntry{end, 0, tid});
       }
       if (static_cast<int>(p.transfers.size()) > first_new) reschedule_bus(d);
@@ -277,10 +288,7 @@ StepResult AnalyticSimulator::run_placeto(const OpGraph& /*graph*/, const Cluste
       result.bytes_moved += t.bytes;
       ++result.transfers;
       p.bus_free_us[d] = end + k.bus_overhead_us;
-      for (int c = p.child_begin[t.src_op]; c < p.child_begin[t.src_op + 1]; ++c) {
-        const int child = p.children[c].op;
-        if (placement[child] != d && p.children[c].output == t.output) push_dependency(t.src_op, child, end);
-      }
+      for (int c = t.first_out; c >= 0; c = p.bus_next[c]) push_dependency(t.src_op, p.children[c].op, end);
       reschedule_bus(d);
     }
   }

@@ -37,7 +37,7 @@ struct Transfer {
   double bytes, ready_us, start_us, end_us;
   int refs;
   int route = -1;  // contention mode: the route's index (ContentionRun::route_index), set once
-  int first_out = -1;  // contention mode: its first consumer edge (an out-row index; ContentionScratch::out_next)
+  int first_out = -1;  // its first consumer: contention mode, an out-row index (ContentionScratch::out_next); Placeto mode, a child entry (Prepared::bus_next)
 };
 
 // The contention mode's per-step state (contention.cc). One set per run that must
@@ -133,6 +133,10 @@ struct AnalyticSimulator::Prepared {
   };
   std::vector<int> child_begin;
   std::vector<PlacetoChild> children;
+  // Per child entry, the next entry the same transfer delivers to (-1: none), and
+  // per transfer its last entry so far: a transfer's receivers are a list from
+  // Transfer::first_out, in child order, made when its producer ends.
+  std::vector<int> bus_next, bus_tail;
   std::vector<int> distinct_parents;
   std::vector<int> device_name_rank;  // device's rank in byte order of names
   std::vector<int> device_of_name_rank;
