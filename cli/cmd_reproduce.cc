@@ -525,7 +525,9 @@ void add_reproduce_command(CLI::App& app) {
       "reproduce", "Run the README's experiments as resumable cells and write a report (DIR/REPORT.md)");
   c->add_option("--budget", a->budget, "smoke (minutes), small (the README's tables), paper (2,000 evaluations, 3 seeds)")
       ->capture_default_str();
-  c->add_option("--only", a->only, "Tables, comma-separated: all, compare, fusion, simgrid, agents, table1, transfer, ablation")->capture_default_str();
+  std::string only_help = "Tables, comma-separated: all";
+  for (const std::string& t : reproduce::table_names()) only_help += ", " + t;
+  c->add_option("--only", a->only, only_help)->capture_default_str();
   c->add_option("--seeds", a->seeds, "Seeds, comma-separated (default: the budget's)");
   c->add_option("--evals", a->evals,
                 "Evaluations per search, replacing the budget's (its cases stay; fusion keeps its own)")
