@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   for (const QString& d : parser.value(devices_opt).split(',', Qt::SkipEmptyParts)) {
     bool ok = false;
     const int n = d.toInt(&ok);
-    if (!ok || n <= 0) {
+    if (!ok || n < 0) {  // 0: the cluster as given
       std::fprintf(stderr, "error: --compare-devices: '%s' is not a device count\n",
                    d.toLocal8Bit().constData());
       return 1;

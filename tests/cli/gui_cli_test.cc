@@ -23,6 +23,7 @@ TEST(GuiCommandLine, BadNumbersAreErrorsNamingTheOption) {
       {"--budget -5", "--budget"},
       {"--graphviz-max-ops lots", "--graphviz-max-ops"},
       {"--compare-devices 2,x", "--compare-devices"},
+      {"--compare-devices 2,-1", "--compare-devices"},
       {"--zoom -1", "--zoom"},
       {"--quit-after-ms soon", "--quit-after-ms"},
   };
