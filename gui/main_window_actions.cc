@@ -1,18 +1,16 @@
-// MainWindow actions: open, search, compare and export. Work that can take
-// long runs in a BackgroundJob; the window only draws what it reports.
+// MainWindow actions: open, search, strategies and compare (the exports are in
+// main_window_export.cc). Work that can take long runs in a BackgroundJob; the
+// window only draws what it reports.
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <sstream>
 
 #include <QApplication>
 #include <QComboBox>
 #include <QElapsedTimer>
-#include <QFileDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
-#include <QSaveFile>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -440,6 +438,14 @@ bool MainWindow::waitForCompare(int timeout_ms) {
   return !compareRunning();
 }
 
+QString MainWindow::compareError() const {
+#ifdef AWARE_GUI_HAVE_BASELINES
+  return compare_job_ != nullptr ? compare_job_->error() : QString();
+#else
+  return QString();
+#endif
+}
+
 bool MainWindow::startCompare(const QStringList& methods, const QList<int>& devices,
                               long long budget_evals) {
 #ifdef AWARE_GUI_HAVE_BASELINES
@@ -505,115 +511,6 @@ bool MainWindow::loadCompareTable(const QString& path) {
   reportError(QStringLiteral("this build has no placers, so no compare view: ") + path);
   return false;
 #endif
-}
-
-bool MainWindow::exportPng(const QString& view, const QString& path) {
-  QWidget* w = viewWidget(view);
-  if (w == nullptr) {
-    reportError(
-        QStringLiteral("export: unknown view '%1' (graph, timeline, curve, compare, window)")
-            .arg(view));
-    return false;
-  }
-  if (!savePng(w->grab(), path)) {
-    reportError(QStringLiteral("export: cannot write PNG '%1'").arg(path));
-    return false;
-  }
-  return true;
-}
-
-bool MainWindow::savePng(const QPixmap& pixmap, const QString& path) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly)) return false;
-  if (!pixmap.save(&file, "PNG")) {
-    file.cancelWriting();
-    return false;
-  }
-  return file.commit();
-}
-
-QString MainWindow::compareError() const {
-#ifdef AWARE_GUI_HAVE_BASELINES
-  return compare_job_ != nullptr ? compare_job_->error() : QString();
-#else
-  return QString();
-#endif
-}
-
-bool MainWindow::exportPlacement(const QString& path) {
-  if (!workbench_->hasPlacement()) {
-    reportError(QStringLiteral("export: nothing is placed yet"));
-    return false;
-  }
-  try {
-    write_placement_file(workbench_->graph(), workbench_->cluster(), workbench_->placement(),
-                         path.toStdString());
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
-  return true;
-}
-
-bool MainWindow::exportTrace(const QString& path) {
-  if (!workbench_->hasPlacement()) {
-    reportError(QStringLiteral("export: no trace yet (place the graph first)"));
-    return false;
-  }
-  try {
-    const nlohmann::json doc =
-        trace_to_chrome(workbench_->graph(), workbench_->cluster(), workbench_->trace());
-    write_text_file_atomic(path.toStdString(), doc.dump(1));
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
-  return true;
-}
-
-bool MainWindow::exportCompareCsv(const QString& path) {
-#ifdef AWARE_GUI_HAVE_BASELINES
-  if (!compare_view_->hasTable()) {
-    reportError(QStringLiteral("export: no comparison yet"));
-    return false;
-  }
-  try {
-    std::ostringstream out;
-    write_compare_csv(compare_view_->table(), out);
-    write_text_file_atomic(path.toStdString(), out.str());
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
-  return true;
-#else
-  (void)path;
-  reportError(QStringLiteral("export: this build has no compare runner"));
-  return false;
-#endif
-}
-
-void MainWindow::exportDialog(const QString& what) {
-  if (what == "png") {
-    const QStringList views = viewNames();
-    const QString view = views[std::max(0, tabs_->currentIndex()) % views.size()];
-    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export PNG"),
-                                                      view + ".png", QStringLiteral("PNG (*.png)"));
-    if (!path.isEmpty()) exportPng(view, path);
-  } else if (what == "placement") {
-    const QString path =
-        QFileDialog::getSaveFileName(this, QStringLiteral("Export placement"), "placement.json",
-                                     QStringLiteral("JSON (*.json)"));
-    if (!path.isEmpty()) exportPlacement(path);
-  } else if (what == "trace") {
-    const QString path = QFileDialog::getSaveFileName(
-        this, QStringLiteral("Export Chrome trace"), "trace.json", QStringLiteral("JSON (*.json)"));
-    if (!path.isEmpty()) exportTrace(path);
-  } else if (what == "csv") {
-    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export comparison"),
-                                                      "compare.csv", QStringLiteral("CSV (*.csv)"));
-    if (!path.isEmpty()) exportCompareCsv(path);
-  }
 }
 
 }  // namespace aware::gui
