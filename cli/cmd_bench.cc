@@ -21,7 +21,7 @@ struct BenchArgs {
   std::vector<std::string> options;
   double seconds = 3;
   long long seed = 1;
-  std::string out = "bench-simulate.json";
+  std::string out;  // empty: figures to stdout only; -o FILE writes them as JSON too
   std::string placement;  // empty: random placements
   std::string threads = "1";  // comma list: one measurement per thread count
   bool json = false;
@@ -98,7 +98,7 @@ Measured measure_threads(const Evaluator& prototype, const OpGraph& graph, const
 
 
 void run_bench_simulate(const BenchArgs& a) {
-  prepare_output_path(a.out, "-o");
+  if (!a.out.empty()) prepare_output_path(a.out, "-o");
   if (!(a.seconds > 0)) throw ConfigError("--seconds must be positive");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
@@ -146,7 +146,7 @@ void run_bench_simulate(const BenchArgs& a) {
                         {"mean_step_us", m.mean_step_us},
                         {"threads", thread_counts.front()},
                         {"by_threads", rows}};
-  write_json_file(a.out, out);
+  if (!a.out.empty()) write_json_file(a.out, out);
   if (a.json) {
     std::cout << out.dump(1) << "\n";
     return;
@@ -165,11 +165,11 @@ void run_bench_simulate(const BenchArgs& a) {
                   r["evaluations"].get<long long>(), r["seconds"].get<double>(),
                   r["evaluations_per_second"].get<double>(), r["speedup"].get<double>());
   }
-  std::printf("wrote %s\n", a.out.c_str());
+  if (!a.out.empty()) std::printf("wrote %s\n", a.out.c_str());
 }
 
 void run_bench_scaling(const BenchArgs& a) {
-  prepare_output_path(a.out, "-o");
+  if (!a.out.empty()) prepare_output_path(a.out, "-o");
   const Cluster cluster = load_cluster(a.cluster);
   auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
   nlohmann::json rows = nlohmann::json::array();
@@ -185,10 +185,10 @@ void run_bench_scaling(const BenchArgs& a) {
   }
   nlohmann::json out = {{"benchmark", "scaling"}, {"cluster", cluster.name()},
                         {"evaluator", evaluator->describe()}, {"rows", rows}};
-  write_json_file(a.out, out);
+  if (!a.out.empty()) write_json_file(a.out, out);
   if (a.json) {
     std::cout << out.dump(1) << "\n";
-  } else {
+  } else if (!a.out.empty()) {
     std::printf("wrote %s\n", a.out.c_str());
   }
 }
@@ -240,7 +240,7 @@ MoveRun run_moves(Evaluator& evaluator, const OpGraph& graph, const Cluster& clu
 }
 
 void run_bench_moves(const BenchArgs& a) {
-  prepare_output_path(a.out, "-o");
+  if (!a.out.empty()) prepare_output_path(a.out, "-o");
   if (!(a.seconds > 0)) throw ConfigError("--seconds must be positive");
   if (a.ops_per_move < 1) throw ConfigError("--ops-per-move must be at least 1");
   if (!(a.accept >= 0 && a.accept <= 1)) throw ConfigError("--accept must be in [0, 1]");
@@ -275,7 +275,7 @@ void run_bench_moves(const BenchArgs& a) {
                         {"evaluate_per_second", full_per_s},
                         {"speedup", moved_per_s / full_per_s},
                         {"identical", identical}};
-  write_json_file(a.out, out);
+  if (!a.out.empty()) write_json_file(a.out, out);
   if (a.json) {
     std::cout << out.dump(1) << "\n";
   } else {
@@ -288,7 +288,7 @@ void run_bench_moves(const BenchArgs& a) {
     std::printf("%-15s %12.0f evaluations/s %9.1f us each\n", "evaluate", full_per_s, 1e6 / full_per_s);
     std::printf("speed-up %.2fx; results %s\n", moved_per_s / full_per_s,
                 identical ? "identical" : "DIFFER");
-    std::printf("wrote %s\n", a.out.c_str());
+    if (!a.out.empty()) std::printf("wrote %s\n", a.out.c_str());
   }
   if (!identical) throw Error("bench moves: evaluate_move and evaluate gave different step times");
 }
@@ -312,7 +312,7 @@ void add_bench_commands(CLI::App& app) {
   CLI::App* s = bench->add_subcommand("simulate", "Evaluations per second on random placements");
   s->add_option("--graph", sim->graph, kGraphSpecHelp)->required();
   add_common(s, *sim);
-  s->add_option("-o,--output", sim->out, "Write the figures here as JSON")->capture_default_str();
+  s->add_option("-o,--output", sim->out, "Also write the figures to this JSON file (default: print only)");
   s->add_option("--placement", sim->placement, "Evaluate this placement (file, single, round-robin) instead of random ones");
   s->add_option("--threads", sim->threads,
                 "Thread counts to measure, comma list (e.g. 1,2): each thread evaluates on its "
@@ -325,7 +325,7 @@ void add_bench_commands(CLI::App& app) {
       "moves", "Evaluations per second of small moves (evaluate_move) against full evaluations");
   m->add_option("--graph", mv->graph, kGraphSpecHelp)->required();
   add_common(m, *mv);
-  m->add_option("-o,--output", mv->out, "Write the figures here as JSON")->capture_default_str();
+  m->add_option("-o,--output", mv->out, "Also write the figures to this JSON file (default: print only)");
   m->add_option("--placement", mv->placement, "Start here (file, single, round-robin) instead of a random placement");
   m->add_option("--ops-per-move", mv->ops_per_move, "Ops each move changes")->capture_default_str();
   m->add_option("--accept", mv->accept, "Fraction of moves accepted (at random)")->capture_default_str();
@@ -335,7 +335,7 @@ void add_bench_commands(CLI::App& app) {
   sc->out = "bench-scaling.json";
   CLI::App* c = bench->add_subcommand("scaling", "Time per evaluation from 100 to 10,000 ops");
   add_common(c, *sc);
-  c->add_option("-o,--output", sc->out, "Write the figures here as JSON")->capture_default_str();
+  c->add_option("-o,--output", sc->out, "Also write the figures to this JSON file (default: print only)");
   c->callback([sc] { run_bench_scaling(*sc); });
 }
 

@@ -120,11 +120,12 @@ class CellCosts {
   int count_ = 0;
 };
 
-// Starts `aware ARGS` with stdout to `tmp` and stderr to `err`. The argv is
+// Starts `aware ARGS` in the folder `workdir` (the report's: the cells' arguments
+// name their files relative to it) with stdout to `tmp` and stderr to `err`. The argv is
 // built before fork(), so the child only opens, dups and execs.
 // The child's environment is this one without MPI's: a cell is a plain run,
 // also when this process is a rank of an MPI job.
-pid_t spawn(const std::vector<std::string>& args, const fs::path& tmp, const fs::path& err) {
+pid_t spawn(const std::vector<std::string>& args, const fs::path& workdir, const fs::path& tmp, const fs::path& err) {
   std::vector<std::string> copy = args;
   std::string self = "aware";
   std::vector<char*> argv;
@@ -147,6 +148,7 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& tmp, const fs:
     if (o < 0 || e < 0) _exit(126);
     dup2(o, 1);
     dup2(e, 2);
+    if (chdir(workdir.c_str()) != 0) _exit(125);
     execve("/proc/self/exe", argv.data(), envp.data());
     _exit(127);
   }
@@ -175,7 +177,7 @@ constexpr int kTagCell = 11, kTagDone = 12, kTagQuit = 13;
 // local slot first.
 class Launcher {
  public:
-  explicit Launcher(int jobs) : jobs_(jobs) {
+  Launcher(int jobs, fs::path workdir) : jobs_(jobs), workdir_(std::move(workdir)) {
 #ifdef AWARE_HAVE_MPI
     job_ = mpi_job();
     if (job_ != nullptr)
@@ -190,12 +192,12 @@ class Launcher {
   int start(const std::vector<std::string>& args, const fs::path& tmp, const fs::path& err) {
     if (local_ < jobs_ || idle_ranks_.empty()) {
       ++local_;
-      return static_cast<int>(spawn(args, tmp, err));
+      return static_cast<int>(spawn(args, workdir_, tmp, err));
     }
 #ifdef AWARE_HAVE_MPI
     const int rank = idle_ranks_.back();
     idle_ranks_.pop_back();
-    std::string message = tmp.string() + '\0' + err.string();
+    std::string message = workdir_.string() + '\0' + tmp.string() + '\0' + err.string();
     for (const std::string& a : args) message += '\0' + a;
     job_->send(rank, kTagCell, message);
     return -rank;
@@ -236,6 +238,7 @@ class Launcher {
 
  private:
   int jobs_;
+  fs::path workdir_;
   int local_ = 0;
   int remotes_ = 0;
   std::vector<int> idle_ranks_;
@@ -260,10 +263,10 @@ void serve_cells(MpiJob& job) {
       begin = end + 1;
     }
     bool ok = false;
-    if (parts.size() >= 2) {
-      const std::vector<std::string> args(parts.begin() + 2, parts.end());
+    if (parts.size() >= 3) {
+      const std::vector<std::string> args(parts.begin() + 3, parts.end());
       int status = 0;
-      const pid_t pid = spawn(args, parts[0], parts[1]);
+      const pid_t pid = spawn(args, parts[0], parts[1], parts[2]);
       ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     }
     job.send(0, kTagDone, ok ? "1" : "0");
@@ -454,7 +457,7 @@ void run_reproduce(const ReproduceArgs& a) {
   }
   const std::string gui = find_gui(a.gui), plot = find_plot(a.gui);
   int jobs = a.jobs > 0 ? a.jobs : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
-  Launcher launcher(jobs);
+  Launcher launcher(jobs, dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))

@@ -71,7 +71,10 @@ struct Plan {
   std::vector<Cell> cells;                                  // run order, each key once
   std::map<std::string, std::vector<std::string>> tables;   // table -> its cells' keys
   std::vector<std::string> left_out;                        // tables not run here, and why
-  std::filesystem::path cell_dir;
+  std::filesystem::path cell_dir;       // where the cells' files are read from
+  // The same folder as the cells' own arguments name it: relative to the report's
+  // folder, which every cell runs in, so that no absolute path is recorded.
+  std::filesystem::path cell_arg_dir = "cells";
   std::map<std::string, size_t> index;                      // key -> position in cells
 
   const Cell& cell(const std::string& key) const;

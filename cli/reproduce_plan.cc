@@ -130,7 +130,7 @@ class Builder {
   }
 
   std::string file(const std::string& key, const std::string& ext) const {
-    return (plan_.cell_dir / (key + ext)).string();
+    return (plan_.cell_arg_dir / (key + ext)).string();
   }
 
   // The fields every cell has, and its key: KIND__MODEL__CLUSTER__METHOD

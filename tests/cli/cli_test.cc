@@ -51,6 +51,26 @@ TEST(Cli, BenchSimulateMeasuresEveryThreadCountInOneRun) {
   }
 }
 
+// Without -o a benchmark prints its figures and writes nothing: a benchmark run
+// must not leave a file in the working directory (it used to write
+// bench-simulate.json there by default).
+TEST(Cli, BenchSimulateWithoutOutputWritesNoFile) {
+  const std::filesystem::path dir = tmp("bench-no-output");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const Outcome run = aware("bench simulate --graph random:40:1 --cluster preset:k40x2 --seconds 0.05 --json", true);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_GT(nlohmann::json::parse(run.output)["evaluations"].get<long long>(), 0);
+  // Both benchmarks run with the empty folder as their working directory.
+  const std::string bin = AWARE_BIN;
+  const Outcome in_dir = aware("--help >/dev/null && cd " + dir.string() + " && " + bin +
+                               " bench simulate --graph random:40:1 --cluster preset:k40x2 --seconds 0.05 && " +
+                               bin + " bench moves --graph random:40:1 --cluster preset:k40x2 --seconds 0.05");
+  ASSERT_EQ(in_dir.exit_code, 0) << in_dir.output;
+  EXPECT_FALSE(contains(in_dir.output, "wrote")) << in_dir.output;
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
 TEST(Cli, TraceOpensAsChromeTraceEvents) {
   const std::string trace = tmp("trace.json");
   std::filesystem::remove(trace);

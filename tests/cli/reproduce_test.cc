@@ -138,6 +138,16 @@ TEST(Reproduce, OneTableResumesCellByCell) {
   EXPECT_TRUE(contains(report, "**")) << "a best cell per row";
   EXPECT_TRUE(contains(first.output, "[10/10]")) << first.output;
   EXPECT_TRUE(fs::exists(fs::path(dir) / "compare-k40x4.json"));
+  // The cells record their files relative to the report's folder, never the
+  // absolute -o path: a folder moved or committed elsewhere reads the same.
+  const std::string absolute = fs::absolute(dir).string();
+  int recorded = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "cells")) {
+    const std::string text = read_all(e.path());
+    EXPECT_FALSE(contains(text, absolute)) << e.path();
+    recorded += contains(text, "cells/place__");
+  }
+  EXPECT_GT(recorded, 0) << "the placements are named relative to the report";
 #ifdef AWARE_GUI_BIN
   // With the GUI built, the chart is drawn and linked from the report.
   const fs::path png = fs::path(dir) / "figures" / "compare-k40x4.png";
