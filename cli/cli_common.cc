@@ -9,44 +9,6 @@
 
 namespace aware::cli {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min, int max,
-                                const std::string& what) {
-  std::vector<int> values;
-  for (const std::string& item : split_list(text)) {
-    bool ok = false;
-    int n = 0;
-    try {
-      size_t used = 0;
-      n = std::stoi(item, &used);
-      ok = used == item.size() && n >= min && n <= max;
-    } catch (const std::exception&) {
-      ok = false;
-    }
-    if (!ok) throw ConfigError(flag + ": '" + item + "' is not " + what);
-    values.push_back(n);
-  }
-  if (values.empty()) throw ConfigError(flag + ": give at least one (" + what + ")");
-  return values;
-}
-
-Options parse_kv(const std::vector<std::string>& items, const std::string& flag) {
-  Options out;
-  for (const auto& kv : items) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw ConfigError(flag + " '" + kv + "' must be KEY=VALUE");
-    out[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return out;
-}
 
 Placement resolve_placement(const std::string& spec, const OpGraph& graph, const Cluster& cluster) {
   if (spec == "single") return single_device_placement(graph, 0);
@@ -77,12 +39,6 @@ std::string table_format(const std::string& format, bool json, const std::string
   return f;
 }
 
-std::string format_ms(double us) {
-  char buffer[64];
-  // Beyond a billion ms, fixed notation prints dozens of digits: use an exponent.
-  std::snprintf(buffer, sizeof buffer, us / 1e3 < 1e9 ? "%.3f ms" : "%.4e ms", us / 1e3);
-  return buffer;
-}
 
 nlohmann::json step_result_json(const StepResult& r, const Cluster& cluster, const LowerBound& bound) {
   nlohmann::json devices = nlohmann::json::array();
@@ -133,10 +89,6 @@ void print_step_result(const StepResult& r, const Cluster& cluster, const LowerB
     std::printf("note           busy sums a device's compute and communication streams, which run side by "
                 "side, so it can pass the step time\n");
   for (const std::string& note : r.notes) std::printf("note           %s\n", note.c_str());
-}
-
-void write_json_file(const std::string& path, const nlohmann::json& doc) {
-  write_text_file_atomic(path, doc.dump(1) + "\n");
 }
 
 }  // namespace aware::cli

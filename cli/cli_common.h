@@ -10,7 +10,9 @@
 
 #include "core/cluster.h"
 #include "core/evaluator.h"
+#include "core/formats.h"  // write_json_file
 #include "core/graph_algorithms.h"
+#include "core/lists.h"  // split_list, parse_int_list
 #include "core/op_graph.h"
 #include "core/placement.h"
 #include "core/units.h"
@@ -56,14 +58,6 @@ inline constexpr const char* kGraphSpecHelp =
 // unknown format or a --json that contradicts --format.
 std::string table_format(const std::string& format, bool json, const std::string& out);
 
-// "a,b,,c" -> {"a", "b", "c"}.
-std::vector<std::string> split_list(const std::string& text);
-// "1,2,4" -> {1, 2, 4}, each in [min, max]. Throws ConfigError naming `flag`, the item
-// and `what` ("a thread count 1..256") for anything else, or for an empty list.
-std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min, int max,
-                                const std::string& what);
-// {"k=v", ...} -> Options; throws ConfigError naming `flag` for an item without '='.
-Options parse_kv(const std::vector<std::string>& items, const std::string& flag);
 
 // "single", "round-robin" or a placement JSON file.
 Placement resolve_placement(const std::string& spec, const OpGraph& graph, const Cluster& cluster);
@@ -72,15 +66,11 @@ Placement resolve_placement(const std::string& spec, const OpGraph& graph, const
 std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::string& mode,
                                           const std::vector<std::string>& options);
 
-// "12.345 ms".
-std::string format_ms(double us);
 
 nlohmann::json step_result_json(const StepResult& result, const Cluster& cluster,
                                 const LowerBound& bound);
 // Prints the result as a table on stdout.
 void print_step_result(const StepResult& result, const Cluster& cluster, const LowerBound& bound);
 
-// Writes `doc` (pretty) to `path` atomically.
-void write_json_file(const std::string& path, const nlohmann::json& doc);
 
 }  // namespace aware::cli

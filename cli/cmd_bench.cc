@@ -320,7 +320,6 @@ void add_bench_commands(CLI::App& app) {
       ->capture_default_str();
   s->callback([sim] { run_bench_simulate(*sim); });
   auto mv = std::make_shared<BenchArgs>();
-  mv->out = "bench-moves.json";
   CLI::App* m = bench->add_subcommand(
       "moves", "Evaluations per second of small moves (evaluate_move) against full evaluations");
   m->add_option("--graph", mv->graph, kGraphSpecHelp)->required();
@@ -332,7 +331,6 @@ void add_bench_commands(CLI::App& app) {
   m->callback([mv] { run_bench_moves(*mv); });
   auto sc = std::make_shared<BenchArgs>();
   sc->seconds = 1;
-  sc->out = "bench-scaling.json";
   CLI::App* c = bench->add_subcommand("scaling", "Time per evaluation from 100 to 10,000 ops");
   add_common(c, *sc);
   c->add_option("-o,--output", sc->out, "Also write the figures to this JSON file (default: print only)");

@@ -19,7 +19,7 @@
 #include "datasets/onnx_import.h"
 #endif
 #ifdef AWARE_HAVE_TORCHSCRIPT
-#include "agents/rl/torchscript_import.h"
+#include "datasets/torchscript_import.h"
 #endif
 
 namespace aware::cli {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "agents/baselines/compare.h"
+#include "experiments/compare.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
 #include "core/exporters.h"
@@ -23,7 +23,11 @@
 #include "agents/rl/trainer.h"
 #endif
 #ifdef AWARE_HAVE_MPI
-#include "cli/mpi_job.h"
+#include "experiments/mpi/mpi_job.h"
+namespace aware::cli {
+using experiments::mpi_job;
+using experiments::MpiJob;
+}  // namespace aware::cli
 #endif
 
 namespace aware::cli {

@@ -16,7 +16,11 @@
 #include "datasets/families.h"
 #include "datasets/load.h"
 #ifdef AWARE_HAVE_MPI
-#include "cli/mpi_job.h"
+#include "experiments/mpi/mpi_job.h"
+namespace aware::cli {
+using experiments::mpi_job;
+using experiments::MpiJob;
+}  // namespace aware::cli
 #endif
 
 namespace aware::cli {

@@ -11,14 +11,14 @@
 #include "cli/cli_common.h"
 #include "core/errors.h"
 #ifdef AWARE_HAVE_MPI
-#include "cli/mpi_job.h"
+#include "experiments/mpi/mpi_job.h"
 #endif
 
 int main(int argc, char** argv) {
 #ifdef AWARE_HAVE_MPI
   // Under mpirun: join the job (every rank must run the same command), and let
   // an error on any rank end them all.
-  aware::cli::MpiJob* job = aware::cli::join_mpi_job(argc, argv);
+  aware::experiments::MpiJob* job = aware::experiments::join_mpi_job(argc, argv);
   const auto fail = [job](const std::string& message, int code) {
     if (job != nullptr && job->size() > 1) job->abort(message, code);
     std::fprintf(stderr, "\nerror: %s\n", message.c_str());

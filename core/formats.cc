@@ -593,4 +593,10 @@ void write_placement_file(const OpGraph& graph, const Cluster& cluster,
   write_text_file_atomic(path, placement_to_json(graph, cluster, placement).dump(1) + "\n");
 }
 
+void write_json_file(const std::string& path, const nlohmann::json& doc) {
+  write_text_file_atomic(path, doc.dump(1) + "\n");
+}
+
+nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
+
 }  // namespace aware

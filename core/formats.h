@@ -46,6 +46,10 @@ void write_placement_file(const OpGraph& graph, const Cluster& cluster,
 std::string read_text_file(const std::string& path);
 // Writes `text` to `path` through a temporary file and a rename.
 void write_text_file_atomic(const std::string& path, const std::string& text);
+// `doc` as indented JSON through write_text_file_atomic.
+void write_json_file(const std::string& path, const nlohmann::json& doc);
+// The JSON document in `path`; ParseError naming the file and the position.
+nlohmann::json read_json_file(const std::string& path);
 // Writes every (path, text) to its temporary file first, then renames them all:
 // a failed write (disk full, no permission) leaves none of them behind.
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);

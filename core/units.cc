@@ -36,4 +36,11 @@ std::string format_bytes(double bytes, BytesStyle style) {
   return with_unit(bytes, 2, 2, 1);  // unreachable: every style is handled above
 }
 
+std::string format_ms(double us) {
+  char buffer[64];
+  // Beyond a billion ms, fixed notation prints dozens of digits: use an exponent.
+  std::snprintf(buffer, sizeof buffer, us / 1e3 < 1e9 ? "%.3f ms" : "%.4e ms", us / 1e3);
+  return buffer;
+}
+
 }  // namespace aware

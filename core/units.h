@@ -22,4 +22,7 @@ enum class BytesStyle {
 // The style has no default on purpose: every caller says which output it keeps.
 std::string format_bytes(double bytes, BytesStyle style);
 
+// `us` microseconds as "12.345 ms" (an exponent beyond a billion ms).
+std::string format_ms(double us);
+
 }  // namespace aware

@@ -1,5 +1,5 @@
 // What every model importer (ONNX in datasets/onnx_import.h, TorchScript in
-// agents/rl/torchscript_import.h) takes and reports. Plain types: no ONNX,
+// datasets/torchscript_import.h) takes and reports. Plain types: no ONNX,
 // protobuf or LibTorch header behind them.
 #pragma once
 

@@ -11,7 +11,10 @@ that have a curve, with a band from the fastest to the slowest seed (the spec of
 gui/plot.h). It then renders each spec to PNG with aware-plot (AWARE_PLOT, default
 build/gui/aware-plot) when that exists. A method with no curve for a row is left out of
 that row's chart and named on stderr."""
-import csv, glob, json, os, subprocess, sys
+import csv, glob, io, json, os, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cellpack import CellFiles  # noqa: E402
 
 def main(argv):
     opts = {"--devices": "2 4 8", "--models": "inception_v3 resnet50 nasnet nmt4 gnmt"}
@@ -29,6 +32,7 @@ def main(argv):
     if len(args) < 4:
         sys.exit(__doc__)
     cells, budget, out, methods = args[0], int(args[1]), args[2], args[3:]
+    files = CellFiles(cells)  # loose or packed (cellpack.py)
     os.makedirs(out, exist_ok=True)
     grid = [budget * (k + 1) // 200 for k in range(200)]
     specs = []
@@ -37,9 +41,11 @@ def main(argv):
             series = []
             for m in methods:
                 runs = []
-                for path in sorted(glob.glob(os.path.join(cells, "%s__k40x%s__%s__e%d__s*.curve.csv" % (model, d, m, budget)))):
+                for name in files.names("%s__k40x%s__%s__e%d__s*.curve.csv" % (model, d, m, budget)):
+                    path = os.path.join(cells, name)
                     try:
-                        rows = [(int(r["evaluations"]), float(r["best_step_us"])) for r in csv.DictReader(open(path))]
+                        rows = [(int(r["evaluations"]), float(r["best_step_us"]))
+                                for r in csv.DictReader(io.StringIO(files.read(name)))]
                     except (KeyError, ValueError) as e:
                         sys.exit("error: %s: not a curve (%s)" % (path, e))
                     if rows:

@@ -6,7 +6,7 @@
 #include <QWidget>
 
 #ifdef AWARE_GUI_HAVE_BASELINES
-#include "agents/baselines/compare.h"
+#include "experiments/compare.h"
 #endif
 
 class QTableWidget;

@@ -22,7 +22,7 @@
 class QThread;
 
 #ifdef AWARE_GUI_HAVE_BASELINES
-#include "agents/baselines/compare.h"
+#include "experiments/compare.h"
 #endif
 
 namespace aware::gui {

@@ -11,40 +11,6 @@ namespace aware {
 
 namespace {
 
-struct KindInfo {
-  std::string description;
-  std::vector<std::string> options;
-};
-
-const std::map<std::string, KindInfo>& kinds() {
-  static const std::map<std::string, KindInfo> table = {
-      {"single", {"single[:D]: the step as it is, on device D (default 0)", {}}},
-      {"place", {"place:METHOD: the step as it is, placed on every device by METHOD", {}}},
-      {"dp",
-       {"dp[:N|:COLLECTIVE][,collective=ring|tree|ps|reduce][,bucket_mb=25][,overlap=on]: N "
-        "replicas (default: every device), the global batch split N ways, gradients exchanged "
-        "by the collective",
-        {"collective", "bucket_mb", "overlap"}}},
-      {"hybrid",
-       {"hybrid:RxMETHOD[,collective=...]: R data-parallel groups, each group's devices placed "
-        "by METHOD",
-        {"collective", "bucket_mb", "overlap"}}},
-      {"pipeline",
-       {"pipeline[:S][,micro=M]: S stages cut by a balanced partition, M micro-batches in "
-        "GPipe order",
-        {"micro"}}},
-      {"bagging",
-       {"bagging[:N][,average=on]: N independent replicas on their own samples, no exchange "
-        "per step (average=on adds the final model average)",
-        {"average"}}},
-      {"mapreduce",
-       {"mapreduce[:N][,cache=on][,job_s=25][,disk_MBps=100][,seek_ms=10][,replication=3]: one "
-        "synchronous iteration as a Hadoop job (cache=on: Spark/HaLoop style)",
-        {"cache", "job_s", "disk_MBps", "seek_ms", "replication"}}},
-  };
-  return table;
-}
-
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
@@ -52,11 +18,116 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+StrategyResult apply_single(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
+                            const StrategyContext&) {
+  int device = 0;
+  if (!spec.argument.empty()) {
+    std::size_t used = 0;
+    try {
+      device = std::stoi(spec.argument, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != spec.argument.size() || device < 0 || device >= cluster.num_devices()) {
+      throw ConfigError("strategy '" + spec.text + "': device '" + spec.argument +
+                        "' is not one of 0.." + std::to_string(cluster.num_devices() - 1));
+    }
+  }
+  StrategyResult result;
+  result.spec = "single:" + std::to_string(device);
+  result.graph = graph;
+  result.placement = single_device_placement(graph, device);
+  result.global_batch = graph.batch();
+  return result;
+}
+
+StrategyResult apply_place(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
+                           const StrategyContext& context) {
+  if (spec.argument.empty()) {
+    throw ConfigError("strategy '" + spec.text + "': place takes a method, e.g. place:m-etf");
+  }
+  StrategyResult result;
+  result.spec = "place:" + spec.argument;
+  result.graph = graph;
+  result.placement = strategies_detail::place_with(spec.argument, graph, cluster, context, spec.text);
+  int used = 0;
+  std::vector<char> seen(cluster.num_devices(), 0);
+  for (int d : result.placement.device_of_op) used += !seen[d]++;
+  result.devices_used = used;
+  result.global_batch = graph.batch();
+  return result;
+}
+
 }  // namespace
+
+StrategyRegistry::StrategyRegistry() {
+  using namespace strategies_detail;
+  const std::vector<std::string> collective = {"collective", "bucket_mb", "overlap"};
+  kinds_["single"] = {"single", "single[:D]: the step as it is, on device D (default 0)", {}, apply_single,
+                      "single:1", "single"};
+  kinds_["place"] = {"place", "place:METHOD: the step as it is, placed on every device by METHOD", {},
+                     apply_place, "place:m-etf", "place:single"};
+  kinds_["dp"] = {"dp",
+                  "dp[:N|:COLLECTIVE][,collective=ring|tree|ps|reduce][,bucket_mb=25][,overlap=on]: N "
+                  "replicas (default: every device), the global batch split N ways, gradients exchanged "
+                  "by the collective",
+                  collective, apply_data_parallel, "dp:2,collective=ring", "dp:1"};
+  kinds_["hybrid"] = {"hybrid",
+                      "hybrid:RxMETHOD[,collective=...]: R data-parallel groups, each group's devices placed "
+                      "by METHOD",
+                      collective, apply_data_parallel, "hybrid:2xm-etf", "hybrid:1xsingle"};
+  kinds_["pipeline"] = {"pipeline",
+                        "pipeline[:S][,micro=M]: S stages cut by a balanced partition, M micro-batches in "
+                        "GPipe order",
+                        {"micro"}, apply_pipeline, "pipeline:2,micro=2", "pipeline:1,micro=1"};
+  kinds_["bagging"] = {"bagging",
+                       "bagging[:N][,average=on]: N independent replicas on their own samples, no exchange "
+                       "per step (average=on adds the final model average)",
+                       {"average"}, apply_data_parallel, "bagging:2", "bagging:1"};
+  kinds_["mapreduce"] = {"mapreduce",
+                         "mapreduce[:N][,cache=on][,job_s=25][,disk_MBps=100][,seek_ms=10][,replication=3]: "
+                         "one synchronous iteration as a Hadoop job (cache=on: Spark/HaLoop style)",
+                         {"cache", "job_s", "disk_MBps", "seek_ms", "replication"}, apply_mapreduce,
+                         "mapreduce:2,cache=on", ""};
+}
+
+StrategyRegistry& StrategyRegistry::instance() {
+  static StrategyRegistry registry;
+  return registry;
+}
+
+void StrategyRegistry::add(StrategyKind kind) {
+  if (kind.name.empty() || !kind.apply) throw ConfigError("a strategy kind needs a name and a rewrite");
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string name = kind.name;
+  kinds_[name] = std::move(kind);
+}
+
+bool StrategyRegistry::has(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kinds_.count(name) > 0;
+}
+
+StrategyKind StrategyRegistry::get(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = kinds_.find(name);
+  if (it != kinds_.end()) return it->second;
+  std::string known;
+  for (const auto& [n, kind] : kinds_) known += (known.empty() ? "" : ", ") + n;
+  throw ConfigError("unknown kind '" + name + "' (known: " + known + "; docs/strategies.md)");
+}
+
+std::vector<std::string> StrategyRegistry::names() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::string> out;
+  for (const auto& [name, kind] : kinds_) out.push_back(name);
+  return out;
+}
 
 std::vector<std::pair<std::string, std::string>> strategy_kinds() {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [name, info] : kinds()) out.emplace_back(name, info.description);
+  for (const std::string& name : StrategyRegistry::instance().names())
+    out.emplace_back(name, StrategyRegistry::instance().get(name).description);
   return out;
 }
 
@@ -76,13 +147,13 @@ StrategySpec parse_strategy_spec(const std::string& text) {
   const std::size_t colon = head.find(':');
   spec.kind = trim(head.substr(0, colon));
   if (colon != std::string::npos) spec.argument = trim(head.substr(colon + 1));
-  const auto it = kinds().find(spec.kind);
-  if (it == kinds().end()) {
+  if (!StrategyRegistry::instance().has(spec.kind)) {
     std::string known;
-    for (const auto& [name, info] : kinds()) known += (known.empty() ? "" : ", ") + name;
+    for (const std::string& name : StrategyRegistry::instance().names()) known += (known.empty() ? "" : ", ") + name;
     throw ConfigError("strategy '" + spec.text + "': unknown kind '" + spec.kind +
                       "' (known: " + known + "; docs/strategies.md)");
   }
+  const StrategyKind kind = StrategyRegistry::instance().get(spec.kind);
   if (colon != std::string::npos && spec.argument.empty()) {
     throw ConfigError("strategy '" + spec.text + "': nothing after ':'");
   }
@@ -93,7 +164,7 @@ StrategySpec parse_strategy_spec(const std::string& text) {
                         "' is not key=value");
     }
     const std::string key = trim(pieces[i].substr(0, eq));
-    const auto& allowed = it->second.options;
+    const auto& allowed = kind.options;
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string valid;
       for (const auto& k : allowed) valid += (valid.empty() ? "" : ", ") + k;
@@ -137,48 +208,7 @@ StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
   if (cluster.num_devices() < 1) {
     throw ConfigError("strategy '" + spec.text + "': cluster '" + cluster.name() + "' has no devices");
   }
-  if (spec.kind == "single") {
-    int device = 0;
-    if (!spec.argument.empty()) {
-      std::size_t used = 0;
-      try {
-        device = std::stoi(spec.argument, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != spec.argument.size() || device < 0 || device >= cluster.num_devices()) {
-        throw ConfigError("strategy '" + spec.text + "': device '" + spec.argument +
-                          "' is not one of 0.." + std::to_string(cluster.num_devices() - 1));
-      }
-    }
-    StrategyResult result;
-    result.spec = "single:" + std::to_string(device);
-    result.graph = graph;
-    result.placement = single_device_placement(graph, device);
-    result.global_batch = graph.batch();
-    return result;
-  }
-  if (spec.kind == "place") {
-    if (spec.argument.empty()) {
-      throw ConfigError("strategy '" + spec.text + "': place takes a method, e.g. place:m-etf");
-    }
-    StrategyResult result;
-    result.spec = "place:" + spec.argument;
-    result.graph = graph;
-    result.placement =
-        strategies_detail::place_with(spec.argument, graph, cluster, context, spec.text);
-    int used = 0;
-    std::vector<char> seen(cluster.num_devices(), 0);
-    for (int d : result.placement.device_of_op) used += !seen[d]++;
-    result.devices_used = used;
-    result.global_batch = graph.batch();
-    return result;
-  }
-  if (spec.kind == "dp" || spec.kind == "hybrid" || spec.kind == "bagging") {
-    return strategies_detail::apply_data_parallel(graph, cluster, spec, context);
-  }
-  if (spec.kind == "pipeline") return strategies_detail::apply_pipeline(graph, cluster, spec, context);
-  return strategies_detail::apply_mapreduce(graph, cluster, spec, context);
+  return StrategyRegistry::instance().get(spec.kind).apply(graph, cluster, spec, context);
 }
 
 }  // namespace aware

@@ -10,6 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,7 +42,7 @@ StrategySpec parse_strategy_spec(const std::string& text);
 // Splits a comma-separated list of specs ("dp:ring,dp:4,collective=ps,pipeline")
 // into specs: a piece holding '=' belongs to the spec before it.
 std::vector<std::string> split_strategy_list(const std::string& text);
-// The kinds and a one-line description of each, for help text.
+// The kinds and a one-line description of each, for help text (the registry's).
 std::vector<std::pair<std::string, std::string>> strategy_kinds();
 
 // What a strategy needs besides the graph and the cluster (hybrid runs a placer).
@@ -70,6 +73,40 @@ StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
                               const std::string& spec, const StrategyContext& context = {});
 StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
                               const StrategySpec& spec, const StrategyContext& context = {});
+
+// One kind of strategy as the registry holds it: what `strategy list` prints,
+// the options its specs take, the rewrite, and the specs the conformance suite
+// (tests/conformance/strategy_conformance_test.cc) runs it with.
+struct StrategyKind {
+  std::string name;           // the spec's KIND
+  std::string description;    // one line: the spec's shape and what it does
+  std::vector<std::string> options;  // the key=value options it takes
+  // The rewrite; the spec is parsed and its options checked against `options`.
+  std::function<StrategyResult(const OpGraph&, const Cluster&, const StrategySpec&, const StrategyContext&)> apply;
+  std::string example;        // a spec that works on any cluster of 2+ devices
+  // A spec with one replica, one stage, one group, whose step must equal the
+  // plain step on one device; empty when the kind has none (mapreduce: a job's
+  // fixed costs are part of every iteration).
+  std::string one_replica;
+};
+
+// Every strategy kind by name. The library's own rewrites are registered when the
+// registry is first used; add() takes more (a plugin's). Thread-safe.
+class StrategyRegistry {
+ public:
+  static StrategyRegistry& instance();
+  // Adds or replaces `kind`; throws ConfigError for an empty name or no rewrite.
+  void add(StrategyKind kind);
+  bool has(const std::string& name) const;
+  // The kind; ConfigError "unknown kind ... (known: ...)" otherwise.
+  StrategyKind get(const std::string& name) const;
+  std::vector<std::string> names() const;  // sorted
+
+ private:
+  StrategyRegistry();
+  mutable std::mutex mutex_;
+  std::map<std::string, StrategyKind> kinds_;
+};
 
 // Ops the rewrites insert carry this block name ("collective", "pipeline",
 // "mapreduce" ops are all tagged so), so reports can tell them from model ops.

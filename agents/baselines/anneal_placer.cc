@@ -28,12 +28,14 @@
 #include <utility>
 #include <vector>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/baselines/placers.h"
 #include "agents/baselines/search_loop.h"
 #include "core/errors.h"
 
 namespace aware::baselines {
+
+using namespace aware::placing;  // the shared placer helpers (agents/common)
 namespace {
 
 // Uphill steps a calibrated start temperature accepts with probability 1/2: the median one.

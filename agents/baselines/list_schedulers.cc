@@ -10,12 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/baselines/placers.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 
 namespace aware::baselines {
+
+using namespace aware::placing;  // the shared placer helpers (agents/common)
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

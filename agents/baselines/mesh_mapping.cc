@@ -7,11 +7,13 @@
 #include <map>
 #include <numeric>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "core/errors.h"
 #include "core/rng.h"
 
 namespace aware::baselines {
+
+using namespace aware::placing;  // the shared placer helpers (agents/common)
 namespace {
 
 std::string fmt(double v) {

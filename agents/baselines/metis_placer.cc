@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/baselines/placers.h"
 #include "core/errors.h"
 
 namespace aware::baselines {
+
+using namespace aware::placing;  // the shared placer helpers (agents/common)
 namespace {
 
 // Scales non-negative weights to integers in [1, ceiling] so that their sum stays

@@ -1,11 +1,16 @@
 // What the evaluator searches share (search_loop.h).
 #include "agents/baselines/search_loop.h"
 
-#include "agents/baselines/common.h"
+#include <map>
+#include <string>
+
+#include "agents/common/placer_common.h"
 #include "agents/baselines/placers.h"
 #include "core/errors.h"
 
 namespace aware::baselines {
+
+using namespace aware::placing;  // the shared placer helpers (agents/common)
 
 // The "threads" option: an EvaluatorPool of that many clones of the context's
 // evaluator, or null for one thread (evaluate in place).
@@ -71,10 +76,14 @@ void seed_search(SearchLoop& loop, const OpGraph& graph, const Cluster& cluster,
 }
 
 std::vector<std::unique_ptr<Placer>> cheap_placers() {
+  // The factories themselves, not the registry: the searches run also where
+  // nothing was registered. The list and its order are agents/common's.
+  static const std::map<std::string, std::unique_ptr<Placer> (*)()> factories = {
+      {"m-etf", make_m_etf_placer},   {"heft", make_heft_placer},     {"m-sct", make_m_sct_placer},
+      {"expert", make_expert_placer}, {"m-topo", make_m_topo_placer}, {"single", make_single_placer},
+      {"round-robin", make_round_robin_placer}};
   std::vector<std::unique_ptr<Placer>> out;
-  for (auto make : {make_m_etf_placer, make_heft_placer, make_m_sct_placer, make_expert_placer,
-                    make_m_topo_placer, make_single_placer, make_round_robin_placer})
-    out.push_back(make());
+  for (const std::string& name : cheap_placer_names()) out.push_back(factories.at(name)());
   return out;
 }
 

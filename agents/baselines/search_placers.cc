@@ -9,13 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/baselines/placers.h"
 #include "agents/baselines/search_loop.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 
 namespace aware::baselines {
+
+using namespace aware::placing;  // the shared placer helpers (agents/common)
 namespace {
 
 // "random-search" starts from the best cheap placer (seed_search) and then samples;

@@ -2,11 +2,13 @@
 #include <string>
 #include <vector>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/baselines/placers.h"
 #include "core/graph_algorithms.h"
 
 namespace aware::baselines {
+
+using namespace aware::placing;  // the shared placer helpers (agents/common)
 namespace {
 
 // Everything on the fastest device whose memory holds it.

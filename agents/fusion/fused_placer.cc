@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/fusion/fusion.h"
 #include "core/cluster.h"
 #include "core/errors.h"
@@ -86,7 +86,7 @@ Placement FusedPlacer::place(const OpGraph& graph, const Cluster& cluster,
   const Placement coarse = inner->place(fusion.coarse, cluster, inner_context);
   check_placement(fusion.coarse, cluster, coarse, "placer '" + inner_ + "' on the fused graph");
   Placement fine = expand_placement(fusion, coarse);
-  return baselines::with_memory_fallback(graph, cluster, std::move(fine), context.evaluator);
+  return placing::with_memory_fallback(graph, cluster, std::move(fine), context.evaluator);
 }
 
 std::unique_ptr<Placer> make_fused_placer(const std::string& inner) {

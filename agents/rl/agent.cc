@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "agents/rl/agent.h"
-#include "agents/rl/archive_check.h"
+#include "core/archive_check.h"
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
 #include "core/formats.h"

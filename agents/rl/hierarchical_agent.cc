@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/rl/agent.h"
 #include "agents/rl/networks.h"
 #include "core/cost_model.h"
@@ -173,7 +173,7 @@ class HierarchicalAgent final : public Agent {
   void prepare(const OpGraph& graph, const Cluster& cluster) override {
     n_ = graph.num_ops();
     graph_ = &graph;
-    units_ = baselines::colocation_units(graph);
+    units_ = placing::colocation_units(graph);
     const OpCostMatrix costs(graph, cluster);
     const std::vector<int> rank = topological_rank(graph);
     std::vector<float> f(static_cast<size_t>(n_) * kGrouperFeatures, 0.0f);
@@ -313,7 +313,7 @@ class HierarchicalAgent final : public Agent {
   Placement to_placement(const std::vector<int64_t>& group_of_op, const std::vector<int64_t>& device_of_group) const {
     Placement p(std::vector<int>(n_, 0));
     for (int i = 0; i < n_; ++i) p[i] = static_cast<int>(device_of_group[group_of_op[i]]);
-    baselines::enforce_colocation(*graph_, units_, p);
+    placing::enforce_colocation(*graph_, units_, p);
     return p;
   }
 
@@ -377,7 +377,7 @@ class HierarchicalAgent final : public Agent {
   GroupPlacer placer_{nullptr};
   const OpGraph* graph_ = nullptr;
   int n_ = 0;
-  baselines::Units units_;
+  placing::Units units_;
   torch::Tensor op_features_;
   torch::Tensor group_prior_;  // [n x G]: kGroupPrior at each op's block group
   std::vector<int> op_type_;

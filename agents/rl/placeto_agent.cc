@@ -10,7 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/rl/agent.h"
 #include "agents/rl/networks.h"
 #include "core/cost_model.h"
@@ -230,7 +230,7 @@ class PlacetoAgent final : public Agent {
     n_ = n;
     reward_scale_us_ = 0;  // rewards are relative to this graph's first step time
     trace_ = Trace();
-    units_ = baselines::colocation_units(graph);
+    units_ = placing::colocation_units(graph);
     // Static columns, each divided by its maximum.
     OpFeatureColumns columns = op_feature_columns(graph, cluster);
     cost_ = std::move(columns.cost);
@@ -518,7 +518,7 @@ class PlacetoAgent final : public Agent {
   Trace trace_;
   PlacetoNet net_{nullptr};
   int n_ = 0;
-  baselines::Units units_;
+  placing::Units units_;
   std::vector<int> leaders_;
   std::vector<int> topo_rank_;
   std::vector<double> cost_, out_size_, memory_;

@@ -8,7 +8,7 @@
 #include <limits>
 #include <memory>
 
-#include "agents/baselines/placers.h"
+#include "agents/common/placer_common.h"
 #include "agents/rl/trainer_impl.h"
 #include "core/errors.h"
 #include "core/formats.h"
@@ -42,14 +42,18 @@ Placement Trainer::imitation_target(TrainResult& result) {
     cheap.evaluator = &evaluator_;
     cheap.seed = opt_.seed;
     double best = std::numeric_limits<double>::infinity();
-    for (const std::unique_ptr<Placer>& placer : baselines::cheap_placers()) {
-      const Placement p = placer->place(graph_, cluster_, cheap);
+    // By name through the registry: the agents do not link the placers' library.
+    for (const std::string& name : placing::cheap_placer_names()) {
+      if (!PlacerRegistry::instance().has(name)) continue;
+      const Placement p = PlacerRegistry::instance().create(name)->place(graph_, cluster_, cheap);
       const double us = env_->evaluate(p);
       if (us < best) {
         best = us;
         target = p;
       }
     }
+    if (target.size() == 0)
+      throw ConfigError("imitate: cheap needs the one-pass placers (m-etf, heft, ...), none of which is registered");
   } else if (fs::exists(spec)) {
     target = read_placement_file(spec, graph_, cluster_);
     env_->evaluate(target);

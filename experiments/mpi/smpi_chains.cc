@@ -22,14 +22,13 @@
 #include <mutex>
 #include <string>
 
-#include "agents/baselines/register.h"
+#include "builtins/builtins.h"
 #include "core/cluster.h"
 #include "core/evaluator.h"
 #include "core/formats.h"
 #include "core/placer.h"
 #include "datasets/load.h"
 #include "experiments/mpi/mpi_exchange.h"
-#include "sim/analytic/register.h"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -39,11 +38,7 @@ int main(int argc, char** argv) {
   try {
     if (argc != 6)
       throw aware::ConfigError("usage: smpi_chains GRAPH CLUSTER EVALS_PER_CHAIN EXCHANGE_EVERY SEED");
-    static std::once_flag registered;
-    std::call_once(registered, [] {
-      aware::register_analytic_evaluator();
-      aware::register_baseline_placers();
-    });
+    aware::register_builtins();  // this build's minimal set: analytic and the baseline placers
     const aware::OpGraph graph = aware::load_graph(argv[1]);
     const aware::Cluster cluster = aware::load_cluster(argv[2]);
     const long long per_chain = std::atoll(argv[3]);

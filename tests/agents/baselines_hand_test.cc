@@ -5,7 +5,7 @@
 #include <set>
 
 #include "builtins/builtins.h"
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/baselines/placers.h"
 #include "core/errors.h"
 #include "core/placer.h"
@@ -102,7 +102,7 @@ TEST(BaselinesHand, MTopoRespectsItsMemoryCap) {
   EXPECT_NEAR(caps[0], 20 * (1e9 + 1000) / 4 + 1e9 + 1000, 1);
   const Placement p = run("m-topo", g, c);
   std::vector<double> used(4, 0.0);
-  for (int op = 0; op < g.num_ops(); ++op) used[p[op]] += baselines::op_memory_bytes(g.op(op));
+  for (int op = 0; op < g.num_ops(); ++op) used[p[op]] += placing::op_memory_bytes(g.op(op));
   for (int d = 0; d < 4; ++d) EXPECT_LE(used[d], caps[d]) << "device " << d;
   // Topological fill: device ids never decrease along the chain.
   for (int i = 1; i < 20; ++i) EXPECT_GE(p[i], p[i - 1]);

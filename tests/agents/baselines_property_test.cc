@@ -8,7 +8,7 @@
 
 #include "agents/baselines/register.h"
 #include "builtins/builtins.h"
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 #include "core/placer.h"
@@ -52,7 +52,7 @@ TEST_P(BaselinesOnDag, CompleteFeasibleAndAboveBound) {
   for (std::uint64_t seed : {1u, 2u}) {
     const OpGraph g = layered_dag(150, seed);
     double total = 0;
-    for (const Op& op : g.ops()) total += baselines::op_memory_bytes(op);
+    for (const Op& op : g.ops()) total += placing::op_memory_bytes(op);
     const Cluster c = zero_latency_star(4, tight ? total / 2.5 : 64e9);
     AnalyticSimulator sim;
     const double bound = lower_bound(g, c).bound_us();

@@ -7,7 +7,7 @@
 
 #include "agents/baselines/register.h"
 #include "builtins/builtins.h"
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
@@ -44,7 +44,7 @@ TEST(BaselinesZoo, EveryMethodOnEveryZooModel) {
     // Graphs that cannot fit at all must say so; the rest must be placed feasibly.
     bool fits = true;
     try {
-      baselines::check_graph_can_fit(g, c);
+      placing::check_graph_can_fit(g, c);
     } catch (const ConfigError&) {
       fits = false;
     }

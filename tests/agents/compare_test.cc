@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/baselines/compare.h"
+#include "experiments/compare.h"
 #include "core/errors.h"
 #include "tests/test_graphs.h"
 

@@ -10,7 +10,7 @@
 #ifdef AWARE_HAVE_BASELINES
 #include "agents/fusion/register.h"
 #include "builtins/builtins.h"
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #endif
 #include "agents/fusion/fused_placer.h"
 #include "agents/fusion/fusion.h"
@@ -342,7 +342,7 @@ TEST(FusionProperties, CoarseMemoryNeverExceedsMembers) {
       EXPECT_LE(coarse, f.stats.memory_limit_bytes * (1 + 1e-12)) << c.name;
     }
 #ifdef AWARE_HAVE_BASELINES
-    EXPECT_NO_THROW(baselines::check_graph_can_fit(f.coarse, cluster));
+    EXPECT_NO_THROW(placing::check_graph_can_fit(f.coarse, cluster));
 #endif
   }
 }

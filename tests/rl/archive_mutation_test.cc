@@ -23,7 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "agents/rl/agent.h"
-#include "agents/rl/archive_check.h"
+#include "core/archive_check.h"
 #include "agents/rl/trainer.h"
 #include "builtins/builtins.h"
 #include "core/errors.h"

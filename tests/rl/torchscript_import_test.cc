@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "agents/rl/torchscript_import.h"
+#include "datasets/torchscript_import.h"
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "sim/analytic/analytic_simulator.h"

@@ -1,8 +1,8 @@
 // aware reproduce's report: the strategies, hardware and mesh sections
 // (reproduce_report.h).
-#include "cli/reproduce_report.h"
+#include "experiments/reproduce_report.h"
 
-namespace aware::cli::reproduce::report {
+namespace aware::reproduce::report {
 
 // ---------------------------------------------------------------- strategies
 
@@ -223,4 +223,4 @@ std::string mesh_section(Results& r, const Plan& plan, Figures& figures) {
   return out.str();
 }
 
-}  // namespace aware::cli::reproduce::report
+}  // namespace aware::reproduce::report

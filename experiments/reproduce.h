@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace aware::cli::reproduce {
+namespace aware::reproduce {
 
 // One child run of this binary: `aware ARGS`, its stdout (one JSON document)
 // kept as DIR/cells/KEY.json. Side files (a placement, a curve, a policy) are
@@ -116,4 +116,4 @@ std::string write_report_sections(const Plan& plan, const std::filesystem::path&
 std::string markdown_to_html(const std::string& markdown, const std::filesystem::path& dir,
                              const std::string& title);
 
-}  // namespace aware::cli::reproduce
+}  // namespace aware::reproduce

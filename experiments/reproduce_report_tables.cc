@@ -1,8 +1,8 @@
 // aware reproduce's report: the paper's Tables 1-4 and the claims checklist
 // (reproduce_report.h).
-#include "cli/reproduce_report.h"
+#include "experiments/reproduce_report.h"
 
-namespace aware::cli::reproduce::report {
+namespace aware::reproduce::report {
 namespace {
 
 // ---------------------------------------------------------------- table 1
@@ -335,4 +335,4 @@ std::string claims_section(Results& r, const Plan& plan) {
   return out.str() + "\n";
 }
 
-}  // namespace aware::cli::reproduce::report
+}  // namespace aware::reproduce::report

@@ -1,4 +1,4 @@
-// Shared machinery of the non-learned placers: the memory rules they check
+// Shared machinery of every placer (the non-learned ones, the fused wrappers, the agents): the memory rules they check
 // placements against, colocation units, the "graph cannot fit at all" check and
 // the memory-aware greedy fallback. Their seeded generator is core's MersenneRng.
 //
@@ -19,7 +19,7 @@
 #include "core/placer.h"
 #include "core/rng.h"
 
-namespace aware::baselines {
+namespace aware::placing {
 
 // Memory an op brings to its device in the placers' static model, bytes:
 // parameters + all outputs + workspace (Baechi's per-op memory).
@@ -114,6 +114,11 @@ Placement random_placement(const OpGraph& graph, const Cluster& cluster, const U
 // Device ids ordered fastest first (by summed op time under `costs`), ties by id.
 std::vector<int> devices_fastest_first(const OpCostMatrix& costs);
 
+// The one-pass placers a search starts from and `--imitate cheap` takes the best
+// of, by registry name, in the order they are tried: m-etf, heft, m-sct, expert,
+// m-topo, single, round-robin.
+const std::vector<std::string>& cheap_placer_names();
+
 // Validates the common context fields: negative budgets -> ConfigError naming
 // `placer`. (Options are checked against the placer's registry entry before
 // place() runs: PlacerRegistry::create wraps every placer.)
@@ -135,4 +140,4 @@ class CommModel {
   double mean_us_per_byte_ = 0;
 };
 
-}  // namespace aware::baselines
+}  // namespace aware::placing

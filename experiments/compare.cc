@@ -1,4 +1,4 @@
-#include "agents/baselines/compare.h"
+#include "experiments/compare.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 #include "agents/baselines/register.h"
 #include "core/cluster.h"
 #include "core/errors.h"
@@ -340,7 +340,7 @@ CompareTable run_compare(const CompareRequest& request) {
       row.lower_bound_us = lower_bound(graph, cluster).bound_us();
       std::string too_big;
       try {
-        baselines::check_graph_can_fit(graph, cluster);
+        placing::check_graph_can_fit(graph, cluster);
       } catch (const ConfigError& e) {
         too_big = e.what();
       }

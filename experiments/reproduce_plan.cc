@@ -1,11 +1,11 @@
 // aware reproduce: which cells each table needs at each budget.
 #include <algorithm>
 
-#include "cli/cli_common.h"
-#include "cli/reproduce.h"
+#include "core/lists.h"
+#include "experiments/reproduce.h"
 #include "core/errors.h"
 
-namespace aware::cli::reproduce {
+namespace aware::reproduce {
 namespace {
 
 namespace fs = std::filesystem;
@@ -436,4 +436,4 @@ Plan make_plan(const std::string& budget, const std::string& only, const std::st
   return plan;
 }
 
-}  // namespace aware::cli::reproduce
+}  // namespace aware::reproduce

@@ -1,4 +1,4 @@
-#include "cli/mpi_job.h"
+#include "experiments/mpi/mpi_job.h"
 
 #include <mpi.h>
 #include <sys/stat.h>
@@ -15,7 +15,7 @@
 #include "experiments/mpi/mpi_training.h"
 #include "experiments/mpi/mpi_wait.h"
 
-namespace aware::cli {
+namespace aware::experiments {
 namespace {
 
 // FNV-1a over the command line and the binary's size and modification time:
@@ -134,4 +134,4 @@ MpiJob* join_mpi_job(int argc, char** argv) {
 
 MpiJob* mpi_job() { return g_job; }
 
-}  // namespace aware::cli
+}  // namespace aware::experiments

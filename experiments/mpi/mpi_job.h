@@ -15,17 +15,18 @@
 #include <string>
 
 #include "core/search_exchange.h"
+#include "experiments/reproduce_run.h"
 #ifdef AWARE_HAVE_RL
 #include "agents/rl/trainer.h"
 #endif
 
-namespace aware::cli {
+namespace aware::experiments {
 
-class MpiJob {
+class MpiJob : public reproduce::CellMessenger {
  public:
   virtual ~MpiJob() = default;
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
+  int rank() const override = 0;
+  int size() const override = 0;
   // This rank as one chain of a search (chain = rank, chains = size).
   virtual SearchExchange& exchange() = 0;
 #ifdef AWARE_HAVE_RL
@@ -37,9 +38,9 @@ class MpiJob {
   // Point-to-point text messages (reproduce's cell queue): a blocking send; a
   // non-blocking look for a message with `tag` from any rank (true and the
   // message taken when one has arrived); a blocking receive from `from`, any tag.
-  virtual void send(int to, int tag, const std::string& text) = 0;
-  virtual bool poll(int tag, int& from, std::string& text) = 0;
-  virtual std::string receive(int from, int& tag) = 0;
+  void send(int to, int tag, const std::string& text) override = 0;
+  bool poll(int tag, int& from, std::string& text) override = 0;
+  std::string receive(int from, int& tag) override = 0;
   // Prints `message` on this rank (prefixed "rank K: ") and ends every rank with `code`.
   [[noreturn]] virtual void abort(const std::string& message, int code) = 0;
 };
@@ -53,4 +54,4 @@ MpiJob* join_mpi_job(int argc, char** argv);
 // The job joined by join_mpi_job, or null.
 MpiJob* mpi_job();
 
-}  // namespace aware::cli
+}  // namespace aware::experiments

@@ -1,4 +1,4 @@
-#include "agents/rl/torchscript_import.h"
+#include "datasets/torchscript_import.h"
 
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
@@ -16,7 +16,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "agents/rl/archive_check.h"
+#include "core/archive_check.h"
 #include "core/errors.h"
 #include "datasets/import_rules.h"
 #include "datasets/layers.h"
@@ -136,8 +136,8 @@ class Importer {
 
   void load() {
     // The zip structure and every stored entry's CRC first: LibTorch reads a
-    // damaged archive without a word (agents/rl/archive_check.h).
-    rl::check_torch_archive(path_, "TorchScript module");
+    // damaged archive without a word (core/archive_check.h).
+    check_torch_archive(path_, "TorchScript module");
     torch::jit::Module module;
     try {
       module = torch::jit::load(path_);

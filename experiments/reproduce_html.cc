@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/reproduce.h"
+#include "experiments/reproduce.h"
 
-namespace aware::cli::reproduce {
+namespace aware::reproduce {
 namespace {
 
 namespace fs = std::filesystem;
@@ -159,4 +159,4 @@ std::string markdown_to_html(const std::string& markdown, const fs::path& dir, c
 }
 
 
-}  // namespace aware::cli::reproduce
+}  // namespace aware::reproduce

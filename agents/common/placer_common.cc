@@ -1,4 +1,4 @@
-#include "agents/baselines/common.h"
+#include "agents/common/placer_common.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 
-namespace aware::baselines {
+namespace aware::placing {
 namespace {
 
 std::string gb(double bytes) {
@@ -311,4 +311,10 @@ Placement random_placement(const OpGraph& graph, const Cluster& cluster, const U
   return p;
 }
 
-}  // namespace aware::baselines
+const std::vector<std::string>& cheap_placer_names() {
+  static const std::vector<std::string> names = {"m-etf",  "heft",   "m-sct",      "expert",
+                                                 "m-topo", "single", "round-robin"};
+  return names;
+}
+
+}  // namespace aware::placing

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-namespace aware::rl {
+namespace aware {
 
 // The CRC-32 of zip (polynomial 0xEDB88320) of `size` bytes.
 std::uint32_t zip_crc32(const void* data, std::size_t size);
@@ -29,4 +29,4 @@ void check_torch_archive(const std::string& path, const std::string& what);
 void check_torch_archive_bytes(const std::string& bytes, const std::string& path,
                                const std::string& what);
 
-}  // namespace aware::rl
+}  // namespace aware

@@ -14,12 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_common.h"
-#include "cli/reproduce.h"
+#include "core/lists.h"
+#include "experiments/cell_pack.h"
+#include "experiments/reproduce.h"
 #include "core/errors.h"
 #include "core/formats.h"
 
-namespace aware::cli::reproduce::report {
+namespace aware::reproduce::report {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -61,15 +62,15 @@ using Curve = std::vector<std::pair<double, double>>;
 
 class Results {
  public:
-  Results(const Plan& plan) : plan_(plan) {}
+  Results(const Plan& plan) : plan_(plan), files_(plan.cell_dir) {}
 
   // The cell's JSON, or null when it did not finish.
   const json* get(const std::string& key) {
     const auto it = cache_.find(key);
     if (it != cache_.end()) return it->second ? &*it->second : nullptr;
-    const fs::path file = plan_.cell_dir / (key + ".json");
     std::optional<json> doc;
-    if (fs::exists(file)) doc = parse_json_text(read_text_file(file.string()), file.string());
+    if (const std::optional<std::string> text = files_.read(key + ".json"))
+      doc = parse_json_text(*text, (plan_.cell_dir / (key + ".json")).string());
     auto& slot = cache_[key] = std::move(doc);
     return slot ? &*slot : nullptr;
   }
@@ -81,7 +82,7 @@ class Results {
   }
   Curve curve(const std::string& key) {
     Curve out;
-    std::ifstream in(plan_.cell_dir / (key + ".curve.csv"));
+    std::istringstream in(files_.read(key + ".curve.csv").value_or(""));
     std::string line;
     if (!std::getline(in, line)) return out;
     const std::vector<std::string> header = split(line);
@@ -110,6 +111,7 @@ class Results {
     return out;
   }
   const Plan& plan_;
+  CellFiles files_;  // loose or packed (cell_pack.h)
   std::map<std::string, std::optional<json>> cache_;
 };
 
@@ -221,4 +223,4 @@ std::string strategies_section(Results& r, const Plan& plan, Figures& figures);
 std::string hardware_section(Results& r, const Plan& plan, Figures& figures);
 std::string mesh_section(Results& r, const Plan& plan, Figures& figures);
 
-}  // namespace aware::cli::reproduce::report
+}  // namespace aware::reproduce::report

@@ -1,4 +1,4 @@
-#include "agents/rl/archive_check.h"
+#include "core/archive_check.h"
 
 #include <array>
 #include <filesystem>
@@ -7,7 +7,7 @@
 
 #include "core/errors.h"
 
-namespace aware::rl {
+namespace aware {
 
 namespace {
 
@@ -242,4 +242,4 @@ void check_torch_archive_bytes(const std::string& bytes, const std::string& path
   }
 }
 
-}  // namespace aware::rl
+}  // namespace aware

@@ -8,10 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agents/baselines/compare.h"
-#include "cli/reproduce_report.h"
+#include "experiments/compare.h"
+#include "experiments/reproduce_report.h"
 
-namespace aware::cli::reproduce::report {
+namespace aware::reproduce::report {
 namespace {
 
 CompareTable compare_table_of(Results& r, const std::vector<const Cell*>& cells, const std::string& cluster) {
@@ -309,9 +309,9 @@ std::string agents_section(Results& r, const Plan& plan, Figures& figures) {
   return out.str() + "\n" + figure_lines;
 }
 
-}  // namespace aware::cli::reproduce::report
+}  // namespace aware::reproduce::report
 
-namespace aware::cli::reproduce {
+namespace aware::reproduce {
 
 using namespace report;
 
@@ -340,4 +340,4 @@ std::string write_report_sections(const Plan& plan, const fs::path& dir, const s
   return draw_figures(figures, plot, out.str());
 }
 
-}  // namespace aware::cli::reproduce
+}  // namespace aware::reproduce

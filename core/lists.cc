@@ -1,0 +1,48 @@
+#include "core/lists.h"
+
+#include <sstream>
+
+#include "core/errors.h"
+
+namespace aware {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min, int max,
+                                const std::string& what) {
+  std::vector<int> values;
+  for (const std::string& item : split_list(text)) {
+    bool ok = false;
+    int n = 0;
+    try {
+      size_t used = 0;
+      n = std::stoi(item, &used);
+      ok = used == item.size() && n >= min && n <= max;
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok) throw ConfigError(flag + ": '" + item + "' is not " + what);
+    values.push_back(n);
+  }
+  if (values.empty()) throw ConfigError(flag + ": give at least one (" + what + ")");
+  return values;
+}
+
+Options parse_kv(const std::vector<std::string>& items, const std::string& flag) {
+  Options out;
+  for (const auto& kv : items) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw ConfigError(flag + " '" + kv + "' must be KEY=VALUE");
+    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace aware
