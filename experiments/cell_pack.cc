@@ -4,6 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include <zlib.h>
+
+
 #include <nlohmann/json.hpp>
 
 #include "core/errors.h"
@@ -17,10 +20,46 @@ namespace {
 
 constexpr const char* kFormat = "aware-cells-pack";
 
+// The pack's JSON text, decompressed; ParseError naming the file when it is not gzip.
+std::string read_gzip(const fs::path& path) {
+  gzFile in = gzopen(path.c_str(), "rb");
+  if (in == nullptr) throw ParseError(path.string() + ": cannot be read");
+  std::string text;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(in, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  int code = Z_OK;
+  const char* message = gzerror(in, &code);
+  const std::string why = code == Z_OK || code == Z_STREAM_END ? "" : message;
+  gzclose(in);
+  if (n < 0 || !why.empty()) throw ParseError(path.string() + ": not a gzip-compressed cells pack (" + why + ")");
+  return text;
+}
+
+// `text` gzip-compressed into `path` through a temporary file and a rename.
+void write_gzip_atomic(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  gzFile out = gzopen(tmp.c_str(), "wb9");
+  if (out == nullptr) throw Error(path.string() + ": cannot be written");
+  size_t done = 0;
+  bool ok = true;
+  while (ok && done < text.size()) {
+    const unsigned chunk = static_cast<unsigned>(std::min<size_t>(text.size() - done, 1u << 20));
+    ok = gzwrite(out, text.data() + done, chunk) == static_cast<int>(chunk);
+    done += chunk;
+  }
+  ok = gzclose(out) == Z_OK && ok;
+  if (!ok) {
+    fs::remove(tmp);
+    throw Error(path.string() + ": cannot be written");
+  }
+  fs::rename(tmp, path);
+}
+
 std::map<std::string, std::string> read_pack(const fs::path& pack) {
   std::map<std::string, std::string> files;
   if (!fs::exists(pack)) return files;
-  const nlohmann::json doc = read_json_file(pack.string());
+  const nlohmann::json doc = parse_json_text(read_gzip(pack), pack.string());
   if (!doc.is_object() || doc.value("format", "") != kFormat || !doc.contains("files") || !doc["files"].is_object())
     throw ParseError(pack.string() + ": not a cells pack (field 'format' must be \"" + kFormat +
                      "\" and 'files' an object)");
@@ -46,7 +85,7 @@ bool is_text(const std::string& bytes) {
 
 }  // namespace
 
-fs::path pack_path(const fs::path& cell_dir) { return cell_dir.parent_path() / "cells.pack.json"; }
+fs::path pack_path(const fs::path& cell_dir) { return cell_dir.parent_path() / "cells.pack.json.gz"; }
 
 CellFiles::CellFiles(fs::path cell_dir) : cell_dir_(std::move(cell_dir)), packed_(read_pack(pack_path(cell_dir_))) {}
 
@@ -77,7 +116,7 @@ std::size_t pack_cells(const fs::path& cell_dir) {
   }
   nlohmann::json doc = {{"format", kFormat}, {"version", 1}, {"files", nlohmann::json::object()}};
   for (auto& [name, text] : files) doc["files"][name] = std::move(text);
-  write_text_file_atomic(pack_path(cell_dir).string(), doc.dump(0) + "\n");
+  write_gzip_atomic(pack_path(cell_dir), doc.dump(0) + "\n");
   for (const fs::path& p : moved) fs::remove(p);
   return moved.size();
 }

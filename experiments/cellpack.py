@@ -2,12 +2,13 @@
 
 A study folder DIR holds its cells as files in DIR/cells/ and, once packed
 (`aware reproduce --pack`, or `python3 experiments/cellpack.py pack DIR/cells`),
-in DIR/cells.pack.json: {"format": "aware-cells-pack", "version": 1,
-"files": {"NAME": "TEXT", ...}}. A loose file wins over its packed copy.
+in DIR/cells.pack.json.gz, gzip-compressed JSON: {"format": "aware-cells-pack",
+"version": 1, "files": {"NAME": "TEXT", ...}}. A loose file wins over its packed copy.
 
   python3 experiments/cellpack.py pack|unpack CELL_DIR
 """
 import fnmatch
+import gzip
 import json
 import os
 import sys
@@ -17,14 +18,14 @@ FORMAT = "aware-cells-pack"
 
 
 def pack_path(cell_dir):
-    return os.path.join(os.path.dirname(os.path.abspath(cell_dir)), "cells.pack.json")
+    return os.path.join(os.path.dirname(os.path.abspath(cell_dir)), "cells.pack.json.gz")
 
 
 def _read_pack(cell_dir):
     path = pack_path(cell_dir)
     if not os.path.exists(path):
         return {}
-    with open(path, encoding="utf-8") as f:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
         doc = json.load(f)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("files"), dict):
         raise ValueError(f"{path}: not a cells pack (field 'format' must be \"{FORMAT}\")")
@@ -53,10 +54,11 @@ class CellFiles:
         return sorted(n for n in set(loose) | set(self.packed) if fnmatch.fnmatch(n, pattern))
 
 
-def _write(path, text):
+def _write(path, text, compress=False):
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".pack-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
+    with os.fdopen(fd, "wb") as f:
+        data = text.encode("utf-8")
+        f.write(gzip.compress(data, compresslevel=9, mtime=0) if compress else data)
     os.replace(tmp, path)
 
 
@@ -77,7 +79,7 @@ def pack(cell_dir):
         files[name] = text
         moved.append(path)
     _write(pack_path(cell_dir), json.dumps({"format": FORMAT, "version": 1, "files": files},
-                                           indent=0, sort_keys=True) + "\n")
+                                           indent=0, sort_keys=True) + "\n", compress=True)
     for path in moved:
         os.remove(path)
     return len(moved)

@@ -222,7 +222,7 @@ void register_cuda_evaluator(std::vector<OptionSpec> executor_specs) {
        "runs the step for real on this machine's GPUs: a CUDA stream per device, cuBLAS, "
        "device-to-device copies",
        specs,
-       {{"deterministic", "0"}, {"measured", "1"}, {"needs", "gpu"}}},
+       {{"deterministic", "0"}, {"measured", "1"}, {"needs", "gpu"}, {"reference", "analytic"}}},
       [](const Options& options) -> std::unique_ptr<Evaluator> {
         const std::string owner = "evaluator 'cuda'";
         // Options first: a bad one is the same mistake on every machine.

@@ -44,7 +44,7 @@ void register_hw_evaluators() {
       {"cpu",
        "runs the step for real: a pinned worker thread per device, OpenBLAS, memcpy copies",
        cpu_specs,
-       {{"deterministic", "0"}, {"measured", "1"}}},
+       {{"deterministic", "0"}, {"measured", "1"}, {"reference", "analytic"}}},
       [](const Options& options) -> std::unique_ptr<Evaluator> {
         const std::string owner = "evaluator 'cpu'";
         CpuBackendOptions cpu;

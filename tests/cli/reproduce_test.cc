@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <zlib.h>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
@@ -237,6 +239,82 @@ TEST(Reproduce, AnotherBuildsFolderIsRefused) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(contains(r.output, "another build")) << r.output;
   EXPECT_FALSE(fs::exists(fs::path(dir) / "REPORT.md"));
+}
+
+// The text of a gzip file (the cells pack).
+std::string gunzip(const fs::path& path) {
+  std::string text;
+  gzFile in = gzopen(path.c_str(), "rb");
+  if (in == nullptr) return text;
+  char buffer[1 << 15];
+  int n = 0;
+  while ((n = gzread(in, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<size_t>(n));
+  gzclose(in);
+  return text;
+}
+
+// --pack moves the cells' files into DIR/cells.pack.json.gz; the report, --report-only
+// and the resume check read the packed cells as they read the loose ones, a cell
+// run again after packing wins over its packed copy, and --unpack restores them.
+TEST(Reproduce, PackedCellsReadAsLooseOnes) {
+  const std::string dir = tmp("reproduce-pack");
+  fs::remove_all(dir);
+  const Outcome first = aware("reproduce --budget smoke --only compare --jobs 2 --gui none -o " + dir);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string report = read_all(fs::path(dir) / "REPORT.md");
+  const int loose = finished_cells(dir);
+  ASSERT_EQ(loose, 10);
+
+  const Outcome packed = aware("reproduce --pack -o " + dir);
+  ASSERT_EQ(packed.exit_code, 0) << packed.output;
+  EXPECT_TRUE(contains(packed.output, "packed")) << packed.output;
+  EXPECT_EQ(finished_cells(dir), 0) << "the loose files are gone";
+  ASSERT_TRUE(fs::exists(fs::path(dir) / "cells.pack.json.gz"));
+  const nlohmann::json doc = nlohmann::json::parse(gunzip(fs::path(dir) / "cells.pack.json.gz"));
+  EXPECT_EQ(doc["format"], "aware-cells-pack");
+  EXPECT_TRUE(doc["files"].contains("place__nmt2__k40x4__m-etf__s1__e50.json"));
+  EXPECT_TRUE(doc["files"].contains("place__nmt2__k40x4__m-etf__s1__e50.placement.json"));
+
+  // The same tables from the pack; a run computes nothing.
+  const Outcome only = aware("reproduce --budget smoke --only compare --report-only --gui none -o " + dir);
+  ASSERT_EQ(only.exit_code, 0) << only.output;
+  const std::string from_pack = read_all(fs::path(dir) / "REPORT.md");
+  EXPECT_EQ(from_pack.substr(from_pack.find("## compare")), report.substr(report.find("## compare")));
+  const Outcome again = aware("reproduce --budget smoke --only compare --jobs 2 --gui none -o " + dir);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(summary(dir)["computed"], 0);
+  EXPECT_EQ(summary(dir)["skipped"], 10);
+
+  // A damaged pack is one error naming it.
+  const fs::path pack = fs::path(dir) / "cells.pack.json.gz";
+  fs::copy_file(pack, tmp("saved.pack.json.gz"), fs::copy_options::overwrite_existing);
+  write(pack.string(), R"({"format": "something-else", "files": {}})");
+  const Outcome bad = aware("reproduce --budget smoke --only compare --report-only --gui none -o " + dir);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(contains(bad.output, "cells.pack.json.gz")) << bad.output;
+  fs::copy_file(tmp("saved.pack.json.gz"), pack, fs::copy_options::overwrite_existing);
+
+  const Outcome unpack = aware("reproduce --unpack -o " + dir);
+  ASSERT_EQ(unpack.exit_code, 0) << unpack.output;
+  EXPECT_FALSE(fs::exists(pack));
+  EXPECT_EQ(finished_cells(dir), 10);
+
+  // Neither on a folder that holds no cells, and nothing is created.
+  const std::string empty = tmp("reproduce-pack-none");
+  fs::remove_all(empty);
+  const Outcome none = aware("reproduce --pack -o " + empty);
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_FALSE(fs::exists(empty));
+}
+
+// --report-only over a folder that holds no cells refuses it and creates nothing.
+TEST(Reproduce, ReportOnlyOnAMissingFolderCreatesNothing) {
+  const std::string dir = tmp("reproduce-report-only-none");
+  fs::remove_all(dir);
+  const Outcome r = aware("reproduce --report-only -o " + dir);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "no manifest.json")) << r.output;
+  EXPECT_FALSE(fs::exists(dir));
 }
 
 TEST(Reproduce, BadArgumentsAreOneLineErrors) {
