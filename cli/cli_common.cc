@@ -6,6 +6,7 @@
 
 #include "core/errors.h"
 #include "core/formats.h"
+#include "datasets/load.h"
 
 namespace aware::cli {
 
@@ -21,6 +22,19 @@ std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::st
   Options opts = parse_kv(options, "--option");
   if (!mode.empty()) opts["mode"] = mode;
   return EvaluatorRegistry::instance().create(name, opts);
+}
+
+StepInputs load_step_inputs(const std::string& graph_spec, const std::string& cluster_spec,
+                            const std::string& evaluator, const std::string& mode,
+                            const std::vector<std::string>& evaluator_options,
+                            const std::string& strategy_spec, std::uint64_t seed,
+                            long long budget_evals) {
+  StepInputs in{load_graph(graph_spec), load_cluster(cluster_spec),
+                make_evaluator(evaluator, mode, evaluator_options), std::nullopt};
+  if (!strategy_spec.empty())
+    in.strategy = run_strategy_rewrite(strategy_spec, in.original, in.cluster, in.evaluator.get(),
+                                       seed, budget_evals);
+  return in;
 }
 
 std::string table_format(const std::string& format, bool json, const std::string& out) {

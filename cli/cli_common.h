@@ -1,7 +1,9 @@
 // Helpers shared by the `aware` subcommands.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,28 @@ StrategyResult run_strategy_rewrite(const std::string& spec, const OpGraph& grap
 // "strategy ..., global batch ..., note ..." lines on stdout.
 void print_strategy_summary(const StrategyResult& strategy, const StepResult& step);
 nlohmann::json strategy_json(const StrategyResult& strategy, const StepResult& step);
+
+// What simulate and place run on: the graph and cluster of --graph and --cluster,
+// the evaluator of --evaluator/--mode/--option and, with --strategy, the graph
+// rewritten by the strategy (which also places it).
+struct StepInputs {
+  OpGraph original;  // the graph as loaded, before any strategy
+  Cluster cluster;
+  std::unique_ptr<Evaluator> evaluator;
+  std::optional<StrategyResult> strategy;  // set when a strategy spec was given
+  // The graph to place and evaluate: the rewritten one under a strategy.
+  const OpGraph& graph() const { return strategy ? strategy->graph : original; }
+};
+
+// Loads the graph, then the cluster, then makes the evaluator and, when
+// `strategy_spec` is not empty, applies it (run_strategy_rewrite, with `seed`
+// and `budget_evals`). Throws what load_graph, load_cluster, make_evaluator and
+// the strategy throw (ParseError, ConfigError, GraphError, DeviceError).
+StepInputs load_step_inputs(const std::string& graph_spec, const std::string& cluster_spec,
+                            const std::string& evaluator, const std::string& mode,
+                            const std::vector<std::string>& evaluator_options,
+                            const std::string& strategy_spec, std::uint64_t seed,
+                            long long budget_evals);
 
 // "LABEL: a, b, c (options: `aware list KIND`)", for --help texts built from a registry.
 std::string registered_names_help(const std::string& label, const std::vector<std::string>& names,

@@ -13,6 +13,7 @@
 #include "core/formats.h"
 #include "core/placer.h"
 #include "core/progress.h"
+#include "core/units.h"
 #include "datasets/load.h"
 
 namespace aware::cli {
@@ -268,9 +269,7 @@ ReportRow report_row(const OpGraph& graph, const Cluster& cluster, const ReportA
 
 std::string ms_cell(double us, bool ok) {
   if (us < 0) return "-";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.3f%s", us / 1e3, ok ? "" : " (infeasible)");
-  return buffer;
+  return format_fixed(us / 1e3, 3) + (ok ? "" : " (infeasible)");
 }
 
 std::string delta_cell(double fine_us, double fused_us) {

@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/evaluator.h"
 #include "core/formats.h"
+#include "core/units.h"
 #include "datasets/snn.h"
 
 namespace aware::cli {
@@ -30,12 +31,6 @@ struct MeshArgs {
 const std::vector<std::string>& mesh_methods() {
   static const std::vector<std::string> m = {"sequential", "random", "metis", "hilbert", "force-directed"};
   return m;
-}
-
-std::string mb(double Bps) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.1f", Bps / 1e6);
-  return buffer;
 }
 
 nlohmann::json run_case(const std::string& network, const std::string& mesh_text, const MeshArgs& a,
@@ -102,8 +97,9 @@ nlohmann::json run_case(const std::string& network, const std::string& mesh_text
       best = cost.traffic_hops;
       c["winner"] = method;
     }
-    std::fprintf(stderr, "mesh:   %-15s traffic x hops %12.4g B/s, busiest link %8s MB/s, %.2f s\n", method.c_str(),
-                 cost.traffic_hops, mb(cost.max_link_Bps).c_str(), place_s);
+    std::fprintf(stderr, "mesh:   %-15s traffic x hops %12.4g B/s, busiest link %8s MB/s, %.2f s\n",
+                 method.c_str(), cost.traffic_hops,
+                 format_fixed(cost.max_link_Bps / 1e6, 1).c_str(), place_s);
     c["results"].push_back(r);
   }
   return c;

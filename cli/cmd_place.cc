@@ -9,25 +9,18 @@
 #include <utility>
 #include <vector>
 
-#include "experiments/compare.h"
 #include "cli/cli_common.h"
+#include "cli/cli_mpi.h"
 #include "core/errors.h"
 #include "core/exporters.h"
 #include "core/formats.h"
 #include "core/placer.h"
 #include "core/progress.h"
 #include "core/search_exchange.h"
-#include "datasets/load.h"
+#include "experiments/compare.h"
 #include "strategies/strategy.h"
 #ifdef AWARE_HAVE_RL
 #include "agents/rl/trainer.h"
-#endif
-#ifdef AWARE_HAVE_MPI
-#include "experiments/mpi/mpi_job.h"
-namespace aware::cli {
-using experiments::mpi_job;
-using experiments::MpiJob;
-}  // namespace aware::cli
 #endif
 
 namespace aware::cli {
@@ -137,17 +130,16 @@ void run_place(const PlaceArgs& a) {
   const std::string graph_out =
       a.strategy.empty() || a.out.empty() ? "" : a.out + ".graph.json";
   prepare_output_path(graph_out, "-o");
-  const OpGraph original = load_graph(a.graph);
-  const Cluster cluster = load_cluster(a.cluster);
-  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
-  std::optional<StrategyResult> strategy;
-  if (!a.strategy.empty())
-    strategy = run_strategy_rewrite(a.strategy, original, cluster, evaluator.get(),
-                                    static_cast<std::uint64_t>(a.seed), a.budget_evals);
-  const OpGraph& graph = strategy ? strategy->graph : original;
+  const StepInputs inputs =
+      load_step_inputs(a.graph, a.cluster, a.evaluator, a.mode, a.eval_options, a.strategy,
+                       static_cast<std::uint64_t>(a.seed), a.budget_evals);
+  const Cluster& cluster = inputs.cluster;
+  Evaluator* const evaluator = inputs.evaluator.get();
+  const std::optional<StrategyResult>& strategy = inputs.strategy;
+  const OpGraph& graph = inputs.graph();
   Placement start;
   PlaceContext context;
-  context.evaluator = evaluator.get();
+  context.evaluator = evaluator;
   context.seed = static_cast<std::uint64_t>(a.seed);
   context.budget_evals = a.budget_evals;
   context.options = parse_kv(a.method_options, "--method-option");

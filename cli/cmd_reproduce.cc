@@ -5,16 +5,10 @@
 #include <string>
 
 #include "cli/cli_common.h"
+#include "cli/cli_mpi.h"
 #include "core/evaluator.h"
 #include "experiments/reproduce.h"
 #include "experiments/reproduce_run.h"
-#ifdef AWARE_HAVE_MPI
-#include "experiments/mpi/mpi_job.h"
-namespace aware::cli {
-using experiments::mpi_job;
-using experiments::MpiJob;
-}  // namespace aware::cli
-#endif
 
 namespace aware::cli {
 namespace {

@@ -9,19 +9,13 @@
 #include "agents/rl/thread_training.h"
 #include "agents/rl/trainer.h"
 #include "cli/cli_common.h"
+#include "cli/cli_mpi.h"
 #include "core/errors.h"
 #include "core/formats.h"
 #include "core/progress.h"
 #include "core/search_exchange.h"
 #include "datasets/families.h"
 #include "datasets/load.h"
-#ifdef AWARE_HAVE_MPI
-#include "experiments/mpi/mpi_job.h"
-namespace aware::cli {
-using experiments::mpi_job;
-using experiments::MpiJob;
-}  // namespace aware::cli
-#endif
 
 namespace aware::cli {
 namespace {

@@ -8,7 +8,6 @@
 #include "core/errors.h"
 #include "core/exporters.h"
 #include "core/formats.h"
-#include "datasets/load.h"
 
 namespace aware::cli {
 namespace {
@@ -34,14 +33,13 @@ void run_simulate(const SimulateArgs& a) {
                       "rewritten graph itself");
   if (!a.strategy.empty()) parse_strategy_spec(a.strategy);
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
-  const OpGraph original = load_graph(a.graph);
-  const Cluster cluster = load_cluster(a.cluster);
-  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.options);
-  std::optional<StrategyResult> strategy;
-  if (!a.strategy.empty())
-    strategy = run_strategy_rewrite(a.strategy, original, cluster, evaluator.get(),
-                                    static_cast<std::uint64_t>(a.seed), 0);
-  const OpGraph& graph = strategy ? strategy->graph : original;
+  const StepInputs inputs = load_step_inputs(a.graph, a.cluster, a.evaluator, a.mode, a.options,
+                                             a.strategy, static_cast<std::uint64_t>(a.seed), 0);
+  const OpGraph& original = inputs.original;
+  const Cluster& cluster = inputs.cluster;
+  Evaluator* const evaluator = inputs.evaluator.get();
+  const std::optional<StrategyResult>& strategy = inputs.strategy;
+  const OpGraph& graph = inputs.graph();
   const Placement placement =
       strategy ? strategy->placement : resolve_placement(a.placement, graph, cluster);
   check_placement(graph, cluster, placement, strategy ? "strategy '" + a.strategy + "'" : a.placement);

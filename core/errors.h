@@ -49,6 +49,11 @@ class InternalError : public Error {
   using Error::Error;
 };
 
+// The first line of `text` (all of it where it has no newline): a third-party
+// library's multi-line message (ONNX, LibTorch, SimGrid) cut to the one line an
+// Error carries. Throws nothing beyond std::bad_alloc.
+inline std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
 namespace detail {
 [[noreturn]] inline void check_failed(const char* expr, const char* file, int line,
                                       const std::string& message) {

@@ -43,4 +43,16 @@ std::string format_ms(double us) {
   return buffer;
 }
 
+std::string format_fixed(double value, int decimals) {
+  char buffer[512];  // "%.0f" of 1e308 is 309 digits
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string format_number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
 }  // namespace aware

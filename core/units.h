@@ -1,5 +1,6 @@
-// Human-readable sizes for tables, status lines and error messages: the one
-// byte formatter every layer uses (CLI, GUI, simulators). Thread-safe, no state.
+// Human-readable numbers for tables, status lines and error messages: the one
+// byte, millisecond and plain-number formatter every layer uses (CLI, GUI,
+// agents, simulators). Thread-safe, no state; nothing here throws.
 #pragma once
 
 #include <string>
@@ -24,5 +25,13 @@ std::string format_bytes(double bytes, BytesStyle style);
 
 // `us` microseconds as "12.345 ms" (an exponent beyond a billion ms).
 std::string format_ms(double us);
+
+// `value` with exactly `decimals` digits after the point and no unit, as printf's
+// "%.*f" writes it ("0.12", "45.7", "3"): table cells whose unit is in the header.
+std::string format_fixed(double value, int decimals);
+
+// `value` as printf's "%g" (and an ostream's default) writes it: six significant
+// digits, no trailing zeros ("2", "0.5", "1e+09"), for numbers echoed in messages.
+std::string format_number(double value);
 
 }  // namespace aware

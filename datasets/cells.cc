@@ -100,4 +100,28 @@ Tensor build_cell(GraphBuilder& b, const std::string& name, const CellSpec& spec
   return out;
 }
 
+Tensor stack_cell_stages(GraphBuilder& b, const CellSpec& normal, const CellSpec& reduction,
+                         Tensor prev, Tensor prev_prev, double filters, int cells_per_stage) {
+  int cell = 0;
+  for (int stage = 0; stage < 3; ++stage) {
+    if (stage > 0) {
+      filters *= 2;
+      const std::string name = "reduction_cell_" + std::to_string(stage - 1);
+      b.set_block(name);
+      const Tensor next = build_cell(b, name, reduction, prev, prev_prev, filters);
+      prev_prev = prev;
+      prev = next;
+    }
+    const std::string block = "stage" + std::to_string(stage + 1);
+    b.set_block(block);
+    for (int i = 0; i < cells_per_stage; ++i, ++cell) {
+      const Tensor next =
+          build_cell(b, block + "/cell_" + std::to_string(cell), normal, prev, prev_prev, filters);
+      prev_prev = prev;
+      prev = next;
+    }
+  }
+  return prev;
+}
+
 }  // namespace aware::datasets_detail

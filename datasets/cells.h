@@ -34,4 +34,13 @@ struct CellSpec {
 Tensor build_cell(GraphBuilder& b, const std::string& name, const CellSpec& spec,
                   const Tensor& prev, const Tensor& prev_prev, double filters);
 
+// The body of a NASNet / ENAS network after its stem: three stages ("stage1" to
+// "stage3" blocks) of `cells_per_stage` `normal` cells each, named
+// "stageS/cell_N" with N counted across stages, and before stages 2 and 3 a
+// `reduction` cell ("reduction_cell_0", "reduction_cell_1") that doubles the
+// filters (`filters` is the first stage's). `prev` and `prev_prev` are the two
+// states the first cell reads; returns the last cell's output.
+Tensor stack_cell_stages(GraphBuilder& b, const CellSpec& normal, const CellSpec& reduction,
+                         Tensor prev, Tensor prev_prev, double filters, int cells_per_stage);
+
 }  // namespace aware::datasets_detail

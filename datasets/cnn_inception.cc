@@ -96,14 +96,9 @@ OpGraph build_inception_v3(const ModelOptions& options) {
                       " is below the architecture's minimum of 75");
   }
   GraphBuilder b("inception_v3", Optimizer::kRmsProp);
-  b.set_batch(batch);
-  b.set_block("input");
-  const Tensor images = b.input("images", {batch, 3, size, size});
-  const Tensor labels = b.input("labels", {batch});
-
-  b.set_block("stem");
-  b.set_prefix("stem");
-  Tensor x = conv_bn_relu(b, "conv_1a_3x3", images, 32, 3, 3, 2, Padding::kValid);
+  const ImageBatch in = image_classifier_inputs(b, batch, size);
+  const Tensor& labels = in.labels;
+  Tensor x = conv_bn_relu(b, "conv_1a_3x3", in.images, 32, 3, 3, 2, Padding::kValid);
   x = conv_bn_relu(b, "conv_2a_3x3", x, 32, 3, 3, 1, Padding::kValid);
   x = conv_bn_relu(b, "conv_2b_3x3", x, 64, 3, 3, 1);
   x = pool(b, "MaxPool", "max_pool_3a_3x3", x, 3, 2, Padding::kValid);

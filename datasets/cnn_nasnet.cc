@@ -52,15 +52,9 @@ OpGraph build_nasnet(const ModelOptions& options) {
                       " is below the minimum of 32");
   }
   GraphBuilder b("nasnet", Optimizer::kRmsProp);
-  b.set_batch(batch);
-  b.set_block("input");
-  const Tensor images = b.input("images", {batch, 3, size, size});
-  const Tensor labels = b.input("labels", {batch});
-
-  b.set_block("stem");
-  b.set_prefix("stem");
+  const ImageBatch in = image_classifier_inputs(b, batch, size);
   const Tensor stem =
-      batch_norm(b, "conv0/bn", conv2d(b, "conv0", images, 32, 3, 3, 2, Padding::kValid));
+      batch_norm(b, "conv0/bn", conv2d(b, "conv0", in.images, 32, 3, 3, 2, Padding::kValid));
   Tensor prev_prev = stem;
   Tensor prev = build_cell(b, "stem_cell_0", reduction_cell(), stem, stem, filters / 4);
   {
@@ -69,32 +63,9 @@ OpGraph build_nasnet(const ModelOptions& options) {
     prev_prev = prev;
     prev = next;
   }
-  double f = filters;
-  int cell = 0;
-  for (int stage = 0; stage < 3; ++stage) {
-    if (stage > 0) {
-      f *= 2;
-      const std::string name = "reduction_cell_" + std::to_string(stage - 1);
-      b.set_block(name);
-      const Tensor next = build_cell(b, name, reduction_cell(), prev, prev_prev, f);
-      prev_prev = prev;
-      prev = next;
-    }
-    const std::string block = "stage" + std::to_string(stage + 1);
-    b.set_block(block);
-    for (int i = 0; i < cells_per_stage; ++i, ++cell) {
-      const Tensor next =
-          build_cell(b, block + "/cell_" + std::to_string(cell), normal_cell(), prev, prev_prev, f);
-      prev_prev = prev;
-      prev = next;
-    }
-  }
-
-  b.set_block("logits");
-  b.set_prefix("logits");
-  const Tensor pooled = global_avg_pool(b, "global_pool", relu(b, "relu", prev));
-  const Tensor logits = bias_add(b, "fc/bias", dense_matmul(b, "fc", pooled, 1000));
-  return b.finish(total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, labels)}));
+  const Tensor last = stack_cell_stages(b, normal_cell(), reduction_cell(), prev, prev_prev,
+                                        filters, cells_per_stage);
+  return finish_image_classifier(b, last, in.labels, 1000, /*relu_first=*/true);
 }
 
 }  // namespace aware::datasets_detail

@@ -42,14 +42,8 @@ OpGraph build_resnet(int depth, const ModelOptions& options) {
   const double batch = option_or(options.batch, 32);
   const double size = option_or(options.image_size, 224);
   GraphBuilder b("resnet" + std::to_string(depth), Optimizer::kMomentum);
-  b.set_batch(batch);
-  b.set_block("input");
-  const Tensor images = b.input("images", {batch, 3, size, size});
-  const Tensor labels = b.input("labels", {batch});
-
-  b.set_block("stem");
-  b.set_prefix("stem");
-  Tensor x = conv_bn_relu(b, "conv1", images, 64, 7, 7, 2);
+  const ImageBatch in = image_classifier_inputs(b, batch, size);
+  Tensor x = conv_bn_relu(b, "conv1", in.images, 64, 7, 7, 2);
   x = pool(b, "MaxPool", "max_pool", x, 3, 2);
 
   const double planes[] = {64, 128, 256, 512};
@@ -63,13 +57,7 @@ OpGraph build_resnet(int depth, const ModelOptions& options) {
     }
   }
 
-  b.set_block("logits");
-  b.set_prefix("logits");
-  const Tensor pooled = global_avg_pool(b, "global_pool", x);
-  const Tensor logits = bias_add(b, "fc/bias", dense_matmul(b, "fc", pooled, 1000));
-  const Tensor loss =
-      total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, labels)});
-  return b.finish(loss);
+  return finish_image_classifier(b, x, in.labels, 1000, /*relu_first=*/false);
 }
 
 }  // namespace aware::datasets_detail

@@ -44,43 +44,14 @@ OpGraph build_cifar10_member(std::uint64_t seed) {
   const CellSpec normal = random_cell(choice, false);
   const CellSpec reduction = random_cell(choice, true);
   const int cells_per_stage = 1 + choice.below(3);
-  double filters = choice.pick(std::vector<double>{20, 24, 32, 36});
+  const double filters = choice.pick(std::vector<double>{20, 24, 32, 36});
   const double batch = choice.pick(std::vector<double>{32, 64, 128});
 
   GraphBuilder b("cifar10-" + std::to_string(seed), Optimizer::kMomentum);
-  b.set_batch(batch);
-
-  b.set_block("input");
-  const Tensor images = b.input("images", {batch, 3, 32, 32});
-  const Tensor labels = b.input("labels", {batch});
-  b.set_block("stem");
-  b.set_prefix("stem");
-  const Tensor stem = batch_norm(b, "conv/bn", conv2d(b, "conv", images, 3 * filters, 3, 3, 1));
-  Tensor prev = stem, prev_prev = stem;
-  int cell = 0;
-  for (int stage = 0; stage < 3; ++stage) {
-    if (stage > 0) {
-      filters *= 2;
-      const std::string name = "reduction_cell_" + std::to_string(stage - 1);
-      b.set_block(name);
-      const Tensor next = build_cell(b, name, reduction, prev, prev_prev, filters);
-      prev_prev = prev;
-      prev = next;
-    }
-    const std::string block = "stage" + std::to_string(stage + 1);
-    b.set_block(block);
-    for (int i = 0; i < cells_per_stage; ++i, ++cell) {
-      const Tensor next =
-          build_cell(b, block + "/cell_" + std::to_string(cell), normal, prev, prev_prev, filters);
-      prev_prev = prev;
-      prev = next;
-    }
-  }
-  b.set_block("logits");
-  b.set_prefix("logits");
-  const Tensor pooled = global_avg_pool(b, "global_pool", relu(b, "relu", prev));
-  const Tensor logits = bias_add(b, "fc/bias", dense_matmul(b, "fc", pooled, 10));
-  return b.finish(total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, labels)}));
+  const ImageBatch in = image_classifier_inputs(b, batch, 32);
+  const Tensor stem = batch_norm(b, "conv/bn", conv2d(b, "conv", in.images, 3 * filters, 3, 3, 1));
+  const Tensor last = stack_cell_stages(b, normal, reduction, stem, stem, filters, cells_per_stage);
+  return finish_image_classifier(b, last, in.labels, 10, /*relu_first=*/true);
 }
 
 // NMT graphs of varying size: 2-4 layers, hidden 256-1024, 10-30 steps.

@@ -14,9 +14,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/errors.h"
 #include "datasets/builder.h"
+#include "datasets/model_import.h"
 
 namespace aware::datasets_detail {
 
@@ -65,5 +68,46 @@ std::vector<Tensor> add_imported_node(GraphBuilder& b, const ImportedNode& node,
 // against label ids, named after `names`), then finish(): backward and updates.
 OpGraph finish_imported(GraphBuilder& b, const std::vector<Tensor>& outputs,
                         const std::vector<std::string>& names);
+
+// What every importer class holds and how it ends: the file, the options and
+// the report it fills, its errors (ParseError naming the file) and the last
+// step of its build. An importer derives from it and adds run().
+class ImporterBase {
+ public:
+  ImporterBase(std::string path, const ModelImportOptions& options, ModelImportReport& report)
+      : path_(std::move(path)), options_(options), report_(report) {}
+
+ protected:
+  // Throws ParseError "PATH: what".
+  [[noreturn]] void fail(const std::string& what) const { throw ParseError(path_ + ": " + what); }
+
+  // The end of build(): refuses a model with no trainable parameters, or with no
+  // `outputs` (then fails with `no_outputs`), else finish_imported() with the
+  // file as the graph's source. Throws ParseError.
+  OpGraph finish_model(GraphBuilder& b, const std::vector<Tensor>& outputs,
+                       const std::vector<std::string>& names, const std::string& no_outputs) const {
+    if (report_.params <= 0) fail("the model has no trainable parameters: nothing to train");
+    if (outputs.empty()) fail(no_outputs);
+    OpGraph g = finish_imported(b, outputs, names);
+    g.set_source(path_);
+    return g;
+  }
+
+  std::string path_;
+  const ModelImportOptions& options_;
+  ModelImportReport& report_;  // the caller's, filled as the import runs
+};
+
+// The entry point of an importer: checks options.optimizer before any work,
+// then runs `Importer(path, options, report)` (with a report of its own when
+// `report` is null) and returns its graph. Throws what the importer throws.
+template <class Importer>
+OpGraph run_importer(const std::string& path, const ModelImportOptions& options,
+                     ModelImportReport* report) {
+  optimizer_named(options.optimizer);  // a bad option before any work
+  ModelImportReport local;
+  Importer importer(path, options, report != nullptr ? *report : local);
+  return importer.run();
+}
 
 }  // namespace aware::datasets_detail

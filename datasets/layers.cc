@@ -391,4 +391,37 @@ LstmStep lstm_cell(GraphBuilder& b, const std::string& name, const Tensor& x, co
   return {outs[0], outs[1]};
 }
 
+std::vector<Tensor> embed_steps(GraphBuilder& b, const std::string& prefix, const Tensor& table,
+                                const Tensor& ids, int steps) {
+  return unstack(b, prefix + "unstack", gather(b, prefix + "lookup", table, ids), steps);
+}
+
+Tensor projected_xent(GraphBuilder& b, const std::string& suffix, const Tensor& x,
+                      const Tensor& proj, const Tensor& proj_bias, const Tensor& labels) {
+  const Tensor logits =
+      bias_add(b, "bias" + suffix, matmul(b, "logits" + suffix, x, proj), proj_bias);
+  return softmax_cross_entropy(b, "xent" + suffix, logits, labels);
+}
+
+ImageBatch image_classifier_inputs(GraphBuilder& b, double batch, double image_size) {
+  b.set_batch(batch);
+  b.set_block("input");
+  ImageBatch in;
+  in.images = b.input("images", {batch, 3, image_size, image_size});
+  in.labels = b.input("labels", {batch});
+  b.set_block("stem");
+  b.set_prefix("stem");
+  return in;
+}
+
+OpGraph finish_image_classifier(GraphBuilder& b, const Tensor& features, const Tensor& labels,
+                                double classes, bool relu_first) {
+  b.set_block("logits");
+  b.set_prefix("logits");
+  const Tensor pooled =
+      global_avg_pool(b, "global_pool", relu_first ? relu(b, "relu", features) : features);
+  const Tensor logits = bias_add(b, "fc/bias", dense_matmul(b, "fc", pooled, classes));
+  return b.finish(total_loss(b, "total_loss", {softmax_cross_entropy(b, "xent", logits, labels)}));
+}
+
 }  // namespace aware::datasets_detail

@@ -82,6 +82,32 @@ std::vector<Tensor> unstack(GraphBuilder& b, const std::string& name, const Tens
 // Stacks same-shaped tensors {B, E} into {B, T, E}.
 Tensor stack(GraphBuilder& b, const std::string& name, const std::vector<Tensor>& xs);
 
+// Token embeddings by step: the lookup of `ids` {steps * batch} in `table` {V, E}
+// (op `prefix` + "lookup") split into `steps` tensors {batch, E} (`prefix` + "unstack").
+std::vector<Tensor> embed_steps(GraphBuilder& b, const std::string& prefix, const Tensor& table,
+                                const Tensor& ids, int steps);
+// One step's loss over the vocabulary: logits x {B, H} times `proj` {H, V}
+// ("logits" + suffix) plus `proj_bias` ("bias" + suffix), then softmax
+// cross-entropy against `labels` ("xent" + suffix); returns the per-example loss.
+Tensor projected_xent(GraphBuilder& b, const std::string& suffix, const Tensor& x,
+                      const Tensor& proj, const Tensor& proj_bias, const Tensor& labels);
+
+// The two inputs of an image classifier's step.
+struct ImageBatch {
+  Tensor images;  // NCHW {batch, 3, size, size}
+  Tensor labels;  // class ids {batch}
+};
+// The start every image classifier shares: sets the builder's batch, adds the
+// "input" block's images {batch, 3, image_size, image_size} and labels {batch},
+// then opens block and prefix "stem" for the caller's first layers.
+ImageBatch image_classifier_inputs(GraphBuilder& b, double batch, double image_size);
+// The classifier head and the end of the step: in block and prefix "logits",
+// (a Relu "relu" of `features` when `relu_first`), global average pool, a
+// `classes`-way dense layer "fc" with bias, softmax cross-entropy against
+// `labels` and the total loss; returns b.finish() of it.
+OpGraph finish_image_classifier(GraphBuilder& b, const Tensor& features, const Tensor& labels,
+                                double classes, bool relu_first);
+
 // One LSTM cell step (TensorFlow's LSTMBlockCell): x {B, In}, state {B, 2H} (h and c),
 // weights {In + H, 4H}, bias {4H}. Returns {h {B, H}, state {B, 2H}}.
 struct LstmStep {

@@ -67,10 +67,9 @@ std::vector<std::int64_t> ints_attr(const onnx::NodeProto& n, const std::string&
   return a != nullptr ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end()) : std::vector<std::int64_t>{};
 }
 
-class Importer {
+class Importer : public datasets_detail::ImporterBase {
  public:
-  Importer(std::string path, const ModelImportOptions& options, ModelImportReport& report)
-      : path_(std::move(path)), options_(options), report_(report) {}
+  using ImporterBase::ImporterBase;
 
   OpGraph run() {
     read_model();
@@ -87,8 +86,6 @@ class Importer {
   }
 
  private:
-  static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
   [[noreturn]] void fail_node(int index, const std::string& what) const {
     throw ParseError(path_ + ": " + node_label(graph().node(index), index) + ": " + what);
   }
@@ -262,7 +259,6 @@ class Importer {
       }
       add_node(b, i, ins);
     }
-    if (report_.params <= 0) throw ParseError(path_ + ": the model has no trainable parameters: nothing to train");
     // The loss: softmax cross-entropy of each graph output against label ids.
     std::vector<Tensor> outputs;
     std::vector<std::string> names;
@@ -271,10 +267,7 @@ class Importer {
         outputs.push_back(it->second);
         names.push_back(out.name());
       }
-    if (outputs.empty()) throw ParseError(path_ + ": no graph output is computed from the data inputs");
-    OpGraph g = datasets_detail::finish_imported(b, outputs, names);
-    g.set_source(path_);
-    return g;
+    return finish_model(b, outputs, names, "no graph output is computed from the data inputs");
   }
 
   void add_node(GraphBuilder& b, int index, const std::vector<std::optional<Tensor>>& ins) {
@@ -312,9 +305,6 @@ class Importer {
       if (!o.empty() && k < results.size()) tensors_[o] = results[k++];
   }
 
-  std::string path_;
-  const ModelImportOptions& options_;
-  ModelImportReport& report_;
   onnx::ModelProto model_;
   std::set<std::string> initializers_, float_initializers_, params_, buffers_;
   std::vector<std::string> data_inputs_;
@@ -325,10 +315,7 @@ class Importer {
 }  // namespace
 
 OpGraph import_onnx(const std::string& path, const ModelImportOptions& options, ModelImportReport* report) {
-  datasets_detail::optimizer_named(options.optimizer);  // a bad option before any work
-  ModelImportReport local;
-  Importer importer(path, options, report != nullptr ? *report : local);
-  return importer.run();
+  return datasets_detail::run_importer<Importer>(path, options, report);
 }
 
 }  // namespace aware

@@ -69,10 +69,8 @@ OpGraph build_seq2seq(const Seq2SeqConfig& config) {
   b.set_prefix("embedding");
   const Tensor src_table = b.variable("encoder_table", {vocab, hidden});
   const Tensor tgt_table = b.variable("decoder_table", {vocab, hidden});
-  const std::vector<Tensor> src_emb =
-      unstack(b, "encoder_unstack", gather(b, "encoder_lookup", src_table, src_ids), steps);
-  const std::vector<Tensor> tgt_emb =
-      unstack(b, "decoder_unstack", gather(b, "decoder_lookup", tgt_table, tgt_ids), steps);
+  const std::vector<Tensor> src_emb = embed_steps(b, "encoder_", src_table, src_ids, steps);
+  const std::vector<Tensor> tgt_emb = embed_steps(b, "decoder_", tgt_table, tgt_ids, steps);
 
   // ---- Encoder. inputs[t] is the input of the current layer at step t.
   std::vector<Tensor> inputs = src_emb;
@@ -181,8 +179,7 @@ OpGraph build_seq2seq(const Seq2SeqConfig& config) {
     }
     b.set_block("softmax");
     b.set_prefix("softmax");
-    const Tensor logits = bias_add(b, "bias" + ts, matmul(b, "logits" + ts, top, proj), proj_bias);
-    losses.push_back(softmax_cross_entropy(b, "xent" + ts, logits, labels[t]));
+    losses.push_back(projected_xent(b, ts, top, proj, proj_bias, labels[t]));
   }
   b.set_block("softmax");
   b.set_prefix("softmax");

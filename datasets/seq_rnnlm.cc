@@ -27,7 +27,7 @@ OpGraph build_rnnlm(const ModelOptions& options) {
   b.set_block("embedding");
   b.set_prefix("embedding");
   const Tensor table = b.variable("table", {vocab, hidden});
-  std::vector<Tensor> inputs = unstack(b, "unstack", gather(b, "lookup", table, ids), steps);
+  std::vector<Tensor> inputs = embed_steps(b, "", table, ids, steps);
 
   for (int l = 0; l < layers; ++l) {
     b.set_block("encoder", l);
@@ -47,12 +47,9 @@ OpGraph build_rnnlm(const ModelOptions& options) {
   const Tensor proj = b.variable("kernel", {hidden, vocab});
   const Tensor proj_bias = b.variable("bias", {vocab});
   std::vector<Tensor> losses;
-  for (int t = 0; t < steps; ++t) {
-    const std::string ts = "/t" + std::to_string(t);
-    const Tensor logits =
-        bias_add(b, "bias" + ts, matmul(b, "logits" + ts, inputs[t], proj), proj_bias);
-    losses.push_back(softmax_cross_entropy(b, "xent" + ts, logits, labels[t]));
-  }
+  for (int t = 0; t < steps; ++t)
+    losses.push_back(
+        projected_xent(b, "/t" + std::to_string(t), inputs[t], proj, proj_bias, labels[t]));
   return b.finish(total_loss(b, "total_loss", losses));
 }
 

@@ -30,8 +30,6 @@ using datasets_detail::Tensor;
 using torch::jit::Node;
 using torch::jit::Value;
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
 double product(const std::vector<double>& dims) {
   double p = 1;
   for (double d : dims) p *= d;
@@ -112,10 +110,9 @@ std::optional<Rule> rule_for(const std::string& aten) {
   return it->second;
 }
 
-class Importer {
+class Importer : public datasets_detail::ImporterBase {
  public:
-  Importer(std::string path, const ModelImportOptions& options, ModelImportReport& report)
-      : path_(std::move(path)), options_(options), report_(report) {}
+  using ImporterBase::ImporterBase;
 
   OpGraph run() {
     const datasets_detail::Optimizer optimizer = datasets_detail::optimizer_named(options_.optimizer);
@@ -128,7 +125,6 @@ class Importer {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) const { throw ParseError(path_ + ": " + what); }
   [[noreturn]] void fail_node(const Node* n, const std::string& what) const {
     const std::string out = n->outputs().empty() ? "" : "'" + n->output(0)->debugName() + "' ";
     fail("node " + out + "(" + n->kind().toQualString() + "): " + what);
@@ -319,7 +315,6 @@ class Importer {
       }
       add_node(b, n, outs);
     }
-    if (report_.params <= 0) fail("the model has no trainable parameters: nothing to train");
     // The returned tensors, a tuple or list taken apart.
     std::vector<Tensor> results;
     std::vector<std::string> names;
@@ -336,10 +331,7 @@ class Importer {
       else
         take(o);
     }
-    if (results.empty()) fail("forward() returns no tensor computed from its inputs");
-    OpGraph g = datasets_detail::finish_imported(b, results, names);
-    g.set_source(path_);
-    return g;
+    return finish_model(b, results, names, "forward() returns no tensor computed from its inputs");
   }
 
   void add_node(GraphBuilder& b, const Node* n, const std::vector<const Value*>& outs) {
@@ -472,9 +464,6 @@ class Importer {
     }
   }
 
-  std::string path_;
-  const ModelImportOptions& options_;
-  ModelImportReport& report_;
   std::string module_name_;
   torch::jit::Module module_;
   std::shared_ptr<torch::jit::Graph> graph_;
@@ -489,10 +478,7 @@ class Importer {
 }  // namespace
 
 OpGraph import_torchscript(const std::string& path, const ModelImportOptions& options, ModelImportReport* report) {
-  datasets_detail::optimizer_named(options.optimizer);  // a bad option before any work
-  ModelImportReport local;
-  Importer importer(path, options, report != nullptr ? *report : local);
-  return importer.run();
+  return datasets_detail::run_importer<Importer>(path, options, report);
 }
 
 }  // namespace aware

@@ -5,24 +5,18 @@
 // of the new weights with its replicas. cache=on is the Spark / HaLoop / cNeural
 // iteration: no job start-up and no HDFS round trip, the weights broadcast instead.
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "core/evaluator.h"
+#include "core/units.h"
 #include "strategies/rewrite.h"
 
 namespace aware::strategies_detail {
 
 namespace {
-
-std::string number(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", value);
-  return buffer;
-}
 
 // An inserted op that takes a fixed, measured time (disk, job start-up).
 int timed_strategy_op(OpGraph& out, const std::string& name, const std::string& type, Phase phase,
@@ -191,8 +185,9 @@ StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
   out.validate();
   result.spec = "mapreduce:" + std::to_string(workers) + ",cache=" + (cache ? "on" : "off");
   if (!cache) {
-    result.spec += ",job_s=" + number(job_s) + ",disk_MBps=" + number(disk_MBps) +
-                   ",seek_ms=" + number(seek_ms) + ",replication=" + std::to_string(replication);
+    result.spec += ",job_s=" + format_number(job_s) + ",disk_MBps=" + format_number(disk_MBps) +
+                   ",seek_ms=" + format_number(seek_ms) +
+                   ",replication=" + std::to_string(replication);
   }
   out.set_name(graph.name() + "@" + result.spec);
   result.graph = std::move(out);
@@ -201,11 +196,11 @@ StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
   result.devices_used = std::max(workers, replicas_written);
   result.global_batch = batch;
   result.notes.push_back(
-      "weights " + number(weights) + " B, gradients shuffled " + number(gradients) +
-      " B per worker, input split " + number(inputs / workers) + " B per worker" +
+      "weights " + format_number(weights) + " B, gradients shuffled " + format_number(gradients) +
+      " B per worker, input split " + format_number(inputs / workers) + " B per worker" +
       (cache ? "; cached: no job start-up, no HDFS read or write"
-             : "; job start-up " + number(job_s) + " s, disk " + number(disk_MBps) + " MB/s, seek " +
-                   number(seek_ms) + " ms"));
+             : "; job start-up " + format_number(job_s) + " s, disk " + format_number(disk_MBps) +
+                   " MB/s, seek " + format_number(seek_ms) + " ms"));
   result.notes.push_back("not modelled: map-side spill and merge sort, speculative and failed "
                          "tasks, heartbeat delays, HDFS packet pipelining (replicas are written "
                          "one after the other)");

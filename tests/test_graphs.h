@@ -98,6 +98,19 @@ inline OpGraph fork_join_graph() {
   return g;
 }
 
+// Two producers on their own devices both send 4000 bytes to c at t = 10 (10 us each,
+// c 5 us): on testing's star cluster of three both transfers meet on the channel
+// sw->dev2, which a link-sharing model must resolve (placement {0, 1, 2}).
+inline OpGraph contended_graph() {
+  OpGraph g("contended");
+  const int a = g.add_op(timed_op("a", 10, 4000));
+  const int b = g.add_op(timed_op("b", 10, 4000));
+  const int c = g.add_op(timed_op("c", 5));
+  g.add_edge(a, c);
+  g.add_edge(b, c);
+  return g;
+}
+
 // x(10) -> {a(40), c(20)} -> y(5), c on the communication stream (Op::stream 1)
 // unless `c_stream` says otherwise. On one device: a and c overlap when c is on
 // stream 1 (step 55), and run one after the other on one stream (step 75).

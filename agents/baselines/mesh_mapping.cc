@@ -10,17 +10,14 @@
 #include "agents/common/placer_common.h"
 #include "core/errors.h"
 #include "core/rng.h"
+#include "core/units.h"
 
 namespace aware::baselines {
 
 using namespace aware::placing;  // the shared placer helpers (agents/common)
 namespace {
 
-std::string fmt(double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.0f", v);
-  return buffer;
-}
+std::string fmt(double v) { return format_fixed(v, 0); }
 
 void check_fits(const MeshSpec& mesh, const MeshTraffic& traffic) {
   double total = 0;

@@ -2,21 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
 
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
+#include "core/units.h"
 
 namespace aware::placing {
 namespace {
 
-std::string gb(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2f", bytes / 1e9);
-  return buf;
-}
+std::string gb(double bytes) { return format_fixed(bytes / 1e9, 2); }
 
 std::uint64_t copy_key(int producer, int output) {
   return (static_cast<std::uint64_t>(producer) << 20) | static_cast<std::uint64_t>(output);

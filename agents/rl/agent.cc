@@ -2,6 +2,7 @@
 // helpers, torch archives (policy files; the checkpoint code in trainer.cc uses the
 // same helpers) and the learning-curve CSV. Includes LibTorch.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -171,6 +172,16 @@ void save_archive_atomic(torch::serialize::OutputArchive& archive, const std::st
 }
 
 // ------------------------------------------------------------ policy files
+
+json policy_header(int devices, const json& feature_dims, const json& config) {
+  json h;
+  h["devices"] = devices;
+  h["feature_dims"] = feature_dims;
+  h["config"] = config;
+  return h;
+}
+
+double tenfold_decay(double base, double fraction) { return base * std::pow(0.1, fraction); }
 
 namespace {
 

@@ -115,6 +115,16 @@ class Agent {
 
 // AgentFactory, AgentRegistry and the agents' factories: agent_registry.h.
 
+// What an agent's header() returns: {"devices": devices, "feature_dims":
+// feature_dims (an array), "config": config (an object of strings, every option
+// that shapes the networks)}. Throws nothing.
+nlohmann::json policy_header(int devices, const nlohmann::json& feature_dims,
+                             const nlohmann::json& config);
+
+// `base` decayed geometrically towards a tenth of itself as `fraction` (0 to 1)
+// of the budget is spent: the learning-rate schedule of Placeto and Aware.
+double tenfold_decay(double base, double fraction);
+
 // The options of TrainOptions::agent_options a policy file's "config" overrides
 // when loading (network shapes), merged: explicit `user` settings win only when
 // they agree; a disagreeing one throws ConfigError naming the key.

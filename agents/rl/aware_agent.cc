@@ -117,19 +117,19 @@ class AwareAgent final : public Agent {
   }
 
   double learning_rate(double base, long long, double fraction) const override {
-    return base * std::pow(0.1, fraction);
+    return tenfold_decay(base, fraction);
   }
 
   torch::nn::Module& module() override { return *net_; }
 
   json header() const override {
-    json h;
-    h["devices"] = devices_;
-    h["feature_dims"] = {feature_dim(), anchors_};
-    h["config"] = {{"hidden", std::to_string(hidden_)},   {"rounds", std::to_string(rounds_)},
-                   {"layers", std::to_string(layers_)},   {"anchors", std::to_string(anchors_)},
-                   {"hops", std::to_string(hops_)},       {"position", position_ ? "on" : "off"}};
-    return h;
+    return policy_header(devices_, json::array({feature_dim(), anchors_}),
+                         {{"hidden", std::to_string(hidden_)},
+                          {"rounds", std::to_string(rounds_)},
+                          {"layers", std::to_string(layers_)},
+                          {"anchors", std::to_string(anchors_)},
+                          {"hops", std::to_string(hops_)},
+                          {"position", position_ ? "on" : "off"}});
   }
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {

@@ -161,13 +161,10 @@ class HierarchicalAgent final : public Agent {
   int groups() const { return groups_; }
 
   json header() const override {
-    json h;
-    h["devices"] = devices_;
-    h["feature_dims"] = {kGrouperFeatures, group_embedding_dim(groups_)};
-    h["config"] = {{"groups", std::to_string(groups_)},
-                   {"hidden", std::to_string(hidden_)},
-                   {"grouper_hidden", std::to_string(grouper_hidden_)}};
-    return h;
+    return policy_header(devices_, json::array({kGrouperFeatures, group_embedding_dim(groups_)}),
+                         {{"groups", std::to_string(groups_)},
+                          {"hidden", std::to_string(hidden_)},
+                          {"grouper_hidden", std::to_string(grouper_hidden_)}});
   }
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {

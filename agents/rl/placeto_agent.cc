@@ -211,17 +211,15 @@ class PlacetoAgent final : public Agent {
 
   // Decayed geometrically towards a tenth of the base rate as the budget is spent.
   double learning_rate(double base, long long, double fraction) const override {
-    return base * std::pow(0.1, fraction);
+    return tenfold_decay(base, fraction);
   }
 
   torch::nn::Module& module() override { return *net_; }
 
   json header() const override {
-    json h;
-    h["devices"] = devices_;
-    h["feature_dims"] = {feature_dim()};
-    h["config"] = {{"hidden", std::to_string(hidden_)}, {"rounds", std::to_string(rounds_)}};
-    return h;
+    return policy_header(
+        devices_, json::array({feature_dim()}),
+        {{"hidden", std::to_string(hidden_)}, {"rounds", std::to_string(rounds_)}});
   }
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <mutex>
 #include <numeric>
@@ -14,6 +13,7 @@
 #include "core/cost_model.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
+#include "core/units.h"
 #include "sim/analytic/analytic_simulator.h"
 
 namespace sg4 = simgrid::s4u;
@@ -29,17 +29,6 @@ const std::vector<std::string> kExactNetwork = {"network/latency-factor:1",
 // differences, rounded to 1 ns so that the offset's last bits do not make two
 // runs of one placement differ.
 double to_us(double seconds) { return std::round(seconds * 1e9) / 1e3; }
-
-std::string first_line(const std::string& text) {
-  const auto nl = text.find('\n');
-  return nl == std::string::npos ? text : text.substr(0, nl);
-}
-
-std::string format_gb(double bytes) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.3f GB", bytes / 1e9);
-  return buffer;
-}
 
 // The activities of one step, made only when they become ready. SimGrid 3.32
 // keeps every activity made from the maestro in one std::list until it ends, and
@@ -505,10 +494,10 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
     result.peak_memory_bytes[device] = std::max(result.peak_memory_bytes[device], mem[device]);
     if (result.feasible && mem[device] > cluster.device(device).memory_bytes) {
       result.feasible = false;
-      result.infeasible_reason = "device '" + cluster.device(device).name +
-                                 "' out of memory at op '" + graph.op(op).name + "': needs " +
-                                 format_gb(mem[device]) + ", has " +
-                                 format_gb(cluster.device(device).memory_bytes);
+      result.infeasible_reason =
+          "device '" + cluster.device(device).name + "' out of memory at op '" + graph.op(op).name +
+          "': needs " + format_bytes(mem[device], BytesStyle::kGigabytes) + ", has " +
+          format_bytes(cluster.device(device).memory_bytes, BytesStyle::kGigabytes);
     }
   };
   for (int op = 0; op < n; ++op) {

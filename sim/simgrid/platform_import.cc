@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -12,24 +11,11 @@
 #include <simgrid/s4u.hpp>
 
 #include "core/errors.h"
+#include "core/units.h"
 
 namespace sg4 = simgrid::s4u;
 
 namespace aware {
-
-namespace {
-
-std::string first_line(const std::string& text) {
-  const auto nl = text.find('\n');
-  return nl == std::string::npos ? text : text.substr(0, nl);
-}
-
-std::string shown_number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
-}  // namespace
 
 Cluster convert_loaded_platform(const std::string& path) {
   static char arg0[] = "aware-simgrid-worker";
@@ -95,12 +81,12 @@ Cluster convert_loaded_platform(const std::string& path) {
       if (!std::isfinite(bandwidth) || bandwidth <= 0) {
         throw ParseError(path + ": link '" + link->get_name() +
                          "': bandwidth must be finite and positive, got " +
-                         shown_number(bandwidth) + " B/s");
+                         format_number(bandwidth) + " B/s");
       }
       if (!std::isfinite(latency) || latency < 0) {
         throw ParseError(path + ": link '" + link->get_name() +
                          "': latency must be finite and non-negative, got " +
-                         shown_number(latency) + " s");
+                         format_number(latency) + " s");
       }
     }
     return links;

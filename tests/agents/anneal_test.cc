@@ -11,6 +11,7 @@
 #include "core/placer.h"
 #include "core/progress.h"
 #include "sim/analytic/analytic_simulator.h"
+#include "tests/agents/placer_runs.h"
 #include "tests/test_graphs.h"
 
 namespace aware {
@@ -45,12 +46,8 @@ class LastProgress final : public ProgressObserver {
 Placement run(const std::string& method, const OpGraph& g, const Cluster& c, Evaluator& sim,
               const Placement* start, long long budget, std::uint64_t seed, const Options& options = {},
               long long* evaluations = nullptr) {
-  PlaceContext context;
-  context.evaluator = &sim;
-  context.seed = seed;
-  context.budget_evals = budget;
+  PlaceContext context = testing::place_context(&sim, budget, seed, options);
   context.start = start;
-  context.options = options;
   LastProgress progress;
   context.progress = &progress;
   const Placement p = PlacerRegistry::instance().create(method)->place(g, c, context);

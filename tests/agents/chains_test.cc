@@ -13,6 +13,7 @@
 #include "core/evaluator.h"
 #include "core/placer.h"
 #include "core/search_exchange.h"
+#include "tests/agents/placer_runs.h"
 #include "tests/test_graphs.h"
 
 namespace aware {
@@ -86,38 +87,23 @@ TEST(SearchChains, AFailedOrMissingChainEndsTheOthers) {
 std::vector<Placement> run_chains(const std::string& method, const OpGraph& g, const Cluster& c, long long budget,
                                   int chains, std::uint64_t seed = 1, Options options = {}) {
   auto sim = EvaluatorRegistry::instance().create("analytic");
-  PlaceContext context;
-  context.evaluator = sim.get();
-  context.seed = seed;
-  context.budget_evals = budget;
-  context.options = std::move(options);
-  return place_on_thread_chains(method, chains, g, c, context);
+  return place_on_thread_chains(
+      method, chains, g, c, testing::place_context(sim.get(), budget, seed, std::move(options)));
 }
 
-double step(const OpGraph& g, const Cluster& c, const Placement& p) {
-  return EvaluatorRegistry::instance().create("analytic")->evaluate(g, c, p).step_time_us;
-}
-
-Placement run_one(const std::string& method, const OpGraph& g, const Cluster& c, long long budget) {
-  auto sim = EvaluatorRegistry::instance().create("analytic");
-  PlaceContext context;
-  context.evaluator = sim.get();
-  context.budget_evals = budget;
-  return PlacerRegistry::instance().create(method)->place(g, c, context);
-}
+using testing::analytic_step_us;
 
 TEST(SearchChains, AnnealAndRandomSearchRunAsChainsThatEndWithOneBest) {
   const OpGraph g = testing::layered_dag(60, 3);
   const Cluster c = testing::star_cluster(4);
-  const double start = std::min({step(g, c, run_one("m-etf", g, c, 0)), step(g, c, run_one("heft", g, c, 0)),
-                                 step(g, c, run_one("m-sct", g, c, 0))});
+  const double start = testing::best_list_schedule_us(g, c);
   for (const char* method : {"anneal", "random-search"}) {
     const std::vector<Placement> three = run_chains(method, g, c, 600, 3);
     for (const Placement& p : three) {
       check_placement(g, c, p);
       EXPECT_EQ(p, three[0]) << method << ": every chain ends with the best of all";
     }
-    EXPECT_LE(step(g, c, three[0]), start) << method;
+    EXPECT_LE(analytic_step_us(g, c, three[0]), start) << method;
     EXPECT_EQ(run_chains(method, g, c, 600, 3), three) << method << ": same seed and chains, same result";
     EXPECT_NE(run_chains(method, g, c, 600, 3, 2)[0].size(), 0u);
   }

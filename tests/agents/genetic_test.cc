@@ -6,37 +6,25 @@
 #include "core/evaluator.h"
 #include "core/placer.h"
 #include "strategies/strategy.h"
+#include "tests/agents/placer_runs.h"
 #include "tests/test_graphs.h"
 
 namespace aware {
 namespace {
 
-double step(const OpGraph& g, const Cluster& c, const Placement& p) {
-  return EvaluatorRegistry::instance().create("analytic")->evaluate(g, c, p).step_time_us;
-}
-
-Placement run(const std::string& method, const OpGraph& g, const Cluster& c, long long budget,
-              std::uint64_t seed = 1, Options options = {}) {
-  auto sim = EvaluatorRegistry::instance().create("analytic");
-  PlaceContext context;
-  context.evaluator = sim.get();
-  context.seed = seed;
-  context.budget_evals = budget;
-  context.options = std::move(options);
-  return PlacerRegistry::instance().create(method)->place(g, c, context);
-}
+using testing::analytic_step_us;
+using testing::place_with;
 
 TEST(Genetic, ImprovesOnItsSeedsWithinTheBudget) {
   const OpGraph g = testing::layered_dag(60, 3);
   const Cluster c = testing::star_cluster(4);
-  const double seed_best = std::min({step(g, c, run("m-etf", g, c, 0)), step(g, c, run("heft", g, c, 0)),
-                                     step(g, c, run("m-sct", g, c, 0))});
-  const Placement p = run("genetic", g, c, 400);
+  const double seed_best = testing::best_list_schedule_us(g, c);
+  const Placement p = place_with("genetic", g, c, 400);
   check_placement(g, c, p);
-  EXPECT_LE(step(g, c, p), seed_best);
-  EXPECT_EQ(p, run("genetic", g, c, 400));             // same seed, same placement
-  EXPECT_THROW(run("genetic", g, c, 50, 1, {{"population", "1"}}), ConfigError);
-  EXPECT_THROW(run("genetic", g, c, 50, 1, {{"mutation", "2"}}), ConfigError);
+  EXPECT_LE(analytic_step_us(g, c, p), seed_best);
+  EXPECT_EQ(p, place_with("genetic", g, c, 400));  // same seed, same placement
+  EXPECT_THROW(place_with("genetic", g, c, 50, 1, {{"population", "1"}}), ConfigError);
+  EXPECT_THROW(place_with("genetic", g, c, 50, 1, {{"mutation", "2"}}), ConfigError);
 }
 
 TEST(Genetic, SeveralThreadsFindTheOneThreadResult) {
@@ -45,12 +33,14 @@ TEST(Genetic, SeveralThreadsFindTheOneThreadResult) {
   // evaluations: the last generation is cut short.
   const OpGraph g = testing::layered_dag(60, 3);
   const Cluster c = testing::star_cluster(4);
-  const Placement one = run("genetic", g, c, 137);
+  const Placement one = place_with("genetic", g, c, 137);
   for (const char* threads : {"2", "3"})
-    EXPECT_EQ(run("genetic", g, c, 137, 1, {{"threads", threads}}), one) << threads << " threads";
-  EXPECT_EQ(run("genetic", g, c, 137, 1, {{"threads", "2"}, {"population", "7"}, {"elite", "3"}}),
-            run("genetic", g, c, 137, 1, {{"population", "7"}, {"elite", "3"}}));
-  EXPECT_THROW(run("genetic", g, c, 50, 1, {{"threads", "0"}}), ConfigError);
+    EXPECT_EQ(place_with("genetic", g, c, 137, 1, {{"threads", threads}}), one)
+        << threads << " threads";
+  EXPECT_EQ(
+      place_with("genetic", g, c, 137, 1, {{"threads", "2"}, {"population", "7"}, {"elite", "3"}}),
+      place_with("genetic", g, c, 137, 1, {{"population", "7"}, {"elite", "3"}}));
+  EXPECT_THROW(place_with("genetic", g, c, 50, 1, {{"threads", "0"}}), ConfigError);
 }
 
 TEST(Genetic, PlacesTheGroupsOfAHybridStrategy) {

@@ -80,12 +80,7 @@ TEST_P(EvaluatorConformance, HandComputedSchedulesOnLinks) {
 TEST_P(EvaluatorConformance, ContendedLinkFollowsItsSharingModel) {
   const std::string sharing = testing::trait(info_, "link_sharing");
   if (sharing.empty()) GTEST_SKIP() << GetParam() << " claims no link-sharing model";
-  OpGraph g("contended");
-  const int a = g.add_op(timed_op("a", 10, 4000));
-  const int b = g.add_op(timed_op("b", 10, 4000));
-  const int c = g.add_op(timed_op("c", 5));
-  g.add_edge(a, c);
-  g.add_edge(b, c);
+  const OpGraph g = testing::contended_graph();
   ASSERT_TRUE(sharing == "fcfs" || sharing == "fair") << sharing;
   expect_step(g, star_cluster(3), {0, 1, 2}, sharing == "fcfs" ? 27 : 25);
 }

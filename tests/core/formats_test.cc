@@ -10,6 +10,7 @@
 #include "core/formats.h"
 #include "core/placement.h"
 #include "core/random_dag.h"
+#include "core/units.h"
 #include "test_graphs.h"
 
 namespace aware {
@@ -234,6 +235,24 @@ TEST(Formats, DotAndChromeTraceExports) {
   int complete = 0;
   for (const auto& e : doc["traceEvents"]) complete += e["ph"] == "X";
   EXPECT_EQ(complete, 4 + 2);  // four ops, one transfer shown on both links it crosses
+}
+
+// The shared number formatters (core/units.h) and first_line (core/errors.h),
+// by hand: what the CLI, the agents and the simulators printed before they shared them.
+TEST(Units, FixedNumberBytesAndMilliseconds) {
+  EXPECT_EQ(format_fixed(1.23456, 2), "1.23");
+  EXPECT_EQ(format_fixed(45.67, 1), "45.7");
+  EXPECT_EQ(format_fixed(2999.5, 0), "3000");
+  EXPECT_EQ(format_fixed(-0.5, 3), "-0.500");
+  EXPECT_EQ(format_number(2), "2");
+  EXPECT_EQ(format_number(0.5), "0.5");
+  EXPECT_EQ(format_number(1e9), "1e+09");
+  EXPECT_EQ(format_number(123456789), "1.23457e+08");
+  EXPECT_EQ(format_bytes(12e6, BytesStyle::kGigabytes), "0.012 GB");
+  EXPECT_EQ(format_ms(12345), "12.345 ms");
+  EXPECT_EQ(first_line("one\ntwo\n"), "one");
+  EXPECT_EQ(first_line("no newline"), "no newline");
+  EXPECT_EQ(first_line(""), "");
 }
 
 }  // namespace

@@ -12,11 +12,7 @@
 namespace aware {
 namespace {
 
-using testing::chain_graph;
-using testing::diamond_graph;
-using testing::fork_join_graph;
-using testing::star_cluster;
-using testing::timed_op;
+using namespace testing;  // the graphs and clusters of test_graphs.h
 
 TEST(OpGraph, RejectsDuplicateNames) {
   OpGraph g("g");

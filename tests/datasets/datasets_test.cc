@@ -79,32 +79,26 @@ TEST(Zoo, UnknownModelIsAConfigErrorListingTheNames) {
   }
 }
 
-// ResNet-50: ~4.1 G multiply-adds per 224x224 image (He et al. 2016), ~8.2 GFLOP.
-TEST(Zoo, ResNet50ForwardFlopsMatchThePaper) {
+// The forward FLOPs of one image through the zoo's `model` lie within `factor`
+// of the paper's `paper_flops` (both ways).
+void expect_image_flops_near(const std::string& model, double paper_flops, double factor) {
   ModelOptions options;
   options.batch = 1;
-  const double flops = forward_flops(build_zoo_model("resnet50", options));
-  EXPECT_GT(flops, 8.2e9 / 1.5);
-  EXPECT_LT(flops, 8.2e9 * 1.5);
+  const double flops = forward_flops(build_zoo_model(model, options));
+  EXPECT_GT(flops, paper_flops / factor) << model;
+  EXPECT_LT(flops, paper_flops * factor) << model;
 }
+
+// ResNet-50: ~4.1 G multiply-adds per 224x224 image (He et al. 2016), ~8.2 GFLOP.
+TEST(Zoo, ResNet50ForwardFlopsMatchThePaper) { expect_image_flops_near("resnet50", 8.2e9, 1.5); }
 
 // Inception-V3: ~5.7 G multiply-adds per 299x299 image (Szegedy et al. 2016).
 TEST(Zoo, InceptionV3ForwardFlopsMatchThePaper) {
-  ModelOptions options;
-  options.batch = 1;
-  const double flops = forward_flops(build_zoo_model("inception_v3", options));
-  EXPECT_GT(flops, 11.4e9 / 1.5);
-  EXPECT_LT(flops, 11.4e9 * 1.5);
+  expect_image_flops_near("inception_v3", 11.4e9, 1.5);
 }
 
 // NASNet-A 4@1056 (mobile): 564 M multiply-adds per 224x224 image (Zoph et al. 2018).
-TEST(Zoo, NasNetForwardFlopsMatchThePaper) {
-  ModelOptions options;
-  options.batch = 1;
-  const double flops = forward_flops(build_zoo_model("nasnet", options));
-  EXPECT_GT(flops, 1.13e9 / 2);
-  EXPECT_LT(flops, 1.13e9 * 2);
-}
+TEST(Zoo, NasNetForwardFlopsMatchThePaper) { expect_image_flops_near("nasnet", 1.13e9, 2); }
 
 // Parameters: ResNet-50 has ~25.6 M weights (He et al.), Transformer base ~65 M.
 TEST(Zoo, ParameterCountsMatchThePapers) {

@@ -17,17 +17,13 @@
 #include "datasets/onnx_import.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "tests/cli/cli_run.h"
+#include "tests/datasets/import_checks.h"
 #include "tests/datasets/onnx_models.h"
 
 namespace aware {
 namespace {
 using namespace test_models;
-
-const Op* find_type(const OpGraph& g, const std::string& type) {
-  for (const Op& op : g.ops())
-    if (op.type == type) return &op;
-  return nullptr;
-}
+using namespace import_checks;
 
 int count_type(const OpGraph& g, const std::string& type) {
   int n = 0;
@@ -112,12 +108,7 @@ TEST(OnnxImport, OpsWithoutACostRuleAreCostedByTheirBytesAndListed) {
   m.output("y", 4);
   ModelImportReport report;
   const OpGraph g = import_onnx(m.write("lrn.onnx"), {}, &report);
-  ASSERT_EQ(report.uncosted.size(), 1u);
-  EXPECT_EQ(report.uncosted.at("LRN"), 1);
-  const Op* op = find_type(g, "LRN");
-  ASSERT_NE(op, nullptr);
-  EXPECT_EQ(op->flops, 0);
-  EXPECT_GT(op->bytes_accessed, 0) << "never free: the bytes it moves";
+  expect_costed_by_bytes(g, report, "LRN");
   EXPECT_NE(find_type(g, "LRNGrad"), nullptr);
 }
 
@@ -144,14 +135,7 @@ TEST(OnnxImport, ANodeWithoutAStaticShapeIsNamed) {
 }
 
 TEST(OnnxImport, BadFilesAreOneLineErrorsNamingTheFile) {
-  const std::string good = tiny_cnn(true, "tiny-good.onnx");
-  std::string bytes;
-  {
-    std::ifstream in(good, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  const std::string truncated = tmp("truncated.onnx");
-  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  const std::string truncated = truncated_copy(tiny_cnn(true, "tiny-good.onnx"), "truncated.onnx");
   const std::string garbage = tmp("garbage.onnx");
   std::ofstream(garbage, std::ios::binary) << "this is not a protobuf \x01\x02\x03";
   const std::string empty = tmp("empty.onnx");
@@ -167,38 +151,16 @@ TEST(OnnxImport, BadFilesAreOneLineErrorsNamingTheFile) {
   frozen.output("y", 2);
   ModelImportOptions options;
   options.batch = 2;
-  const std::pair<std::string, std::string> cases[] = {
-      {truncated, "truncated"},
-      {garbage, "not an ONNX model"},
-      {empty, "empty file"},
-      {future.write("opset99.onnx"), "opset 99 is not supported"},
-      {frozen.write("frozen.onnx"), "no trainable parameters"},
-      {tmp("no-such.onnx"), "cannot open"}};
-  for (const auto& [path, message] : cases) {
-    try {
-      import_onnx(path, options);
-      ADD_FAILURE() << path;
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find(path), std::string::npos) << what;
-      EXPECT_NE(what.find(message), std::string::npos) << what;
-      EXPECT_EQ(what.find('\n'), std::string::npos) << "one line: " << what;
-    }
-  }
+  expect_one_line_errors({{truncated, "truncated"},
+                          {garbage, "not an ONNX model"},
+                          {empty, "empty file"},
+                          {future.write("opset99.onnx"), "opset 99 is not supported"},
+                          {frozen.write("frozen.onnx"), "no trainable parameters"},
+                          {tmp("no-such.onnx"), "cannot open"}},
+                         [&](const std::string& path) { import_onnx(path, options); });
 }
 
-double forward_flops(const OpGraph& g) {
-  double f = 0;
-  for (const Op& op : g.ops())
-    if (op.phase == Phase::kForward) f += op.flops;
-  return f;
-}
-
-double one_gpu_step_us(const OpGraph& g) {
-  AnalyticSimulator sim;
-  return sim.evaluate(g, make_cluster_preset("k40x4"), Placement(std::vector<int>(static_cast<size_t>(g.num_ops()), 0)))
-      .step_time_us;
-}
+double one_gpu_step_us(const OpGraph& g) { return one_device_step_us(g, "k40x4"); }
 
 TEST(OnnxImport, TorchvisionResNet50AgainstTheZoo) {
   ModelImportOptions options;
@@ -233,30 +195,18 @@ TEST(OnnxImport, TorchvisionResNet50AgainstTheZoo) {
 
 TEST(OnnxImport, TheCommandWritesAGraphAndInfoReadsIt) {
   const std::string model = tiny_cnn(true, "cli-tiny.onnx");
-  const std::string out = tmp("cli-tiny.json");
-  std::remove(out.c_str());
-  const Outcome o = run_aware("graph import " + model + " --batch 8 -o " + out);
-  ASSERT_EQ(o.exit_code, 0) << o.output;
-  const Outcome info = run_aware("graph info " + out + " --json", true);
-  ASSERT_EQ(info.exit_code, 0) << info.output;
-  const auto doc = nlohmann::json::parse(info.output);
-  EXPECT_EQ(doc["trainable_params"], 762);
-  EXPECT_EQ(doc["batch"], 8);
-  EXPECT_EQ(doc["forward_op_types"]["Conv2D"], 1);
+  const nlohmann::json doc = imported_tiny_cnn_info(model + " --batch 8", tmp("cli-tiny.json"));
+  ASSERT_FALSE(doc.is_null());
   EXPECT_DOUBLE_EQ(doc["forward_flops_per_sample"].get<double>(), 2 * 256 * 27 + 256 + 256 + 256 + 1290 + 50 + 1);
   // Bad input: one line, non-zero, nothing written.
   std::ofstream(tmp("cli-garbage.onnx"), std::ios::binary) << "not a protobuf \x01\x02";
   const std::string bad_out = tmp("cli-bad.json");
   std::remove(bad_out.c_str());
-  for (const std::string& args :
-       {"graph import " + tmp("cli-garbage.onnx") + " --batch 2 -o " + bad_out, "graph import " + model + " -o " + bad_out,
-        "graph import " + model + " --input-shape x=2x3xeight -o " + bad_out,
-        "graph import model.pt --batch 2 -o " + bad_out}) {
-    const Outcome bad = run_aware(args);
-    EXPECT_NE(bad.exit_code, 0) << args;
-    EXPECT_TRUE(contains(bad.output, "error:")) << bad.output;
-    EXPECT_FALSE(std::ifstream(bad_out).good()) << args;
-  }
+  expect_cli_refuses({"graph import " + tmp("cli-garbage.onnx") + " --batch 2 -o " + bad_out,
+                      "graph import " + model + " -o " + bad_out,
+                      "graph import " + model + " --input-shape x=2x3xeight -o " + bad_out,
+                      "graph import model.pt --batch 2 -o " + bad_out},
+                     bad_out);
 }
 
 }  // namespace

@@ -20,11 +20,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace aware;
-  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::string text = fuzz::input_text(data, size);
   // The seeds name ops a..d (the diamond) and kinds "test" (the star's devices)
   // and "*", so that accepted tables really price the simulated ops.
-  static const OpGraph graph = fuzz::small_graph();
-  static const Cluster cluster = fuzz::small_cluster();
+  const auto& [graph, cluster] = fuzz::small_fixture();
   try {
     CostTableInfo info;
     const auto table = std::make_shared<const CostTable>(

@@ -6,7 +6,6 @@
 #include <sstream>
 #include <string>
 
-#include "builtins/builtins.h"
 #include "core/errors.h"
 #include "core/evaluator.h"
 #include "core/placer.h"
@@ -14,15 +13,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace aware;
-  static const bool registered = [] {
-    register_builtins();
-    return true;
-  }();
-  (void)registered;
-  static const OpGraph graph = fuzz::small_graph();
-  static const Cluster cluster = fuzz::small_cluster();
+  fuzz::register_builtins_once();
+  const auto& [graph, cluster] = fuzz::small_fixture();
   Options options;
-  std::istringstream lines(std::string(reinterpret_cast<const char*>(data), size));
+  std::istringstream lines(fuzz::input_text(data, size));
   std::string line;
   while (std::getline(lines, line)) {
     const auto eq = line.find('=');

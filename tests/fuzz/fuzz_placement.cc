@@ -12,9 +12,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace aware;
-  const std::string text(reinterpret_cast<const char*>(data), size);
-  static const OpGraph graph = fuzz::small_graph();
-  static const Cluster cluster = fuzz::small_cluster();
+  const std::string text = fuzz::input_text(data, size);
+  const auto& [graph, cluster] = fuzz::small_fixture();
   try {
     const Placement p = placement_from_json(parse_json_text(text, "fuzz"), graph, cluster, "fuzz");
     AnalyticSimulator sim;

@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "builtins/builtins.h"
 #include "core/errors.h"
 #include "core/evaluator.h"
 #include "core/formats.h"
@@ -18,14 +17,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace aware;
-  static const bool registered = [] {
-    register_builtins();
-    return true;
-  }();
-  (void)registered;
+  fuzz::register_builtins_once();
   static const OpGraph graph = testing::two_layer_mlp_graph();
   static const Cluster cluster = testing::star_cluster(4);
-  std::string spec(reinterpret_cast<const char*>(data), size);
+  std::string spec = fuzz::input_text(data, size);
   if (const auto newline = spec.find('\n'); newline != std::string::npos) spec.resize(newline);
   auto evaluator = EvaluatorRegistry::instance().create("analytic");
   StrategyResult result;

@@ -12,15 +12,14 @@
 
 #include "core/placer.h"
 #include "gui/curve_view.h"
+#include "gui/gui_testing.h"
 #include "gui/main_window.h"
 
 namespace aware::gui {
 namespace {
 
-QApplication* app() { return qobject_cast<QApplication*>(QCoreApplication::instance()); }
-
 std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = std::string(AWARE_TEST_TMPDIR) + "/" + name;
+  const std::string path = tmp_path(name);
   std::ofstream(path) << text;
   return path;
 }
@@ -74,11 +73,11 @@ TEST(CurveFile, BadFilesNameTheLineAndColumn) {
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
   }
-  EXPECT_THROW(read_curve_csv(std::string(AWARE_TEST_TMPDIR) + "/no-such-curve.csv"), std::runtime_error);
+  EXPECT_THROW(read_curve_csv(tmp_path("no-such-curve.csv")), std::runtime_error);
 }
 
 TEST(CurveFile, TheViewDrawsBestMeanSpreadAndEntropy) {
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  REQUIRE_APP();
   CurveView view;
   view.beginRun("a live run");
   view.addPoint(1, 5);
@@ -111,7 +110,7 @@ TEST(CurveFile, TheViewDrawsBestMeanSpreadAndEntropy) {
 
 // A search's curve has no samples: the best-so-far line alone (and the bound).
 TEST(CurveFile, TheViewDrawsASearchCurveAsItsBestLine) {
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  REQUIRE_APP();
   CurveView view;
   ASSERT_TRUE(view.showCurveFile(QString::fromStdString(write_file(
                   "curve-search-view.csv", "evaluations,seconds,best_step_us\n10,0.01,386807.5\n20,0.02,380000\n")))
@@ -130,7 +129,7 @@ TEST(CurveFile, TheViewDrawsASearchCurveAsItsBestLine) {
 // Added files overlay: one best-so-far line per file, named by it, the samples
 // of the newest file only; opening without adding starts again.
 TEST(CurveFile, AddedFilesOverlayTheirBestLines) {
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  REQUIRE_APP();
   CurveView view;
   const QString agent = QString::fromStdString(write_file("overlay-aware.csv", kCurve));
   const QString search = QString::fromStdString(
@@ -164,7 +163,7 @@ TEST(CurveFile, AddedFilesOverlayTheirBestLines) {
 
 
 TEST(CurveLive, UpdatesDrawMeanSpreadAndEntropyOfTheNewestRunOnly) {
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  REQUIRE_APP();
   CurveView view;
   view.addSample(1, 5, 4, 6, 1.0);  // no run yet: ignored
   EXPECT_EQ(view.samplePointCount(), 0);
@@ -204,7 +203,7 @@ TEST(CurveLive, UpdatesDrawMeanSpreadAndEntropyOfTheNewestRunOnly) {
 }
 
 TEST(CurveLive, ALearnedAgentsSearchIsDrawnUpdateByUpdate) {
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  REQUIRE_APP();
   MainWindow w;
   w.setInteractive(false);
   if (!PlacerRegistry::instance().has("hierarchical")) GTEST_SKIP() << "built without the learned agents";

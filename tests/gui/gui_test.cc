@@ -18,6 +18,7 @@
 #include "core/random_dag.h"
 #include "gui/graph_layout.h"
 #include "gui/graph_view.h"
+#include "gui/gui_testing.h"
 #include "gui/main_window.h"
 #include "gui/timeline_view.h"
 #include "gui/trace_analysis.h"
@@ -26,22 +27,10 @@
 namespace aware::gui {
 namespace {
 
-// The one QApplication, made in main() (so it dies before Qt's own statics);
-// null when main() could not make one.
-QApplication* app() { return qobject_cast<QApplication*>(QCoreApplication::instance()); }
-
-#define REQUIRE_APP() \
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)"
-
-std::string tmp_path(const std::string& name) {
-  return std::string(AWARE_TEST_TMPDIR) + "/" + name;
-}
-
 TEST(GraphView, OneItemPerOpAndPerEdge) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2"));
   const OpGraph& g = w.workbench()->graph();
   EXPECT_EQ(w.graphView()->nodeItemCount(), g.num_ops());
   EXPECT_EQ(w.graphView()->edgeItemCount(), g.num_edges());
@@ -98,10 +87,8 @@ TEST(GraphView, TenThousandOpsOpenAndPan) {
 TEST(Timeline, OneBarPerOpAndPerTransferChannel) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
-  ASSERT_TRUE(w.startSearch("round-robin"));
-  ASSERT_TRUE(w.waitForSearch(60000));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2"));
+  ASSERT_TRUE(search_done(w, "round-robin", 60000));
   ASSERT_TRUE(w.workbench()->hasPlacement()) << w.lastError().toStdString();
   const Trace& trace = w.workbench()->trace();
   int expected = static_cast<int>(trace.ops.size());
@@ -133,10 +120,8 @@ TEST(Timeline, OneBarPerOpAndPerTransferChannel) {
 TEST(Timeline, CriticalPathEndsAtTheStepAndRespectsDependencies) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openGraph("zoo:inception_v3"));
-  ASSERT_TRUE(w.startSearch("m-etf"));
-  ASSERT_TRUE(w.waitForSearch(120000));
+  ASSERT_TRUE(open_model(w, "zoo:inception_v3"));
+  ASSERT_TRUE(search_done(w, "m-etf", 120000));
   ASSERT_TRUE(w.workbench()->hasPlacement()) << w.lastError().toStdString();
   const auto& path = w.workbench()->criticalPath();
   const auto& trace = w.workbench()->trace();
@@ -151,10 +136,8 @@ TEST(Timeline, CriticalPathEndsAtTheStepAndRespectsDependencies) {
 TEST(Selection, GraphAndTimelineFollowEachOther) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
-  ASSERT_TRUE(w.startSearch("m-etf"));
-  ASSERT_TRUE(w.waitForSearch(60000));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2"));
+  ASSERT_TRUE(search_done(w, "m-etf", 60000));
   // What a click does: the scene selects the node item, the view emits opSelected.
   const int op = 7;
   w.graphView()->nodeItem(op)->setSelected(true);
@@ -168,10 +151,8 @@ TEST(Selection, GraphAndTimelineFollowEachOther) {
 TEST(Selection, SceneSelectionEmitsOpSelected) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
-  ASSERT_TRUE(w.startSearch("m-etf"));
-  ASSERT_TRUE(w.waitForSearch(60000));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2"));
+  ASSERT_TRUE(search_done(w, "m-etf", 60000));
   // Selecting an item directly in the timeline scene (what a click does).
   QGraphicsItem* bar_item = nullptr;
   for (QGraphicsItem* item : w.timelineView()->scene()->items())
@@ -221,10 +202,8 @@ TEST(Search, LongSearchCancelsAndWindowStaysResponsive) {
 TEST(Search, FailingSearchReportsInTheWindow) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
-  ASSERT_TRUE(w.startSearch("no-such-method"));
-  ASSERT_TRUE(w.waitForSearch(10000));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2"));
+  ASSERT_TRUE(search_done(w, "no-such-method", 10000));
   EXPECT_FALSE(w.searchError().isEmpty());
   EXPECT_FALSE(w.lastError().isEmpty());
   EXPECT_TRUE(w.workbench()->hasGraph());
@@ -233,8 +212,7 @@ TEST(Search, FailingSearchReportsInTheWindow) {
 TEST(Open, BadFileLeavesThePreviousGraph) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2"));
   const int ops = w.graphView()->nodeItemCount();
   const std::string bad = tmp_path("bad_graph.json");
   std::ofstream(bad) << "{ \"format_version\": 1, \"ops\": [ {\"name\": ";
@@ -260,8 +238,7 @@ TEST(Export, PlacementTraceAndPng) {
   w.setInteractive(false);
   w.show();
   ASSERT_TRUE(w.openGraph("zoo:nmt2"));
-  ASSERT_TRUE(w.startSearch("heft"));
-  ASSERT_TRUE(w.waitForSearch(60000));
+  ASSERT_TRUE(search_done(w, "heft", 60000));
   ASSERT_TRUE(w.exportPlacement(QString::fromStdString(tmp_path("p.json"))));
   const Placement back =
       read_placement_file(tmp_path("p.json"), w.workbench()->graph(), w.workbench()->cluster());
@@ -279,8 +256,7 @@ TEST(Export, PlacementTraceAndPng) {
 TEST(Compare, RunsOnAWorkerAndFillsTheTable) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2"));
   ASSERT_TRUE(w.startCompare({"single", "heft"}, {2, 4}));
   ASSERT_TRUE(w.waitForCompare(120000));
   ASSERT_TRUE(w.exportCompareCsv(QString::fromStdString(tmp_path("compare.csv"))));

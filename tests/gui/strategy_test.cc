@@ -9,6 +9,7 @@
 
 #include "core/placer.h"
 #include "gui/graph_view.h"
+#include "gui/gui_testing.h"
 #include "gui/main_window.h"
 #include "gui/timeline_view.h"
 #include "gui/workbench.h"
@@ -17,11 +18,6 @@
 
 namespace aware::gui {
 namespace {
-
-QApplication* app() { return qobject_cast<QApplication*>(QCoreApplication::instance()); }
-
-#define REQUIRE_APP() \
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)"
 
 // Bars of the main timeline that draw a transfer out of an op the strategy
 // inserted (a collective's step) on a link channel's lane.
@@ -46,9 +42,7 @@ int collective_transfer_bars_on_links(const MainWindow& w) {
 TEST(Strategy, DataParallelShowsTheRewrittenStepThenNoneGoesBack) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openCluster("preset:k40x4"));
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2", "preset:k40x4"));
   const int original_ops = w.workbench()->graph().num_ops();
 
   w.setStrategy("dp:ring");
@@ -106,9 +100,7 @@ TEST(Strategy, DataParallelShowsTheRewrittenStepThenNoneGoesBack) {
 TEST(Strategy, BadSpecsAreMessagesNotThrows) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openCluster("preset:k40x4"));
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2", "preset:k40x4"));
   const int original_ops = w.workbench()->graph().num_ops();
   // More replicas than the 4 devices, an unknown kind, a misspelt option, an
   // unknown hybrid method.
@@ -135,9 +127,7 @@ TEST(Strategy, BadSpecsAreMessagesNotThrows) {
 TEST(Strategy, AFailingStrategyKeepsTheShownOne) {
   REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openCluster("preset:k40x4"));
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2", "preset:k40x4"));
   ASSERT_TRUE(w.startStrategy(QStringLiteral("dp:2")));
   ASSERT_TRUE(w.waitForSearch(120000));
   ASSERT_TRUE(w.searchError().isEmpty()) << w.searchError().toStdString();
@@ -159,9 +149,7 @@ TEST(Strategy, HybridPlacesEachGroupWithTheMethod) {
   REQUIRE_APP();
   if (!PlacerRegistry::instance().has("round-robin")) GTEST_SKIP() << "no round-robin placer";
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openCluster("preset:k40x4"));
-  ASSERT_TRUE(w.openGraph("zoo:nmt2"));
+  ASSERT_TRUE(open_model(w, "zoo:nmt2", "preset:k40x4"));
   const int original_ops = w.workbench()->graph().num_ops();
   ASSERT_TRUE(w.startStrategy(QStringLiteral("hybrid:2xround-robin"), 0, 7));
   ASSERT_TRUE(w.waitForSearch(120000));

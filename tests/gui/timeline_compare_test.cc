@@ -14,6 +14,7 @@
 #include "core/formats.h"
 #include "core/placer.h"
 #include "gui/graph_view.h"
+#include "gui/gui_testing.h"
 #include "gui/main_window.h"
 #include "gui/timeline_page.h"
 #include "gui/timeline_view.h"
@@ -24,15 +25,6 @@
 
 namespace aware::gui {
 namespace {
-
-QApplication* app() { return qobject_cast<QApplication*>(QCoreApplication::instance()); }
-
-#define REQUIRE_APP() \
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)"
-
-std::string tmp_path(const std::string& name) {
-  return std::string(AWARE_TEST_TMPDIR) + "/" + name;
-}
 
 // Opens `graph` on `cluster` through files, as a user would, and places it by hand.
 void open_and_place(MainWindow& w, const OpGraph& graph, const Cluster& cluster,
@@ -153,8 +145,7 @@ TEST(TimelineCompare, SearchWithAMeasuredEvaluatorIsScoredOnTheWorker) {
   w.setInteractive(false);
   open_and_place(w, millisecond_chain(), testing::star_cluster(2), Placement({0, 1, 0}));
   ASSERT_TRUE(w.setEvaluator("cpu"));
-  ASSERT_TRUE(w.startSearch("single"));
-  ASSERT_TRUE(w.waitForSearch(30000));
+  ASSERT_TRUE(search_done(w, "single", 30000));
   ASSERT_TRUE(w.searchError().isEmpty()) << w.searchError().toStdString();
   const StepResult& r = w.workbench()->result();
   EXPECT_EQ(r.evaluator, "cpu");

@@ -9,10 +9,11 @@
 #include <QImage>
 #include <QTableWidget>
 
-#include "core/evaluator.h"
 #include "core/errors.h"
+#include "core/evaluator.h"
 #include "gui/compare_view.h"
 #include "gui/graph_view.h"
+#include "gui/gui_testing.h"
 #include "gui/link_view.h"
 #include "gui/main_window.h"
 #include "gui/workbench.h"
@@ -20,18 +21,14 @@
 namespace aware::gui {
 namespace {
 
-QApplication* app() { return qobject_cast<QApplication*>(QCoreApplication::instance()); }
-
 double analytic_step(const Workbench& wb) {
   return EvaluatorRegistry::instance().create("analytic")->evaluate(wb.graph(), wb.cluster(), wb.placement()).step_time_us;
 }
 
 TEST(WhatIf, MovedOpsAreScoredAtOnceAndUndoWalksBack) {
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openCluster("preset:k40x2"));
-  ASSERT_TRUE(w.openGraph("zoo:resnet50"));
+  ASSERT_TRUE(open_model(w, "zoo:resnet50", "preset:k40x2"));
   Workbench& wb = *w.workbench();
   const int n = wb.graph().num_ops();
   // Nothing placed: a move is refused with the reason.
@@ -101,11 +98,9 @@ TEST(WhatIf, MovedOpsAreScoredAtOnceAndUndoWalksBack) {
 }
 
 TEST(WhatIf, FusedGroupsAreSelectableAndAHandPlacementJoinsTheComparison) {
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openCluster("preset:k40x2"));
-  ASSERT_TRUE(w.openGraph("zoo:resnet50"));
+  ASSERT_TRUE(open_model(w, "zoo:resnet50", "preset:k40x2"));
   Workbench& wb = *w.workbench();
   const int n = wb.graph().num_ops();
   // Without a selected op: refused.
@@ -198,18 +193,15 @@ TEST(Links, BytesPerLinkByHandAndOnAMesh) {
   EXPECT_DOUBLE_EQ(bytes[2] + bytes[3], 140) << "lb receives both (c's op is on b)";
   EXPECT_DOUBLE_EQ(bytes[4] + bytes[5], 0);
 
-  if (app() == nullptr) GTEST_SKIP() << "no QApplication (no Qt platform plugin)";
+  REQUIRE_APP();
   MainWindow w;
-  w.setInteractive(false);
-  ASSERT_TRUE(w.openCluster("preset:mesh:4x4"));
-  ASSERT_TRUE(w.openGraph("snn:lattice:3000"));
-  ASSERT_TRUE(w.startSearch("force-directed"));
-  ASSERT_TRUE(w.waitForSearch(60000)) << w.searchError().toStdString();
+  ASSERT_TRUE(open_model(w, "snn:lattice:3000", "preset:mesh:4x4"));
+  ASSERT_TRUE(search_done(w, "force-directed", 60000));
   ASSERT_TRUE(w.linkView()->isMesh());
   EXPECT_GT(w.linkView()->maxLinkBytes(), 0);
   const std::string busiest = w.linkView()->busiestLink();
   EXPECT_TRUE(busiest[0] == 'x' || busiest[0] == 'y') << busiest << ": a router-to-router link of the mesh";
-  const QString png = QString::fromStdString(std::string(AWARE_TEST_TMPDIR) + "/links-mesh.png");
+  const QString png = QString::fromStdString(tmp_path("links-mesh.png"));
   ASSERT_TRUE(w.exportPng("links", png));
   EXPECT_FALSE(QImage(png).isNull());
 }

@@ -34,23 +34,12 @@ std::unique_ptr<Evaluator> cpu_evaluator(Options options = {}) {
 TEST(CpuExecutor, ChainDiamondForkJoinRespectDependenciesAndTakeTheirSpinTimes) {
   auto cpu = cpu_evaluator({{"repeats", "3"}});
   const Cluster c = star_cluster(2);
-  struct Case {
-    OpGraph graph;
-    std::vector<int> devices;
-    double critical_us;  // hand-computed from the spins alone (copies are ~us here)
-  };
-  const std::vector<Case> cases = {
-      {scaled(testing::chain_graph()), {0, 1, 0}, 6000},            // 1 + 2 + 3 ms
-      {scaled(testing::diamond_graph()), {0, 0, 1, 0}, 4500},       // a, then c (3 ms) || b, d
-      {scaled(testing::fork_join_graph()), {0, 0, 0, 1, 1, 0}, 6000},  // src, x1 x2 | x3 x4, sink
-  };
-  for (const Case& k : cases) {
+  for (const testing::HandCase& k : testing::two_device_hand_cases()) {  // copies are ~us here
     SCOPED_TRACE(k.graph.name());
     Trace trace;
-    const Placement p(k.devices);
-    const StepResult r = cpu->evaluate(k.graph, c, p, &trace);
+    const StepResult r = cpu->evaluate(k.graph, c, k.placement, &trace);
     ASSERT_TRUE(r.feasible) << r.infeasible_reason;
-    expect_dependencies_respected(k.graph, p, trace);
+    expect_dependencies_respected(k.graph, k.placement, trace);
     for (int op = 0; op < k.graph.num_ops(); ++op)
       EXPECT_GE(trace.ops[op].end_us - trace.ops[op].start_us, k.graph.op(op).compute_us);
     EXPECT_GE(r.step_time_us, k.critical_us);

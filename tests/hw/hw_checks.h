@@ -29,6 +29,24 @@ inline OpGraph scaled(OpGraph g, double factor = 100) {
   return g;
 }
 
+// A hand graph scaled for measurement, placed on two devices, with its critical
+// path in microseconds computed by hand from the spins alone.
+struct HandCase {
+  OpGraph graph;
+  Placement placement;
+  double critical_us;
+};
+
+// The chain, diamond and fork-join graphs scaled() to milliseconds, each split
+// over devices 0 and 1.
+inline std::vector<HandCase> two_device_hand_cases() {
+  return {
+      {scaled(chain_graph()), Placement({0, 1, 0}), 6000},               // 1 + 2 + 3 ms
+      {scaled(diamond_graph()), Placement({0, 0, 1, 0}), 4500},          // a, then c (3 ms) || b, d
+      {scaled(fork_join_graph()), Placement({0, 0, 0, 1, 1, 0}), 6000},  // src, x1 x2 | x3 x4, sink
+  };
+}
+
 // No op starts before its same-device inputs end or its copies land; no copy
 // starts before its producer ends; ops on one device do not overlap.
 inline void expect_dependencies_respected(const OpGraph& g, const Placement& p, const Trace& t) {

@@ -13,11 +13,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "datasets/torchscript_import.h"
 #include "core/cluster.h"
 #include "core/errors.h"
+#include "datasets/torchscript_import.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "tests/cli/cli_run.h"
+#include "tests/datasets/import_checks.h"
 #ifdef AWARE_TEST_HAVE_ONNX
 #include "datasets/onnx_import.h"
 #include "tests/datasets/onnx_models.h"
@@ -25,6 +26,7 @@
 
 namespace aware {
 namespace {
+using namespace import_checks;
 
 // A module with the given parameters (zeros) and buffers, and TorchScript source.
 struct ModuleSpec {
@@ -56,25 +58,6 @@ def forward(self, x):
     return torch.linear(f, self.fc_w, self.fc_b)
 )";
   return save_module(s, file);
-}
-
-const Op* find_type(const OpGraph& g, const std::string& type) {
-  for (const Op& op : g.ops())
-    if (op.type == type) return &op;
-  return nullptr;
-}
-
-double forward_flops(const OpGraph& g) {
-  double f = 0;
-  for (const Op& op : g.ops())
-    if (op.phase == Phase::kForward) f += op.flops;
-  return f;
-}
-
-double one_device_step_us(const OpGraph& g, const std::string& preset) {
-  AnalyticSimulator sim;
-  return sim.evaluate(g, make_cluster_preset(preset), Placement(std::vector<int>(static_cast<size_t>(g.num_ops()), 0)))
-      .step_time_us;
 }
 
 TEST(TorchScriptImport, TinyCnnByHand) {
@@ -120,12 +103,7 @@ def forward(self, x):
   const OpGraph g = import_torchscript(save_module(s, "bn-cumsum.pt"), options, &report);
   EXPECT_DOUBLE_EQ(report.params, 16 + 4 + 4) << "running mean and variance are buffers";
   ASSERT_NE(find_type(g, "FusedBatchNorm"), nullptr);
-  ASSERT_EQ(report.uncosted.size(), 1u);
-  EXPECT_EQ(report.uncosted.at("aten::cumsum"), 1);
-  const Op* op = find_type(g, "aten::cumsum");
-  ASSERT_NE(op, nullptr);
-  EXPECT_EQ(op->flops, 0);
-  EXPECT_GT(op->bytes_accessed, 0) << "never free: the bytes it moves";
+  expect_costed_by_bytes(g, report, "aten::cumsum");
 }
 
 TEST(TorchScriptImport, AnLstmIsCostedAsOneRecurrence) {
@@ -251,13 +229,7 @@ TEST(TorchScriptImport, ResNet50HasTorchvisionsParameterCount) {
 
 TEST(TorchScriptImport, BadFilesAndOptionsAreOneLineErrorsNamingTheFile) {
   const std::string good = tiny_cnn("tiny-bad.pt");
-  std::string bytes;
-  {
-    std::ifstream in(good, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  const std::string truncated = tmp("truncated.pt");
-  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  const std::string truncated = truncated_copy(good, "truncated.pt");
   const std::string garbage = tmp("garbage.pt");
   std::ofstream(garbage, std::ios::binary) << "not a zip archive \x01\x02";
   const std::string tensor_file = tmp("tensor.pt");
@@ -274,24 +246,13 @@ def forward(self, x):
 )";
   ModelImportOptions options;
   options.input_shapes["x"] = {2, 2};
-  const std::pair<std::string, std::string> cases[] = {
-      {truncated, "is corrupt or not a torch archive"},
-      {garbage, "is corrupt or not a torch archive"},
-      {tensor_file, "forward()"},
-      {save_module(frozen, "frozen.pt"), "no trainable parameters"},
-      {save_module(branchy, "branchy.pt"), "control flow"},
-      {tmp("no-such.pt"), "cannot be read"}};
-  for (const auto& [path, message] : cases) {
-    try {
-      import_torchscript(path, options);
-      ADD_FAILURE() << path;
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find(path), std::string::npos) << what;
-      EXPECT_NE(what.find(message), std::string::npos) << what;
-      EXPECT_EQ(what.find('\n'), std::string::npos) << "one line: " << what;
-    }
-  }
+  expect_one_line_errors({{truncated, "is corrupt or not a torch archive"},
+                          {garbage, "is corrupt or not a torch archive"},
+                          {tensor_file, "forward()"},
+                          {save_module(frozen, "frozen.pt"), "no trainable parameters"},
+                          {save_module(branchy, "branchy.pt"), "control flow"},
+                          {tmp("no-such.pt"), "cannot be read"}},
+                         [&](const std::string& path) { import_torchscript(path, options); });
   // Shapes: none given, a name forward() does not take, the wrong channels.
   const auto error_of = [&](const ModelImportOptions& o) -> std::string {
     try {
@@ -315,26 +276,17 @@ def forward(self, x):
 
 TEST(TorchScriptImport, TheCommandWritesAGraphAndInfoReadsIt) {
   const std::string model = tiny_cnn("cli-tiny.pt");
-  const std::string out = tmp("cli-tiny-ts.json");
-  std::remove(out.c_str());
-  const Outcome o = run_aware("graph import " + model + " --input-shape x=8x3x8x8 -o " + out);
-  ASSERT_EQ(o.exit_code, 0) << o.output;
-  EXPECT_TRUE(contains(o.output, "762 trainable parameters")) << o.output;
-  const Outcome info = run_aware("graph info " + out + " --json", true);
-  ASSERT_EQ(info.exit_code, 0) << info.output;
-  const auto doc = nlohmann::json::parse(info.output);
-  EXPECT_EQ(doc["trainable_params"], 762);
-  EXPECT_EQ(doc["batch"], 8);
-  EXPECT_EQ(doc["forward_op_types"]["Conv2D"], 1);
+  std::string import_output;
+  ASSERT_FALSE(imported_tiny_cnn_info(model + " --input-shape x=8x3x8x8", tmp("cli-tiny-ts.json"),
+                                      &import_output)
+                   .is_null());
+  EXPECT_TRUE(contains(import_output, "762 trainable parameters")) << import_output;
   const std::string bad_out = tmp("cli-bad-ts.json");
   std::remove(bad_out.c_str());
-  for (const std::string& args : {"graph import " + model + " -o " + bad_out,
-                                  "graph import " + tmp("no-such.pt") + " --input-shape x=1x3x8x8 -o " + bad_out}) {
-    const Outcome bad = run_aware(args);
-    EXPECT_NE(bad.exit_code, 0) << args;
-    EXPECT_TRUE(contains(bad.output, "error:")) << bad.output;
-    EXPECT_FALSE(std::ifstream(bad_out).good()) << args;
-  }
+  expect_cli_refuses(
+      {"graph import " + model + " -o " + bad_out,
+       "graph import " + tmp("no-such.pt") + " --input-shape x=1x3x8x8 -o " + bad_out},
+      bad_out);
 }
 
 }  // namespace

@@ -14,11 +14,7 @@
 namespace aware {
 namespace {
 
-using testing::chain_graph;
-using testing::diamond_graph;
-using testing::fork_join_graph;
-using testing::star_cluster;
-using testing::timed_op;
+using namespace testing;  // the graphs and clusters of test_graphs.h
 
 StepResult run(AnalyticMode mode, const OpGraph& g, const Cluster& c, std::vector<int> devices,
                Trace* trace = nullptr) {
@@ -84,12 +80,7 @@ TEST(AnalyticContention, TransferWaitsForABusyLink) {
   // a on dev0 and b on dev1 both end at 10 and send 4000 bytes to c on dev2; both
   // routes end on the channel sw->dev2. Each transfer takes 2 + 4 = 6 us, so the
   // second waits: [10,16] then [16,22]; c runs [22,27].
-  OpGraph g("contended");
-  const int a = g.add_op(timed_op("a", 10, 4000));
-  const int b = g.add_op(timed_op("b", 10, 4000));
-  const int c = g.add_op(timed_op("c", 5));
-  g.add_edge(a, c);
-  g.add_edge(b, c);
+  const OpGraph g = contended_graph();
   Trace t;
   const StepResult r = run(AnalyticMode::kContention, g, star_cluster(3), {0, 1, 2}, &t);
   EXPECT_DOUBLE_EQ(r.step_time_us, 27);

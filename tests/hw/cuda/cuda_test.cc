@@ -96,23 +96,12 @@ TEST(CudaExecutor, ChainDiamondForkJoinRespectDependenciesOnTwoStreamsOfOneGpu) 
   SKIP_WITHOUT_GPU();
   auto cuda = cuda_evaluator({{"repeats", "3"}});
   const Cluster c = on_gpu0(2);
-  struct Case {
-    OpGraph graph;
-    std::vector<int> devices;
-    double critical_us;  // hand-computed from the spins alone
-  };
-  const std::vector<Case> cases = {
-      {scaled(testing::chain_graph()), {0, 1, 0}, 6000},               // 1 + 2 + 3 ms
-      {scaled(testing::diamond_graph()), {0, 0, 1, 0}, 4500},          // a, then c (3 ms) || b, d
-      {scaled(testing::fork_join_graph()), {0, 0, 0, 1, 1, 0}, 6000},  // src, x1 x2 | x3 x4, sink
-  };
-  for (const Case& k : cases) {
+  for (const testing::HandCase& k : testing::two_device_hand_cases()) {
     SCOPED_TRACE(k.graph.name());
     Trace trace;
-    const Placement p(k.devices);
-    const StepResult r = cuda->evaluate(k.graph, c, p, &trace);
+    const StepResult r = cuda->evaluate(k.graph, c, k.placement, &trace);
     ASSERT_TRUE(r.feasible) << r.infeasible_reason;
-    expect_dependencies_respected(k.graph, p, trace);
+    expect_dependencies_respected(k.graph, k.placement, trace);
     // A spin ends on the GPU's wall clock, which ticks in up to 1 us steps.
     for (int op = 0; op < k.graph.num_ops(); ++op)
       EXPECT_GE(trace.ops[op].end_us - trace.ops[op].start_us, k.graph.op(op).compute_us - 2)
