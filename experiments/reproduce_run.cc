@@ -438,7 +438,6 @@ void run(const RunRequest& a) {
   if (a.report_only) {
     // Runs nothing and leaves the manifest alone: the report says whose cells it read.
     const fs::path manifest = dir / "manifest.json";
-    if (!fs::exists(manifest)) throw ConfigError("--report-only: " + dir.string() + " holds no cells (no manifest.json)");
     cells_build = read_json_file(manifest.string()).value("build", "unknown");
     const CellFiles files(dir / "cells");
     for (const Cell& c : plan.cells) (files.has(c.key + ".json") ? counts.skipped : counts.failed)++;
