@@ -1,14 +1,30 @@
 #include "cli/cli_common.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "core/errors.h"
 #include "core/formats.h"
+#include "datasets/families.h"
 #include "datasets/load.h"
+#include "datasets/zoo.h"
 
 namespace aware::cli {
+
+const std::string& graph_spec_help() {
+  static const std::string text = [] {
+    std::string models, families;
+    for (const std::string& n : zoo_model_names()) models += (models.empty() ? "" : ", ") + n;
+    for (const std::string& f : family_names()) families += (families.empty() ? "" : ", ") + f;
+    return "Graph: a JSON file, zoo:NAME (" + models +
+           "), zoo:NAME:key=value,... (a scaled model, keys batch, seq_len, hidden, layers, vocab, "
+           "image_size; e.g. zoo:inception_v3:batch=1,image_size=96; the keys each model reads: aware "
+           "list models), family:FAMILY:SEED (" + families + ") or random:N:SEED (a seeded layered DAG of N ops)";
+  }();
+  return text;
+}
 
 
 Placement resolve_placement(const std::string& spec, const OpGraph& graph, const Cluster& cluster) {
@@ -77,7 +93,36 @@ nlohmann::json step_result_json(const StepResult& r, const Cluster& cluster, con
   return out;
 }
 
-void print_step_result(const StepResult& r, const Cluster& cluster, const LowerBound& bound) {
+namespace {
+
+// Per device, the time in which at least one of its ops runs: the union of its op
+// spans, so a compute op and a collective running side by side count once.
+std::vector<double> device_active_us(const Trace& trace, int devices) {
+  std::vector<std::vector<std::pair<double, double>>> spans(devices);
+  for (const OpSpan& s : trace.ops)
+    if (s.device >= 0 && s.device < devices && s.end_us > s.start_us) spans[s.device].push_back({s.start_us, s.end_us});
+  std::vector<double> active(devices, 0);
+  for (int d = 0; d < devices; ++d) {
+    std::sort(spans[d].begin(), spans[d].end());
+    double open = 0, close = -1;
+    for (const auto& [start, end] : spans[d]) {
+      if (start > close) {
+        if (close > open) active[d] += close - open;
+        open = start;
+        close = end;
+      } else {
+        close = std::max(close, end);
+      }
+    }
+    if (close > open) active[d] += close - open;
+  }
+  return active;
+}
+
+}  // namespace
+
+void print_step_result(const StepResult& r, const Cluster& cluster, const LowerBound& bound,
+                       const Trace* trace) {
   std::printf("step time      %s%s\n", format_ms(r.step_time_us).c_str(),
               r.feasible ? "" : "  (INFEASIBLE)");
   if (!r.feasible) std::printf("infeasible     %s\n", r.infeasible_reason.c_str());
@@ -88,8 +133,11 @@ void print_step_result(const StepResult& r, const Cluster& cluster, const LowerB
   std::printf("bytes moved    %s in %d transfers\n",
               format_bytes(r.bytes_moved, BytesStyle::kTable).c_str(), r.transfers);
   std::printf("%-16s %12s %8s %12s\n", "device", "busy", "util", "peak mem");
+  const bool traced = trace != nullptr && !trace->ops.empty();
+  const std::vector<double> active =
+      traced ? device_active_us(*trace, cluster.num_devices()) : r.device_busy_us;
   for (int d = 0; d < cluster.num_devices(); ++d) {
-    const double util = r.step_time_us > 0 ? r.device_busy_us[d] / r.step_time_us : 0;
+    const double util = r.step_time_us > 0 ? active[d] / r.step_time_us : 0;
     std::printf("%-16s %12s %7.1f%% %12s\n", cluster.device(d).name.c_str(),
                 format_ms(r.device_busy_us[d]).c_str(), 100 * util,
                 format_bytes(r.peak_memory_bytes[d], BytesStyle::kTable).c_str());
@@ -99,9 +147,12 @@ void print_step_result(const StepResult& r, const Cluster& cluster, const LowerB
   bool past_step = false;
   for (int d = 0; d < cluster.num_devices(); ++d)
     past_step = past_step || r.device_busy_us[d] > r.step_time_us * (1 + 1e-9);
-  if (past_step)
+  if (past_step && traced)
     std::printf("note           busy sums a device's compute and communication streams, which run side by "
-                "side, so it can pass the step time\n");
+                "side, so it can pass the step time; util is the share of the step in which either runs\n");
+  else if (past_step)
+    std::printf("note           busy sums a device's compute and communication streams, which run side by "
+                "side, so it (and util, busy over the step) can pass the step time\n");
   for (const std::string& note : r.notes) std::printf("note           %s\n", note.c_str());
 }
 

@@ -70,12 +70,9 @@ StepInputs load_step_inputs(const std::string& graph_spec, const std::string& cl
 std::string registered_names_help(const std::string& label, const std::vector<std::string>& names,
                                   const std::string& list_kind);
 
-// The help text of every --graph option: what a graph spec may be.
-inline constexpr const char* kGraphSpecHelp =
-    "Graph: a JSON file, zoo:NAME (aware graph info --help), zoo:NAME:key=value,... "
-    "(a scaled model, keys batch, seq_len, hidden, layers, vocab, image_size; e.g. "
-    "zoo:inception_v3:batch=1,image_size=96), family:FAMILY:SEED (cifar10, ptb, nmt) or "
-    "random:N:SEED (a seeded layered DAG of N ops)";
+// The help text of every --graph option: what a graph spec may be, with the
+// zoo's model names from the zoo itself.
+const std::string& graph_spec_help();
 
 // The format of a results table: --json wins, then an explicit --format, then the
 // extension of -o (.md, .csv, .json), else "table". Throws ConfigError for an
@@ -93,8 +90,12 @@ std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::st
 
 nlohmann::json step_result_json(const StepResult& result, const Cluster& cluster,
                                 const LowerBound& bound);
-// Prints the result as a table on stdout.
-void print_step_result(const StepResult& result, const Cluster& cluster, const LowerBound& bound);
+// Prints the result as a table on stdout. With the step's `trace`, a device's util
+// is the share of the step in which any of its streams runs an op (at most 100%);
+// without one, its busy time (both streams summed) over the step, which can pass
+// 100% (a note says so).
+void print_step_result(const StepResult& result, const Cluster& cluster, const LowerBound& bound,
+                       const Trace* trace = nullptr);
 
 
 }  // namespace aware::cli

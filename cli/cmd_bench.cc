@@ -310,7 +310,7 @@ void add_bench_commands(CLI::App& app) {
   bench->require_subcommand(1);
   auto sim = std::make_shared<BenchArgs>();
   CLI::App* s = bench->add_subcommand("simulate", "Evaluations per second on random placements");
-  s->add_option("--graph", sim->graph, kGraphSpecHelp)->required();
+  s->add_option("--graph", sim->graph, graph_spec_help())->required();
   add_common(s, *sim);
   s->add_option("-o,--output", sim->out, "Also write the figures to this JSON file (default: print only)");
   s->add_option("--placement", sim->placement, "Evaluate this placement (file, single, round-robin) instead of random ones");
@@ -322,7 +322,7 @@ void add_bench_commands(CLI::App& app) {
   auto mv = std::make_shared<BenchArgs>();
   CLI::App* m = bench->add_subcommand(
       "moves", "Evaluations per second of small moves (evaluate_move) against full evaluations");
-  m->add_option("--graph", mv->graph, kGraphSpecHelp)->required();
+  m->add_option("--graph", mv->graph, graph_spec_help())->required();
   add_common(m, *mv);
   m->add_option("-o,--output", mv->out, "Also write the figures to this JSON file (default: print only)");
   m->add_option("--placement", mv->placement, "Start here (file, single, round-robin) instead of a random placement");

@@ -433,7 +433,7 @@ void add_fuse_commands(CLI::App& app) {
   CLI::App* f = app.add_subcommand(
       "fuse", "Fuse ops whose separation costs more in transfer than it gains in parallel compute");
   f->require_subcommand(0, 1);
-  f->add_option("--graph", fuse->graph, kGraphSpecHelp);
+  f->add_option("--graph", fuse->graph, graph_spec_help());
   f->add_option("--cluster", fuse->cluster, "preset:NAME or a cluster file")->capture_default_str();
   fuse->flags.add_to(f);
   f->add_option("-o,--output", fuse->out, "Write the fused graph JSON here");

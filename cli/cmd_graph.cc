@@ -283,7 +283,7 @@ void add_graph_commands(CLI::App& app) {
 
   auto info = std::make_shared<InfoArgs>();
   CLI::App* i = graph->add_subcommand("info", "Size, FLOPs, memory, critical path and lower bound");
-  i->add_option("graph", info->graph, kGraphSpecHelp)->required();
+  i->add_option("graph", info->graph, graph_spec_help())->required();
   i->add_option("--cluster", info->cluster, "Cluster for the lower bound")->capture_default_str();
   i->add_flag("--json", info->json, "Print one JSON object");
   i->callback([info] { run_info(*info); });
@@ -300,7 +300,7 @@ void add_graph_commands(CLI::App& app) {
 
   auto exp = std::make_shared<ExportArgs>();
   CLI::App* e = graph->add_subcommand("export", "Export a graph (Graphviz DOT or JSON)");
-  e->add_option("graph", exp->graph, kGraphSpecHelp)->required();
+  e->add_option("graph", exp->graph, graph_spec_help())->required();
   e->add_option("--format", exp->format, "dot or json")->capture_default_str();
   e->add_option("-o,--output", exp->out, "Output file (default: stdout)");
   e->add_option("--placement", exp->placement, "Colour nodes by this placement");

@@ -139,7 +139,7 @@ void add_hw_commands(CLI::App& app) {
     c->add_option("--report", args->report, "Write every measurement (JSON) here");
     c->add_option("--profile-graph", args->profile_graphs,
                   std::string("Also time every op of this graph on each device kind (repeatable). ") +
-                      kGraphSpecHelp);
+                      graph_spec_help());
     c->add_option("--costs-out", args->costs_out, "Write the profiled cost table here");
     c->add_option("--rounds", args->rounds,
                   "Profile every graph this many times, round after round (median of the rounds)")
@@ -152,7 +152,7 @@ void add_hw_commands(CLI::App& app) {
     auto args = std::make_shared<ValidateArgs>();
     CLI::App* v = app.add_subcommand(
         "validate", "Run placements on a hardware backend and compare with the simulators");
-    v->add_option("--graph", args->graphs, std::string("Graph (repeatable). ") + kGraphSpecHelp)
+    v->add_option("--graph", args->graphs, std::string("Graph (repeatable). ") + graph_spec_help())
         ->required();
     v->add_option("--cluster", args->cluster, "The calibrated cluster file (aware calibrate -o)")
         ->required();

@@ -1,5 +1,7 @@
-// aware list evaluators | placers | agents | plugins: what this build has
-// registered, generated from the registries (names, descriptions, options).
+// aware list [KIND]: what this build has, generated from the registries and
+// tables themselves (names, descriptions, options): evaluators, placers, agents,
+// strategies, clusters (the presets), models (the zoo and the families, with the
+// keys each reads) and plugins; every kind when none is named.
 #include <cstdio>
 #include <iostream>
 
@@ -7,8 +9,13 @@
 
 #include "builtins/builtins.h"
 #include "cli/cli_common.h"
+#include "core/cluster.h"
+#include "core/errors.h"
 #include "core/evaluator.h"
 #include "core/placer.h"
+#include "datasets/families.h"
+#include "datasets/zoo.h"
+#include "strategies/strategy.h"
 #ifdef AWARE_HAVE_RL
 #include "agents/rl/trainer.h"
 #endif
@@ -21,6 +28,68 @@ struct ListArgs {
   bool json = false;
 };
 
+const std::vector<std::string>& kinds() {
+  static const std::vector<std::string> all = {"evaluators", "placers", "agents", "strategies",
+                                               "clusters",   "models",  "plugins"};
+  return all;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+std::vector<RegistryInfo> strategy_entries() {
+  std::vector<RegistryInfo> out;
+  for (const std::string& name : StrategyRegistry::instance().names()) {
+    const StrategyKind kind = StrategyRegistry::instance().get(name);
+    RegistryInfo e;
+    e.name = name;
+    e.description = kind.description + (kind.example.empty() ? "" : " (e.g. " + kind.example + ")");
+    for (const std::string& o : kind.options) e.options.push_back({o, OptionSpec::Type::kString, "", ""});
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// A preset's description: its size and first device, built on the spot; a
+// pattern ("multi-node:RxC") says so.
+std::vector<RegistryInfo> cluster_entries() {
+  std::vector<RegistryInfo> out;
+  for (const std::string& name : cluster_preset_names()) {
+    RegistryInfo e;
+    e.name = "preset:" + name;
+    if (name.find(':') != std::string::npos) {
+      e.description = "a pattern: fill in the numbers";
+    } else {
+      try {
+        const Cluster c = make_cluster_preset(name);
+        e.description = std::to_string(c.num_devices()) + " devices" +
+                        (c.num_devices() > 0 ? ", " + c.device(0).kind : std::string());
+      } catch (const Error& err) {
+        e.description = std::string("not available here: ") + first_line(err.what());
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<RegistryInfo> model_entries() {
+  std::vector<RegistryInfo> out;
+  for (const std::string& name : zoo_model_names()) {
+    RegistryInfo e;
+    e.name = "zoo:" + name;
+    e.description = "keys: " + join(zoo_model_option_keys(name)) + " (zoo:" + name + ":key=value,...)";
+    out.push_back(std::move(e));
+  }
+  for (const std::string& family : family_names())
+    out.push_back({"family:" + family + ":SEED", "a seeded graph of the " + family + " family", {}});
+  out.push_back({"random:N:SEED", "a seeded random layered DAG of N ops", {}});
+  return out;
+}
+
 std::vector<RegistryInfo> entries_of(const std::string& what) {
   if (what == "evaluators") return EvaluatorRegistry::instance().entries();
   if (what == "placers" || what == "methods") return PlacerRegistry::instance().entries();
@@ -29,7 +98,15 @@ std::vector<RegistryInfo> entries_of(const std::string& what) {
 #else
   if (what == "agents") return {};
 #endif
-  throw ConfigError("list: unknown kind '" + what + "' (known: evaluators, placers, agents, plugins)");
+  if (what == "strategies") return strategy_entries();
+  if (what == "clusters") return cluster_entries();
+  if (what == "models") return model_entries();
+  if (what == "plugins") {
+    std::vector<RegistryInfo> out;
+    for (const std::string& p : builtin_plugins()) out.push_back({p, "", {}});
+    return out;
+  }
+  throw ConfigError("list: unknown kind '" + what + "' (known: " + join(kinds()) + ", or none for all)");
 }
 
 nlohmann::json entry_json(const RegistryInfo& e) {
@@ -43,27 +120,41 @@ nlohmann::json entry_json(const RegistryInfo& e) {
   return {{"name", e.name}, {"description", e.description}, {"options", options}};
 }
 
+nlohmann::json kind_json(const std::string& what) {
+  if (what == "plugins") return builtin_plugins();  // a list of names, as before
+  nlohmann::json doc = nlohmann::json::array();
+  for (const RegistryInfo& e : entries_of(what)) doc.push_back(entry_json(e));
+  return doc;
+}
+
+void print_kind(const std::string& what) {
+  const std::vector<RegistryInfo> entries = entries_of(what);
+  if (entries.empty()) std::printf("(none in this build)\n");
+  for (const RegistryInfo& e : entries) {
+    std::printf("%s\n", e.name.c_str());
+    if (!e.description.empty()) std::printf("    %s\n", e.description.c_str());
+    if (!e.options.empty()) std::printf("    options:\n%s", format_option_specs(e.options, "      ").c_str());
+  }
+}
+
 void run_list(const ListArgs& a) {
-  if (a.what == "plugins") {
-    const std::vector<std::string> plugins = builtin_plugins();
+  if (!a.what.empty()) {
     if (a.json) {
-      std::cout << nlohmann::json(plugins).dump(1) << "\n";
+      std::cout << kind_json(a.what).dump(1) << "\n";
     } else {
-      for (const std::string& p : plugins) std::printf("%s\n", p.c_str());
+      print_kind(a.what);
     }
     return;
   }
-  const std::vector<RegistryInfo> entries = entries_of(a.what);
   if (a.json) {
-    nlohmann::json doc = nlohmann::json::array();
-    for (const RegistryInfo& e : entries) doc.push_back(entry_json(e));
+    nlohmann::json doc = nlohmann::json::object();
+    for (const std::string& k : kinds()) doc[k] = kind_json(k);
     std::cout << doc.dump(1) << "\n";
     return;
   }
-  if (entries.empty()) std::printf("(none in this build)\n");
-  for (const RegistryInfo& e : entries) {
-    std::printf("%s\n    %s\n", e.name.c_str(), e.description.c_str());
-    if (!e.options.empty()) std::printf("    options:\n%s", format_option_specs(e.options, "      ").c_str());
+  for (const std::string& k : kinds()) {
+    std::printf("%s== %s (aware list %s)\n", k == kinds().front() ? "" : "\n", k.c_str(), k.c_str());
+    print_kind(k);
   }
 }
 
@@ -72,9 +163,10 @@ void run_list(const ListArgs& a) {
 void add_list_command(CLI::App& app) {
   auto args = std::make_shared<ListArgs>();
   CLI::App* l = app.add_subcommand(
-      "list", "List what this build has registered: evaluators, placers (methods), learned agents, "
-              "or plugins; with each entry's options (pass them as KEY=VALUE)");
-  l->add_option("kind", args->what, "evaluators | placers | agents | plugins")->required();
+      "list", "List what this build has: evaluators, placers (methods), learned agents, strategies, "
+              "clusters (presets), models (the zoo with its keys, the families) or plugins; every kind "
+              "when none is named; with each entry's options (pass them as KEY=VALUE)");
+  l->add_option("kind", args->what, "evaluators | placers | agents | strategies | clusters | models | plugins");
   l->add_flag("--json", args->json, "Print JSON");
   l->callback([args] { run_list(*args); });
 }

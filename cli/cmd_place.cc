@@ -315,7 +315,7 @@ void add_place_commands(CLI::App& app) {
 
   auto place = std::make_shared<PlaceArgs>();
   CLI::App* p = app.add_subcommand("place", "Place a graph with one method and simulate the result");
-  p->add_option("--graph", place->graph, kGraphSpecHelp)->required();
+  p->add_option("--graph", place->graph, graph_spec_help())->required();
   p->add_option("--cluster", place->cluster, "preset:NAME or a cluster file")->capture_default_str();
   p->add_option("--method", place->method, methods_help);
   p->add_option("--policy", place->policy,

@@ -450,7 +450,7 @@ void run_bench_agent(const BenchAgentArgs& a) {
 void add_search_commands(CLI::App& app) {
   auto args = std::make_shared<SearchArgs>();
   CLI::App* s = app.add_subcommand("search", "Train a learned placement agent on one graph");
-  s->add_option("--graph", args->graph, kGraphSpecHelp)->required();
+  s->add_option("--graph", args->graph, graph_spec_help())->required();
   add_train_options(s, *args,
                     "Simulator evaluations allowed (the final greedy episode's included)",
                     "Write the learning curve CSV here");
@@ -475,7 +475,7 @@ void add_search_commands(CLI::App& app) {
   auto ba = std::make_shared<BenchAgentArgs>();
   CLI::App* b = bench->add_subcommand(
       "agent", "One learned agent's training: evaluations per second, and where the time goes");
-  b->add_option("--graph", ba->graph, kGraphSpecHelp)->required();
+  b->add_option("--graph", ba->graph, graph_spec_help())->required();
   add_train_options(b, *ba, "Evaluations to train for (required)", "Write the learning curve CSV here");
   b->add_option("--algorithm", ba->algorithm, "reinforce or ppo")->capture_default_str();
   b->add_option("-o,--output", ba->out, "Write the figures here as JSON")->capture_default_str();

@@ -79,7 +79,7 @@ void run_simulate(const SimulateArgs& a) {
 void add_simulate_command(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* s = app.add_subcommand("simulate", "Simulate one training step of a placed graph");
-  s->add_option("--graph", args->graph, kGraphSpecHelp)->required();
+  s->add_option("--graph", args->graph, graph_spec_help())->required();
   s->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
   s->add_option("--placement", args->placement, "single, round-robin or a placement file")
       ->capture_default_str()

@@ -10,6 +10,7 @@
 #include "core/exporters.h"
 #include "core/formats.h"
 #include "core/progress.h"
+#include "core/units.h"
 #include "datasets/load.h"
 #include "strategies/search.h"
 #include "strategies/strategy.h"
@@ -89,6 +90,11 @@ void write_strategy_dir(const std::string& out, const StrategyResult& s, const C
   }
 }
 
+// "DIR/{graph,placement,strategy}.json", with one slash however DIR ends.
+std::string files_in(const std::string& out) {
+  return (std::filesystem::path(out) / "{graph,placement,strategy}.json").lexically_normal().string();
+}
+
 struct ApplyArgs {
   std::string graph;
   std::string cluster = "preset:k40x4";
@@ -106,7 +112,7 @@ struct ApplyArgs {
 void run_apply(const ApplyArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
-  parse_strategy_spec(a.strategy);  // a bad spec fails before anything is read or written
+  check_strategy_spec(a.strategy);  // a bad spec fails before anything is read or written
   check_output_dir(a.out);
   prepare_output_path(a.trace, "--trace");
   const OpGraph graph = load_graph(a.graph);
@@ -114,9 +120,10 @@ void run_apply(const ApplyArgs& a) {
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.options);
   const StrategyResult s = run_strategy_rewrite(a.strategy, graph, cluster, evaluator.get(),
                                                 static_cast<std::uint64_t>(a.seed), a.budget_evals);
+  // Always traced: the util column is the share of the step each device is busy
+  // on either stream, which the busy sums alone cannot tell.
   Trace trace;
-  const StepResult step =
-      evaluator->evaluate(s.graph, cluster, s.placement, a.trace.empty() ? nullptr : &trace);
+  const StepResult step = evaluator->evaluate(s.graph, cluster, s.placement, &trace);
   const LowerBound bound = lower_bound(s.graph, cluster);
   nlohmann::json summary = strategy_json(s, step);
   summary["graph"] = graph.name();
@@ -133,8 +140,8 @@ void run_apply(const ApplyArgs& a) {
               graph.num_ops(), cluster.name().c_str(), cluster.num_devices());
   print_strategy_summary(s, step);
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
-  print_step_result(step, cluster, bound);
-  std::printf("wrote          %s/{graph,placement,strategy}.json\n", a.out.c_str());
+  print_step_result(step, cluster, bound, &trace);
+  std::printf("wrote          %s\n", files_in(a.out).c_str());
 }
 
 struct SearchArgs {
@@ -161,6 +168,12 @@ void run_search(const SearchArgs& a) {
   StrategySearchOptions options;
   options.methods = split_list(a.methods);
   options.collectives = split_list(a.collectives);
+  if (options.methods.empty())
+    throw ConfigError("--methods '" + a.methods + "' names no placer: give one or more (`aware list placers`)");
+  if (options.collectives.empty())
+    throw ConfigError("--collectives '" + a.collectives +
+                      "' names no collective, so there would be no data-parallel candidate: give one or "
+                      "more (dp's collective= in `aware strategy list`), or leave the option out for all");
   options.pipelines = !a.no_pipelines;
   options.overlap_off = a.overlap_off;
   options.refine = a.refine;
@@ -178,6 +191,9 @@ void run_search(const SearchArgs& a) {
   doc["cluster"] = cluster.name();
   doc["evaluator"] = evaluator->describe();
   doc["evaluations"] = r.evaluations;
+  if (a.budget_evals > 0) doc["budget_evals"] = a.budget_evals;
+  doc["not_tried"] = r.not_tried;
+  if (!r.refine_skipped.empty()) doc["refine_skipped"] = r.refine_skipped;
   doc["batch"] = graph.batch();
   doc["candidates"] = nlohmann::json::array();
   for (const StrategyCandidate& c : r.candidates) {
@@ -214,9 +230,12 @@ void run_search(const SearchArgs& a) {
     std::cout << doc.dump(1) << "\n";
     return;
   }
-  std::printf("graph          %s (%d ops, batch %g) on %s (%d devices)\n", graph.name().c_str(),
-              graph.num_ops(), graph.batch(), cluster.name().c_str(), cluster.num_devices());
-  std::printf("evaluator      %s, %lld evaluations\n", evaluator->describe().c_str(), r.evaluations);
+  const bool batched = graph.batch() > 0;
+  std::printf("graph          %s (%d ops, %s) on %s (%d devices)\n", graph.name().c_str(), graph.num_ops(),
+              batched ? ("batch " + format_number(graph.batch())).c_str() : "no batch recorded",
+              cluster.name().c_str(), cluster.num_devices());
+  std::printf("evaluator      %s, %lld evaluations%s\n", evaluator->describe().c_str(), r.evaluations,
+              a.budget_evals > 0 ? (" of a budget of " + std::to_string(a.budget_evals)).c_str() : "");
   std::vector<const StrategyCandidate*> ranked;
   for (const StrategyCandidate& c : r.candidates) ranked.push_back(&c);
   std::stable_sort(ranked.begin(), ranked.end(), [](const StrategyCandidate* x, const StrategyCandidate* y) {
@@ -224,21 +243,47 @@ void run_search(const SearchArgs& a) {
     if (xo != yo) return xo;
     return xo && x->step_time_us < y->step_time_us;
   });
-  std::printf("%-32s %-8s %12s %12s\n", "candidate", "status", "step ms", "samples/s");
+  std::printf("%-32s %-10s %12s %12s\n", "candidate", "status", "step ms", "samples/s");
   for (const StrategyCandidate* c : ranked) {
-    if (c->status == "ok") {
-      std::printf("%-32s %-8s %12.3f %12.1f\n", c->spec.c_str(), c->status.c_str(),
-                  c->step_time_us / 1e3,
-                  graph.batch() > 0 ? graph.batch() / (c->step_time_us * 1e-6) : 0.0);
+    if (c->status == "ok" && batched) {
+      std::printf("%-32s %-10s %12.3f %12.1f\n", c->spec.c_str(), c->status.c_str(), c->step_time_us / 1e3,
+                  graph.batch() / (c->step_time_us * 1e-6));
+    } else if (c->status == "ok") {
+      std::printf("%-32s %-10s %12.3f %12s\n", c->spec.c_str(), c->status.c_str(), c->step_time_us / 1e3, "-");
     } else {
-      std::printf("%-32s %-8s %12s %12s\n", c->spec.c_str(), c->status.c_str(), "-", "-");
+      std::printf("%-32s %-10s %12s %12s\n", c->spec.c_str(), c->status.c_str(), "-", "-");
     }
+  }
+  for (const std::string& spec : r.not_tried)
+    std::printf("%-32s %-10s %12s %12s\n", spec.c_str(), "not tried", "-", "-");
+  // Why candidates failed, each reason once: reasons that differ only in the
+  // spec they name are one reason.
+  std::vector<std::pair<std::string, std::vector<const StrategyCandidate*>>> reasons;
+  for (const StrategyCandidate& c : r.candidates) {
+    if (c.status == "ok" || c.reason.empty()) continue;
+    std::string key = c.status + ":" + c.reason;
+    for (std::size_t at; (at = key.find("'" + c.spec + "'")) != std::string::npos;)
+      key.replace(at, c.spec.size() + 2, "'*'");
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first == key; });
+    if (it == reasons.end()) it = reasons.insert(reasons.end(), {key, {}});
+    it->second.push_back(&c);
+  }
+  for (const auto& [key, group] : reasons) {
+    std::printf("%-14s %s", group.front()->status.c_str(), group.front()->reason.c_str());
+    if (group.size() > 1) std::printf(" (and alike for %zu more candidates)", group.size() - 1);
+    std::printf("\n");
+  }
+  if (!r.not_tried.empty()) {
+    std::printf("not tried      %zu of %zu candidates: the budget of %lld evaluations ran out (candidates go in "
+                "order of promise: each kind's most parallel form first)\n",
+                r.not_tried.size(), r.not_tried.size() + r.candidates.size(), a.budget_evals);
   }
   std::printf("best           %s: %s", r.best_strategy.spec.c_str(), format_ms(r.best_step_us).c_str());
   if (r.refined_from_us >= 0)
     std::printf(" (%s before refinement by %s)", format_ms(r.refined_from_us).c_str(), a.refine.c_str());
   std::printf("\n");
-  if (!a.out.empty()) std::printf("wrote          %s/{graph,placement,strategy}.json\n", a.out.c_str());
+  if (!r.refine_skipped.empty()) std::printf("not refined    %s\n", r.refine_skipped.c_str());
+  if (!a.out.empty()) std::printf("wrote          %s\n", files_in(a.out).c_str());
 }
 
 }  // namespace
@@ -250,7 +295,7 @@ void add_strategy_commands(CLI::App& app) {
   auto args = std::make_shared<ApplyArgs>();
   CLI::App* ap = st->add_subcommand(
       "apply", "Rewrite a graph by a strategy; write the rewritten graph, its placement and a summary");
-  ap->add_option("--graph", args->graph, kGraphSpecHelp)->required();
+  ap->add_option("--graph", args->graph, graph_spec_help())->required();
   ap->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
   ap->add_option("--strategy", args->strategy, "Strategy spec (`aware strategy list`)")->required();
   ap->add_option("--evaluator", args->evaluator,
@@ -270,7 +315,7 @@ void add_strategy_commands(CLI::App& app) {
   auto sa = std::make_shared<SearchArgs>();
   CLI::App* se = st->add_subcommand(
       "search", "Try replica counts x collectives x hybrids x pipelines and placements; keep the fastest");
-  se->add_option("--graph", sa->graph, kGraphSpecHelp)->required();
+  se->add_option("--graph", sa->graph, graph_spec_help())->required();
   se->add_option("--cluster", sa->cluster, "preset:NAME or a cluster file")->capture_default_str();
   se->add_option("--methods", sa->methods,
                  "Placers for the unsplit step (place:METHOD) and inside hybrid groups")
@@ -280,10 +325,11 @@ void add_strategy_commands(CLI::App& app) {
   se->add_flag("--no-pipelines", sa->no_pipelines, "Leave pipeline candidates out");
   se->add_flag("--overlap-off", sa->overlap_off, "Also try each dp candidate with overlap=off");
   se->add_option("--refine", sa->refine,
-                 "A search placer (e.g. anneal) that refines the winner's placement on its "
-                 "rewritten graph with the evaluations left");
+                 "A placer that searches by simulation (anneal, random-search, genetic, ...) and "
+                 "refines the winner's placement on its rewritten graph with the evaluations left");
   se->add_option("--budget-evals", sa->budget_evals,
-                 "Evaluations in all (0: every candidate once, plus 200 for --refine)");
+                 "Evaluations in all, never exceeded (0: every candidate once, plus 200 for --refine); "
+                 "candidates are tried most promising first, and those the budget leaves out are listed");
   se->add_option("--seed", sa->seed, "Seed")->capture_default_str();
   se->add_option("--evaluator", sa->evaluator,
                  registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))

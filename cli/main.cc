@@ -6,27 +6,49 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "builtins/builtins.h"
 #include "cli/cli_common.h"
 #include "core/errors.h"
+#include "core/progress.h"
 #ifdef AWARE_HAVE_MPI
 #include "experiments/mpi/mpi_job.h"
 #endif
 
+namespace {
+
+// One error line on stderr, after ending a progress line left open on a
+// terminal; with --json also {"error": ...} on stdout, so that a JSON consumer
+// has something to parse.
+void report_error(const std::string& message, bool json) {
+  if (aware::stderr_progress_line_open()) std::fputc('\n', stderr);
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  if (json) std::printf("%s\n", nlohmann::json({{"error", message}}).dump().c_str());
+}
+
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--json") return true;
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  const bool json = wants_json(argc, argv);
 #ifdef AWARE_HAVE_MPI
   // Under mpirun: join the job (every rank must run the same command), and let
   // an error on any rank end them all.
   aware::experiments::MpiJob* job = aware::experiments::join_mpi_job(argc, argv);
-  const auto fail = [job](const std::string& message, int code) {
+  const auto fail = [job, json](const std::string& message, int code) {
     if (job != nullptr && job->size() > 1) job->abort(message, code);
-    std::fprintf(stderr, "\nerror: %s\n", message.c_str());
+    report_error(message, json);
     return code;
   };
 #else
-  const auto fail = [](const std::string& message, int code) {
-    std::fprintf(stderr, "\nerror: %s\n", message.c_str());
+  const auto fail = [json](const std::string& message, int code) {
+    report_error(message, json);
     return code;
   };
   // Started by mpirun, but built without MPI: N copies would each run the whole
@@ -79,16 +101,17 @@ int main(int argc, char** argv) {
       found = found || sub->get_name() == argv[1];
       known += (known.empty() ? "" : ", ") + sub->get_name();
     }
-    if (!found) {
-      std::fprintf(stderr, "error: unknown command '%s' (known: %s; see aware --help)\n", argv[1],
-                   known.c_str());
-      return 1;
-    }
+    if (!found)
+      return fail("unknown command '" + std::string(argv[1]) + "' (known: " + known + "; see aware --help)", 1);
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and friends exit 0 through here; a real parse error with --json
+    // also gets its JSON line.
+    const int code = app.exit(e);
+    if (code != 0 && json) std::printf("%s\n", nlohmann::json({{"error", e.what()}}).dump().c_str());
+    return code;
   } catch (const aware::Error& e) {
     return fail(e.what(), 1);
   } catch (const std::exception& e) {

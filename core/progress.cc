@@ -14,6 +14,12 @@ double now_s() {
 }
 }  // namespace
 
+namespace {
+std::atomic<bool> g_line_open{false};
+}  // namespace
+
+bool stderr_progress_line_open() { return g_line_open.load(std::memory_order_relaxed); }
+
 StderrProgress::~StderrProgress() { finish(); }
 
 StderrProgress::StderrProgress(double interval_s)
@@ -25,6 +31,15 @@ void StderrProgress::on_progress(const Progress& p) {
   // A log file gets whole lines, at most one every kLogIntervalS, and no escape codes.
   const double interval = terminal_ ? interval_s_ : std::max(interval_s_, kLogIntervalS);
   if (!last && now - last_print_s_ < interval) return;
+  // A log gets each state once: work that reports its last step and then "done"
+  // with the same count (every search does) would otherwise print it twice; on a
+  // terminal the second line only overwrites the first.
+  if (!terminal_ && printed_any_ && p.task == last_task_ && p.done == last_done_ && p.total == last_total_)
+    return;
+  printed_any_ = true;
+  last_task_ = p.task;
+  last_done_ = p.done;
+  last_total_ = p.total;
   last_print_s_ = now;
   char line[512];
   int len = std::snprintf(line, sizeof line, "%s%s", terminal_ ? "\r" : "", p.task.c_str());
@@ -44,6 +59,7 @@ void StderrProgress::on_progress(const Progress& p) {
   if (terminal_) {
     std::fprintf(stderr, "%s\033[K", line);
     printed_ = true;
+    g_line_open.store(true, std::memory_order_relaxed);
   } else {
     std::fprintf(stderr, "%s\n", line);
   }
@@ -54,6 +70,7 @@ void StderrProgress::finish() {
   if (printed_) {
     std::fprintf(stderr, "\n");
     printed_ = false;
+    g_line_open.store(false, std::memory_order_relaxed);
   }
 }
 

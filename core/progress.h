@@ -38,6 +38,11 @@ class ProgressObserver {
 // Prints one self-overwriting line on stderr, at most every `interval_s` seconds,
 // when stderr is a terminal; otherwise (a log file, a pipe) plain lines, at most one
 // every kLogIntervalS seconds, with no carriage returns or escape codes.
+// True while a self-overwriting progress line stands unfinished on stderr (a
+// terminal only): whoever prints next on stderr ends it first, and nobody else
+// needs to print a blank line "just in case".
+bool stderr_progress_line_open();
+
 class StderrProgress : public ProgressObserver {
  public:
   static constexpr double kLogIntervalS = 10.0;
@@ -51,6 +56,10 @@ class StderrProgress : public ProgressObserver {
   bool terminal_ = false;
   double last_print_s_ = -1e9;
   bool printed_ = false;
+  // The last line printed (a log only prints a state once).
+  bool printed_any_ = false;
+  std::string last_task_;
+  long long last_done_ = 0, last_total_ = 0;
 };
 
 }  // namespace aware
