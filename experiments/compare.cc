@@ -269,7 +269,9 @@ CompareTable run_compare(const CompareRequest& request) {
     }
   }
   for (const std::string& spec : request.strategies) {
-    parse_strategy_spec(spec);  // throws ConfigError on an unknown kind or option
+    // Before any work, as `strategy apply` does: an unknown kind or option, and a
+    // count, method or option value no graph could take ("dp:0").
+    check_strategy_spec(spec);
     if (std::find(table.methods.begin(), table.methods.end(), spec) == table.methods.end()) {
       table.methods.push_back(spec);
       table.strategies.push_back(spec);

@@ -27,15 +27,19 @@ std::string canonical(const StrategySpec& spec, const std::string& argument,
   return out;
 }
 
-}  // namespace
+// What a dp, hybrid or bagging spec says before any graph or cluster is seen: the
+// replica count (0: every device), the hybrid's placer, and the spec with a
+// positional collective ("dp:ps") folded into its options.
+struct DataParallelArgs {
+  StrategySpec spec;
+  int replicas = 0;
+  std::string placer;
+};
 
-StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
-                                   const StrategySpec& given, const StrategyContext& context) {
-  StrategySpec spec = given;
-  const int devices = cluster.num_devices();
-  int replicas = devices;
-  int group = 1;  // devices per replica
-  std::string placer_name;
+DataParallelArgs read_data_parallel_args(const StrategySpec& given) {
+  DataParallelArgs a;
+  a.spec = given;
+  StrategySpec& spec = a.spec;
   if (spec.kind == "dp") {
     const auto& names = collective_names();
     if (std::find(names.begin(), names.end(), spec.argument) != names.end()) {
@@ -44,24 +48,41 @@ StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
       }
       spec.options["collective"] = spec.argument;
     } else if (!spec.argument.empty()) {
-      replicas = parse_count(spec.argument, spec.text, "the replica count");
+      a.replicas = parse_count(spec.argument, spec.text, "the replica count");
     }
   } else if (spec.kind == "bagging") {
-    if (!spec.argument.empty()) replicas = parse_count(spec.argument, spec.text, "the replica count");
+    if (!spec.argument.empty()) a.replicas = parse_count(spec.argument, spec.text, "the replica count");
   } else if (spec.kind == "hybrid") {
     const std::size_t x = spec.argument.find_first_of("xX*");
     if (x == std::string::npos || x == 0 || x + 1 >= spec.argument.size()) {
       throw ConfigError("strategy '" + spec.text +
                         "': hybrid takes REPLICASxMETHOD, e.g. hybrid:2xm-etf");
     }
-    replicas = parse_count(spec.argument.substr(0, x), spec.text, "the replica count");
-    placer_name = spec.argument.substr(x + 1);
-    if (!PlacerRegistry::instance().has(placer_name)) {
-      PlacerRegistry::instance().info(placer_name);  // throws, listing the known methods
+    a.replicas = parse_count(spec.argument.substr(0, x), spec.text, "the replica count");
+    a.placer = spec.argument.substr(x + 1);
+    if (!PlacerRegistry::instance().has(a.placer)) {
+      PlacerRegistry::instance().info(a.placer);  // throws, listing the known methods
     }
   } else {
     throw InternalError("apply_data_parallel given '" + spec.kind + "'");
   }
+  collective_options(spec);  // a bad collective, bucket or overlap value fails here
+  if (spec.kind == "bagging") option_bool(spec.options, "average", false, "strategy '" + spec.text + "'");
+  return a;
+}
+
+}  // namespace
+
+void check_data_parallel(const StrategySpec& spec) { read_data_parallel_args(spec); }
+
+StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
+                                   const StrategySpec& given, const StrategyContext& context) {
+  const DataParallelArgs args = read_data_parallel_args(given);
+  const StrategySpec& spec = args.spec;
+  const int devices = cluster.num_devices();
+  const int replicas = args.replicas > 0 ? args.replicas : devices;
+  int group = 1;  // devices per replica
+  const std::string& placer_name = args.placer;
   if (replicas > devices) {
     throw ConfigError("strategy '" + spec.text + "': " + std::to_string(replicas) +
                       " replicas need as many devices, cluster '" + cluster.name() + "' has " +

@@ -28,8 +28,23 @@ int timed_strategy_op(OpGraph& out, const std::string& name, const std::string& 
 
 }  // namespace
 
+void check_mapreduce(const StrategySpec& spec) {
+  const std::string owner = "strategy '" + spec.text + "'";
+  if (!spec.argument.empty()) parse_count(spec.argument, spec.text, "the worker count");
+  option_bool(spec.options, "cache", false, owner);
+  const double job_s = option_double(spec.options, "job_s", 25, owner);
+  const double disk_MBps = option_double(spec.options, "disk_MBps", 100, owner);
+  const double seek_ms = option_double(spec.options, "seek_ms", 10, owner);
+  const long long replication = option_int(spec.options, "replication", 3, owner);
+  if (!(job_s >= 0) || !(seek_ms >= 0) || !(disk_MBps > 0) || replication < 1) {
+    throw ConfigError(owner + ": job_s and seek_ms must be >= 0, disk_MBps > 0 and "
+                      "replication >= 1");
+  }
+}
+
 StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
                                const StrategySpec& spec, const StrategyContext&) {
+  check_mapreduce(spec);
   const std::string owner = "strategy '" + spec.text + "'";
   const int devices = cluster.num_devices();
   const int workers = spec.argument.empty() ? devices : parse_count(spec.argument, spec.text, "the worker count");
@@ -43,10 +58,6 @@ StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
   const double disk_MBps = option_double(spec.options, "disk_MBps", 100, owner);
   const double seek_ms = option_double(spec.options, "seek_ms", 10, owner);
   const long long replication = option_int(spec.options, "replication", 3, owner);
-  if (!(job_s >= 0) || !(seek_ms >= 0) || !(disk_MBps > 0) || replication < 1) {
-    throw ConfigError(owner + ": job_s and seek_ms must be >= 0, disk_MBps > 0 and "
-                      "replication >= 1");
-  }
   const double disk_Bpus = disk_MBps;  // 1 MB/s = 1 byte/us
   const double seek_us = seek_ms * 1e3;
 

@@ -44,8 +44,14 @@ std::vector<int> balanced_cut(const std::vector<double>& cost, int stages) {
 
 }  // namespace
 
+void check_pipeline(const StrategySpec& spec) {
+  if (!spec.argument.empty()) parse_count(spec.argument, spec.text, "the stage count");
+  if (spec.options.count("micro")) parse_count(spec.options.at("micro"), spec.text, "the micro-batch count");
+}
+
 StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
                               const StrategySpec& spec, const StrategyContext&) {
+  check_pipeline(spec);
   const int devices = cluster.num_devices();
   const int stages =
       spec.argument.empty() ? devices : parse_count(spec.argument, spec.text, "the stage count");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "core/errors.h"
@@ -16,10 +17,20 @@ std::string graph_where(const OpGraph& graph) {
 }
 
 int parse_count(const std::string& text, const std::string& spec, const std::string& what) {
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
   std::size_t used = 0;
   int value = 0;
   try {
     value = std::stoi(text, &used);
+  } catch (const std::out_of_range&) {
+    // A whole number all the same: say the limit, not that it is not one.
+    if (digits)
+      throw ConfigError("strategy '" + spec + "': " + what + " '" + text + "' is too large (at most " +
+                        std::to_string(std::numeric_limits<int>::max()) +
+                        ", and no more than the cluster's devices)");
+    used = 0;
   } catch (const std::exception&) {
     used = 0;
   }

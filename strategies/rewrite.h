@@ -106,8 +106,15 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
 StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
                                const StrategySpec& spec, const StrategyContext& context);
 
+// The spec's own argument and option values checked without a graph or a cluster
+// (what the rewrite of any graph would refuse); ConfigError naming the spec.
+void check_data_parallel(const StrategySpec& spec);
+void check_pipeline(const StrategySpec& spec);
+void check_mapreduce(const StrategySpec& spec);
+
 // `text` as a whole number >= 1; ConfigError "strategy 'SPEC': WHAT 'TEXT' is not a
-// whole number >= 1" otherwise.
+// whole number >= 1" otherwise, or "... is too large (at most 2147483647 ...)" for
+// a whole number past an int.
 int parse_count(const std::string& text, const std::string& spec, const std::string& what);
 
 // Places `graph` on `cluster` with the registered placer `method`, given the

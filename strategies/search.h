@@ -28,7 +28,9 @@ struct StrategySearchOptions {
   // Search placer that refines the winner's placement on its rewritten graph
   // (e.g. "anneal"), with the evaluations left; empty: no refinement.
   std::string refine;
-  long long budget_evals = 0;  // 0: every candidate once, plus 200 for the refinement
+  // Evaluations in all, the refinement's included; 0: every candidate once, plus
+  // 200 for the refinement (its placer's and one for its result's step).
+  long long budget_evals = 0;
   std::uint64_t seed = 1;
   ProgressObserver* progress = nullptr;
 };
@@ -44,19 +46,30 @@ struct StrategyCandidate {
 
 struct StrategySearchResult {
   std::vector<StrategyCandidate> candidates;  // in the order tried
+  // Candidates the budget left untried (or a cancel), in the order they would
+  // have been tried; empty when every candidate ran.
+  std::vector<std::string> not_tried;
+  // Why refinement was asked for and not run (the budget was spent); "" otherwise.
+  std::string refine_skipped;
   int best = -1;                 // index into candidates; -1 when none was feasible
   StrategyResult best_strategy;  // the winner's rewrite (its placement refined if asked)
   double best_step_us = -1;      // after refinement
   double refined_from_us = -1;   // the winner's step before refinement; < 0 when none
-  long long evaluations = 0;     // evaluator calls spent
+  long long evaluations = 0;     // evaluator calls spent; never more than a budget > 0
 };
 
-// The candidate specs for `devices` devices (without the "single" placements,
-// which the search adds per method).
+// The candidate specs for `devices` devices (without the place:METHOD ones, which
+// the search adds per method), in the order they are tried: each kind's most
+// parallel form first (dp over every device with each collective, the deepest
+// pipeline, the hybrid with most groups, place:METHOD), one of each kind in turn,
+// so that a budget smaller than the list still tries each kind's likeliest winner.
 std::vector<std::string> strategy_candidates(int devices, const StrategySearchOptions& options);
 
-// Runs the search. Throws ConfigError for an unknown method, collective or refine
-// placer before any work. Candidates that fail (out of memory, a batch too small)
+// Runs the search. Throws ConfigError before any work for an unknown method or
+// collective, an empty list of either, or a refine placer that does not search by
+// simulation (needs_evaluator(): it could not improve the winner). With a budget,
+// a candidate whose method searches gets the evaluations left but one (its own
+// step's); candidates that no longer fit are listed in not_tried. Candidates that fail (out of memory, a batch too small)
 // are recorded, not fatal. Bagging is never a candidate (it trains other models).
 StrategySearchResult search_strategies(const OpGraph& graph, const Cluster& cluster,
                                        Evaluator& evaluator, const StrategySearchOptions& options);

@@ -5,6 +5,7 @@
 
 #include "core/cluster.h"
 #include "core/errors.h"
+#include "core/placer.h"
 #include "strategies/rewrite.h"
 
 namespace aware {
@@ -18,17 +19,43 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// single's device: a whole number >= 0, or -1 when it is none.
+int single_device(const StrategySpec& spec) {
+  std::size_t used = 0;
+  int device = -1;
+  try {
+    device = std::stoi(spec.argument, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  return used == spec.argument.size() && device >= 0 ? device : -1;
+}
+
+void check_single(const StrategySpec& spec) {
+  if (!spec.argument.empty() && single_device(spec) < 0)
+    throw ConfigError("strategy '" + spec.text + "': device '" + spec.argument +
+                      "' is not a device number (0, 1, ...)");
+}
+
+void check_place(const StrategySpec& spec) {
+  if (spec.argument.empty()) {
+    throw ConfigError("strategy '" + spec.text + "': place takes a method, e.g. place:m-etf");
+  }
+  if (!PlacerRegistry::instance().has(spec.argument)) {
+    try {
+      PlacerRegistry::instance().info(spec.argument);  // throws, listing the known methods
+    } catch (const Error& e) {
+      throw ConfigError("strategy '" + spec.text + "': " + e.what());
+    }
+  }
+}
+
 StrategyResult apply_single(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
                             const StrategyContext&) {
   int device = 0;
   if (!spec.argument.empty()) {
-    std::size_t used = 0;
-    try {
-      device = std::stoi(spec.argument, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != spec.argument.size() || device < 0 || device >= cluster.num_devices()) {
+    device = single_device(spec);
+    if (device < 0 || device >= cluster.num_devices()) {
       throw ConfigError("strategy '" + spec.text + "': device '" + spec.argument +
                         "' is not one of 0.." + std::to_string(cluster.num_devices() - 1));
     }
@@ -89,6 +116,11 @@ StrategyRegistry::StrategyRegistry() {
                          "one synchronous iteration as a Hadoop job (cache=on: Spark/HaLoop style)",
                          {"cache", "job_s", "disk_MBps", "seek_ms", "replication"}, apply_mapreduce,
                          "mapreduce:2,cache=on", ""};
+  kinds_["single"].check = check_single;
+  kinds_["place"].check = check_place;
+  for (const char* kind : {"dp", "hybrid", "bagging"}) kinds_[kind].check = check_data_parallel;
+  kinds_["pipeline"].check = check_pipeline;
+  kinds_["mapreduce"].check = check_mapreduce;
 }
 
 StrategyRegistry& StrategyRegistry::instance() {
@@ -176,6 +208,13 @@ StrategySpec parse_strategy_spec(const std::string& text) {
     }
     spec.options[key] = trim(pieces[i].substr(eq + 1));
   }
+  return spec;
+}
+
+StrategySpec check_strategy_spec(const std::string& text) {
+  const StrategySpec spec = parse_strategy_spec(text);
+  const StrategyKind kind = StrategyRegistry::instance().get(spec.kind);
+  if (kind.check) kind.check(spec);
   return spec;
 }
 

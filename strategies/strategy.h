@@ -39,6 +39,13 @@ struct StrategySpec {
 // Parses "KIND[:ARG][,key=value...]". Throws ConfigError naming the spec for an
 // unknown kind, an option the kind does not take, or a malformed option.
 StrategySpec parse_strategy_spec(const std::string& text);
+// parse_strategy_spec, then what can be checked without a graph or a cluster: the
+// argument (a count, a method, a collective) and every option's value, as the
+// kind's StrategyKind::check says. Throws ConfigError naming the spec. What needs
+// the graph or the cluster (more replicas than devices, a batch too small to
+// split) is left to apply_strategy. For commands that check every spec before
+// any work (`compare --strategies`, `strategy apply`).
+StrategySpec check_strategy_spec(const std::string& text);
 // Splits a comma-separated list of specs ("dp:ring,dp:4,collective=ps,pipeline")
 // into specs: a piece holding '=' belongs to the spec before it.
 std::vector<std::string> split_strategy_list(const std::string& text);
@@ -88,6 +95,9 @@ struct StrategyKind {
   // plain step on one device; empty when the kind has none (mapreduce: a job's
   // fixed costs are part of every iteration).
   std::string one_replica;
+  // Throws ConfigError for an argument or option value that apply would refuse on
+  // any graph and cluster; empty: the parse alone (a plugin's kind may have none).
+  std::function<void(const StrategySpec&)> check;
 };
 
 // Every strategy kind by name. The library's own rewrites are registered when the
