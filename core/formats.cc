@@ -4,11 +4,14 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/cluster_limits.h"
 #include "core/errors.h"
+#include "core/mesh.h"
 
 namespace aware {
 
@@ -280,6 +283,20 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
   cluster.set_source(source);
   const json& devices = require(doc, "devices", top);
   if (!devices.is_array() || devices.empty()) fail(top, "devices", "must be a non-empty array");
+  {
+    // Sizes first, before a device is added: adding checks each name against
+    // the ones before it, and finalize() keeps a route per pair of devices.
+    const auto count = [&](const char* field) -> long long {
+      const auto it = doc.find(field);
+      return it != doc.end() && it->is_array() ? static_cast<long long>(it->size()) : 0;
+    };
+    try {
+      check_cluster_size(source, static_cast<long long>(devices.size()), count("switches"), count("links"),
+                         doc.contains("routing"));
+    } catch (const DeviceError& e) {
+      throw ParseError(e.what());
+    }
+  }
   for (size_t i = 0; i < devices.size(); ++i) {
     const json& o = devices[i];
     Where w{source, "device #" + std::to_string(i)};
@@ -317,6 +334,13 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
   if (auto it = doc.find("links"); it != doc.end()) {
     if (!it->is_array()) fail(top, "links", "must be an array");
     std::set<std::string> link_names;
+    // Node ids by name, once: Cluster::find_node looks through every node.
+    std::unordered_map<std::string, int> node_by_name;
+    for (int n = 0; n < cluster.num_nodes(); ++n) node_by_name.emplace(cluster.node_name(n), n);
+    const auto node = [&](const std::string& name) {
+      const auto found = node_by_name.find(name);
+      return found == node_by_name.end() ? -1 : found->second;
+    };
     for (size_t i = 0; i < it->size(); ++i) {
       const json& o = (*it)[i];
       Where w{source, "link #" + std::to_string(i)};
@@ -329,8 +353,8 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
         fail(w, "name", "is a duplicate (link names must be unique)");
       const std::string a = get_string(o, "a", w, true);
       const std::string b = get_string(o, "b", w, true);
-      l.a = cluster.find_node(a);
-      l.b = cluster.find_node(b);
+      l.a = node(a);
+      l.b = node(b);
       if (l.a < 0) fail(w, "a", "names unknown device or switch '" + a + "'");
       if (l.b < 0) fail(w, "b", "names unknown device or switch '" + b + "'");
       if (l.a == l.b) fail(w, "b", "is the same node as 'a'");
@@ -348,6 +372,9 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
     if (get_string(*it, "kind", w, true) != "xy") fail(w, "kind", "must be \"xy\" (dimension-order routes on a mesh)");
     const int width = get_int(*it, "width", w, true, 0), height = get_int(*it, "height", w, true, 0);
     if (width < 1 || height < 1) fail(w, "width", "and height must be at least 1");
+    if (static_cast<long long>(width) * height > kMeshClusterMaxCores)
+      fail(w, "width", "x height is " + std::to_string(static_cast<long long>(width) * height) +
+                           " cores; a mesh cluster holds at most " + std::to_string(kMeshClusterMaxCores));
     cluster.set_mesh_routing(width, height);
   }
   try {
@@ -358,8 +385,68 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
   return cluster;
 }
 
+namespace {
+
+// Counts the elements of the top-level "devices", "switches" and "links"
+// arrays, and notes "routing", without building the document: a file with a
+// million devices is refused before it takes gigabytes as a JSON tree. Stops
+// quietly on bad JSON; the real parse reports it.
+class ClusterSizeCounter {
+ public:
+  long long devices = 0, switches = 0, links = 0;
+  bool mesh = false;
+
+  bool null() { return element(); }
+  bool boolean(bool) { return element(); }
+  bool number_integer(json::number_integer_t) { return element(); }
+  bool number_unsigned(json::number_unsigned_t) { return element(); }
+  bool number_float(json::number_float_t, const json::string_t&) { return element(); }
+  bool string(json::string_t&) { return element(); }
+  bool binary(json::binary_t&) { return element(); }
+  bool start_object(std::size_t) { return open(); }
+  bool start_array(std::size_t) { return open(); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(json::string_t& name) {
+    if (depth_ == 1) {
+      counter_ = name == "devices" ? &devices : name == "switches" ? &switches : name == "links" ? &links : nullptr;
+      mesh = mesh || name == "routing";
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+ private:
+  // A value directly inside a counted top-level array (depth 2) is one element.
+  bool element() {
+    if (depth_ == 2 && counter_ != nullptr) ++*counter_;
+    return true;
+  }
+  bool open() {
+    element();
+    ++depth_;
+    return true;
+  }
+  bool close() {
+    if (--depth_ == 1) counter_ = nullptr;
+    return true;
+  }
+  int depth_ = 0;
+  long long* counter_ = nullptr;
+};
+
+}  // namespace
+
 Cluster read_cluster_file(const std::string& path) {
-  return cluster_from_json(parse_json_text(read_text_file(path), path), path);
+  const std::string text = read_text_file(path);
+  ClusterSizeCounter sizes;
+  json::sax_parse(text, &sizes);
+  try {
+    check_cluster_size(path, sizes.devices, sizes.switches, sizes.links, sizes.mesh);
+  } catch (const DeviceError& e) {
+    throw ParseError(e.what());
+  }
+  return cluster_from_json(parse_json_text(text, path), path);
 }
 
 void write_cluster_file(const Cluster& cluster, const std::string& path) {
@@ -387,13 +474,17 @@ Placement placement_from_json(const json& doc, const OpGraph& graph, const Clust
   const json& devices = require(doc, "devices", top);
   if (!devices.is_object()) fail(top, "devices", "must be an object mapping op name to device");
   Placement placement(std::vector<int>(graph.num_ops(), -1));
+  // Device ids by name, once: Cluster::find_device looks through every device.
+  std::unordered_map<std::string, int> device_by_name;
+  for (int d = 0; d < cluster.num_devices(); ++d) device_by_name.emplace(cluster.device(d).name, d);
   for (auto it = devices.begin(); it != devices.end(); ++it) {
     const Where w{source, "op '" + it.key() + "'"};
     const int op = graph.find(it.key());
     if (op < 0) throw ParseError(w.prefix() + "is not an op of graph '" + graph.name() + "'");
     int device = -1;
     if (it.value().is_string()) {
-      device = cluster.find_device(it.value().get<std::string>());
+      const auto found = device_by_name.find(it.value().get<std::string>());
+      device = found == device_by_name.end() ? -1 : found->second;
       if (device < 0) {
         fail(w, "device", "names device '" + it.value().get<std::string>() +
                               "' that cluster '" + cluster.name() + "' lacks");

@@ -2,3 +2,105 @@
 #include <gtest/gtest.h>
 
 #include "cli_run.h"
+
+#include <chrono>
+#include <string>
+
+namespace {
+
+// A layered graph of `ops` MatMuls: op i is fed by op i-1 and by op i/2 (one
+// edge when they are the same op), so edges = 2 * ops - 4 for ops >= 3.
+// `repeat_flops_at`: that op repeats its "flops" key.
+std::string big_graph(int ops, int repeat_flops_at = -1) {
+  std::string text = R"({"format":"aware-graph","version":1,"name":"big","ops":[)";
+  for (int i = 0; i < ops; ++i) {
+    text += (i ? ",\n" : "\n") + std::string(R"({"name":"op)") + std::to_string(i) +
+            R"(","type":"MatMul","flops":1e6,)" + (i == repeat_flops_at ? R"("flops":2e6,)" : "") +
+            R"("output_bytes":[1e4]})";
+  }
+  text += "],\n\"edges\":[";
+  bool first = true;
+  for (int i = 1; i < ops; ++i) {
+    const int second = i / 2 != i - 1 ? i / 2 : -1;
+    for (int src : {i - 1, second}) {
+      if (src < 0) continue;
+      text += (first ? "\n" : ",\n") + std::string(R"({"src":"op)") + std::to_string(src) +
+              R"(","dst":"op)" + std::to_string(i) + "\"}";
+      first = false;
+    }
+  }
+  return text + "]}\n";
+}
+
+// `devices` K40s on one switch; `routing` adds an XY mesh routing block.
+std::string big_cluster(int devices, const std::string& routing = "") {
+  std::string text = R"({"format":"aware-cluster","version":1,"name":"big","devices":[)";
+  for (int i = 0; i < devices; ++i)
+    text += (i ? ",\n" : "\n") + std::string(R"({"name":"gpu)") + std::to_string(i) +
+            R"(","peak_flops":4.29e12,"memory_bytes":12e9,"memory_Bps":288e9})";
+  text += R"(],"switches":["hub"],"links":[)";
+  for (int i = 0; i < devices; ++i)
+    text += (i ? ",\n" : "\n") + std::string(R"({"a":"gpu)") + std::to_string(i) +
+            R"(","b":"hub","bandwidth_Bps":1e10})";
+  return text + "]" + (routing.empty() ? "" : "," + routing) + "}\n";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+// Issue 39: a graph of 10^5 ops took 6-18 s to read (the callback parser was
+// quadratic in the ops). Reading is linear now (`aware bench read` measures it,
+// docs/performance.md); here a 50,000-op graph is read whole and right, and a
+// repeated key deep in it is still found and placed.
+TEST(ScaleInput, LargeGraphIsReadWholeAndRight) {
+  const int ops = 50000;
+  const std::string path = tmp("scale_graph_50000.json");
+  write(path, big_graph(ops));
+  const Outcome info = aware("graph info " + path);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_TRUE(contains(info.output, "ops            50000 (forward 50000")) << info.output;
+  EXPECT_TRUE(contains(info.output, "edges          99996")) << info.output;
+  const Outcome sim = aware("simulate --graph " + path + " --placement round-robin");
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_TRUE(contains(sim.output, "step")) << sim.output;
+
+  const std::string repeated = tmp("scale_graph_repeat.json");
+  write(repeated, big_graph(ops, ops - 1));
+  const Outcome bad = aware("graph info " + repeated);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(contains(bad.output, "error: " + repeated + ": field 'flops' appears twice in ops[49999]"))
+      << bad.output;
+}
+
+// Issue 39: a cluster of 10^6 devices hung (routes for every pair of devices:
+// 5,000 devices took 2 GB, 20,000 over 10 GB). Over the documented limit
+// (4,096 devices with least-latency routes, 16,384 cores on a mesh) a file is
+// refused at once, with the file, the field and the count.
+TEST(ScaleInput, ClusterOverTheLimitIsRefusedFast) {
+  const std::string path = tmp("scale_cluster_5000.json");
+  write(path, big_cluster(5000));
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome run = aware("simulate --graph zoo:resnet50 --cluster " + path);
+  EXPECT_LT(seconds_since(start), 20) << "refusing should not build the routes";
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_TRUE(contains(run.output, "error: " + path + ": field 'devices' has 5000 devices;")) << run.output;
+  EXPECT_TRUE(contains(run.output, "at most 4096")) << run.output;
+
+  // A mesh's routes are made as used, so a mesh may be larger, up to its own limit.
+  const std::string mesh = tmp("scale_cluster_mesh.json");
+  write(mesh, big_cluster(2, R"("routing":{"kind":"xy","width":100000,"height":100000})"));
+  const Outcome wide = aware("simulate --graph zoo:resnet50 --cluster " + mesh);
+  EXPECT_NE(wide.exit_code, 0);
+  EXPECT_TRUE(contains(wide.output, "error: " + mesh + ": routing: field 'width' x height is 10000000000 cores;"))
+      << wide.output;
+  EXPECT_TRUE(contains(wide.output, "at most 16384")) << wide.output;
+
+  // Under the limit the same kind of file works.
+  const std::string small = tmp("scale_cluster_64.json");
+  write(small, big_cluster(64));
+  const Outcome ok = aware("simulate --graph zoo:resnet50 --cluster " + small + " --placement round-robin");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
