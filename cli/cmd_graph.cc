@@ -77,7 +77,7 @@ void run_build(const BuildArgs& a) {
 void run_family(const FamilyArgs& a) {
   if (a.count < 1) throw ConfigError("--count must be at least 1");
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
-  std::filesystem::create_directories(a.out_dir);
+  create_output_folder(a.out_dir, "-o", a.out_dir);
   nlohmann::json split = {{"family", a.family}, {"train", nlohmann::json::array()},
                           {"test", nlohmann::json::array()}};
   for (int i = 0; i < a.count; ++i) {

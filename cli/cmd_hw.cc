@@ -33,7 +33,8 @@ void log_line(const std::string& what, const std::string& text) {
 struct CalibrateArgs {
   std::string backend = "cpu";
   std::string cluster;
-  int devices = 0;
+  int devices = 0;  // 0: every device of the cluster
+  bool devices_given = false;
   std::vector<std::string> options;
   std::string out;
   std::string report;
@@ -53,8 +54,22 @@ void run_calibrate(const CalibrateArgs& a) {
   prepare_output_path(a.costs_out, "--costs-out");
   std::vector<OpGraph> graphs;
   for (const std::string& spec : a.profile_graphs) graphs.push_back(load_graph(spec));
-  const Cluster base = host_cluster(
-      a.cluster.empty() ? default_host_cluster(a.backend, a.devices) : a.cluster, a.devices);
+  if (a.devices_given && a.devices < 1)
+    throw ConfigError("--devices " + std::to_string(a.devices) +
+                      ": give a count of 1 or more (leave --devices out to measure every device)");
+  const std::string spec = a.cluster.empty() ? default_host_cluster(a.backend, a.devices) : a.cluster;
+  const Cluster base = host_cluster(spec, a.devices);
+  // The cpu backend measures this machine's cores: a cluster of other devices
+  // (preset:k40x4) would come out as K40s with 12 GB and this CPU's rates.
+  if (a.backend == "cpu") {
+    for (int d = 0; d < base.num_devices(); ++d) {
+      const Device& dev = base.device(d);
+      if (dev.kind != "cpu")
+        throw ConfigError("--cluster " + spec + ": device '" + dev.name + "' is a " + dev.kind +
+                          ", but --backend cpu measures this machine's CPU cores; give a cluster of cpu "
+                          "devices (the default, preset:cpu-host, or a file)");
+    }
+  }
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.backend, "", a.options);
   HardwareEvaluator& hw = as_hardware(*evaluator, a.backend);
 
@@ -133,7 +148,8 @@ void add_hw_commands(CLI::App& app) {
     c->add_option("--cluster", args->cluster,
                   "The devices to measure: preset:NAME or a cluster file "
                   "(default preset:cpu-host / preset:cuda-host)");
-    c->add_option("--devices", args->devices, "Use the first N devices of the cluster");
+    CLI::Option* devices =
+        c->add_option("--devices", args->devices, "Use the first N devices of the cluster (default: all)");
     c->add_option("--option", args->options, "Backend option KEY=VALUE (repeatable; aware list evaluators)");
     c->add_option("-o,--out", args->out, "Write the calibrated cluster file here")->required();
     c->add_option("--report", args->report, "Write every measurement (JSON) here");
@@ -146,7 +162,10 @@ void add_hw_commands(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(1, 1000));
     c->add_flag("--json", args->json, "Print one JSON object");
-    c->callback([args] { run_calibrate(*args); });
+    c->callback([args, devices] {
+      args->devices_given = devices->count() > 0;
+      run_calibrate(*args);
+    });
   }
   {
     auto args = std::make_shared<ValidateArgs>();

@@ -70,6 +70,28 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
   }
 }
 
+bool create_output_folder(const std::string& folder, const std::string& flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir(folder);
+  if (dir.empty() || fs::is_directory(dir, ec)) return false;
+  if (fs::exists(dir, ec))
+    throw ConfigError(flag + " " + path + ": '" + folder + "' exists and is not a folder");
+  // The nearest folder that exists: creating below it is what a user means by a
+  // new output folder; creating a top-level folder (/nonexistent) never is.
+  fs::path existing = fs::absolute(dir, ec).parent_path();
+  while (!existing.empty() && !fs::exists(existing, ec) && existing != existing.root_path())
+    existing = existing.parent_path();
+  if (existing == existing.root_path())
+    throw ConfigError(flag + " " + path + ": no such folder '" + folder +
+                      "' (a new output folder is created only inside one that exists, not at the top of the file system)");
+  if (!fs::is_directory(existing, ec))
+    throw ConfigError(flag + " " + path + ": '" + existing.string() + "' is not a folder");
+  fs::create_directories(dir, ec);
+  if (ec) throw ConfigError(flag + " " + path + ": cannot create folder '" + folder + "' (" + ec.message() + ")");
+  return true;
+}
+
 void prepare_output_path(const std::string& path, const std::string& flag) {
   if (path.empty()) return;
   namespace fs = std::filesystem;
@@ -77,11 +99,7 @@ void prepare_output_path(const std::string& path, const std::string& flag) {
   const fs::path target(path);
   if (fs::is_directory(target, ec))
     throw ConfigError(flag + " " + path + ": is a directory, not a file");
-  const fs::path parent = target.parent_path();
-  if (!parent.empty() && !fs::exists(parent, ec)) {
-    fs::create_directories(parent, ec);
-    if (ec) throw ConfigError(flag + " " + path + ": cannot create folder '" + parent.string() + "' (" + ec.message() + ")");
-  }
+  create_output_folder(target.parent_path().string(), flag, path);
   // Probe with a file of our own, so that an existing output is left as it is.
   const std::string probe = path + ".probe." + std::to_string(::getpid());
   {

@@ -57,6 +57,12 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
 // can be written there. Throws ConfigError naming `flag` and `path`. Does nothing
 // for an empty path.
 void prepare_output_path(const std::string& path, const std::string& flag);
+// Creates output folder `folder` (and its missing parents) for option `flag`
+// given `path`; returns whether it created anything (so that a failed run can
+// remove what it made). Refuses, with ConfigError, a folder whose nearest
+// existing ancestor is the file system's root (-o /nonexistent/dir), and a name
+// that exists as a file.
+bool create_output_folder(const std::string& folder, const std::string& flag, const std::string& path);
 // Parses JSON text, throwing ParseError with the path and the position. An object
 // that repeats a key is refused too (ParseError naming the key and where it is),
 // since keeping only the last value would drop the first silently.

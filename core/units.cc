@@ -36,6 +36,16 @@ std::string format_bytes(double bytes, BytesStyle style) {
   return with_unit(bytes, 2, 2, 1);  // unreachable: every style is handled above
 }
 
+std::string format_memory_shortfall(double needs_bytes, double has_bytes) {
+  char needs[64], has[64];
+  for (int decimals = 3;; ++decimals) {
+    std::snprintf(needs, sizeof needs, "%.*f GB", decimals, needs_bytes / 1e9);
+    std::snprintf(has, sizeof has, "%.*f GB", decimals, has_bytes / 1e9);
+    if (std::string(needs) != has || decimals >= 9) break;
+  }
+  return std::string("needs ") + needs + ", has " + has;
+}
+
 std::string format_ms(double us) {
   char buffer[64];
   // Beyond a billion ms, fixed notation prints dozens of digits: use an exponent.

@@ -23,6 +23,11 @@ enum class BytesStyle {
 // The style has no default on purpose: every caller says which output it keeps.
 std::string format_bytes(double bytes, BytesStyle style);
 
+// "needs X GB, has Y GB" for a memory message, both in GB and with as many
+// decimals (3 to 9) as it takes for the two to read differently: a need just
+// over the capacity never reads "needs 0.120 GB, has 0.120 GB".
+std::string format_memory_shortfall(double needs_bytes, double has_bytes);
+
 // `us` microseconds as "12.345 ms" (an exponent beyond a billion ms).
 std::string format_ms(double us);
 

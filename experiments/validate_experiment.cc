@@ -105,9 +105,21 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   std::vector<OpGraph> graphs;
   for (const std::string& spec : a.graphs) graphs.push_back(load_graph(spec));
   const Cluster cluster = load_cluster(a.cluster);
-  const Cluster uncalibrated = host_cluster(
-      a.uncalibrated.empty() ? default_host_cluster(a.backend, cluster.num_devices()) : a.uncalibrated,
-      cluster.num_devices());
+  // The uncalibrated column's cluster: named by the user, or this machine's host
+  // preset; an error names which, and the --cluster it has to match.
+  const std::string uncalibrated_spec =
+      a.uncalibrated.empty() ? default_host_cluster(a.backend, cluster.num_devices()) : a.uncalibrated;
+  Cluster uncalibrated("");
+  try {
+    uncalibrated = host_cluster(uncalibrated_spec, cluster.num_devices());
+  } catch (const ConfigError& e) {
+    throw ConfigError("--cluster " + a.cluster + " has " + std::to_string(cluster.num_devices()) +
+                      " devices, but the uncalibrated column's cluster " + uncalibrated_spec +
+                      (a.uncalibrated.empty() ? " (the default for --backend " + a.backend + ")" : std::string()) +
+                      " cannot give that many (" + first_line(e.what()) +
+                      "): validate on this machine's devices, e.g. aware calibrate --devices N -o c.json, "
+                      "then --cluster c.json");
+  }
   if (uncalibrated.num_devices() != cluster.num_devices())
     throw ConfigError("--uncalibrated cluster has " + std::to_string(uncalibrated.num_devices()) +
                       " devices, --cluster " + std::to_string(cluster.num_devices()));

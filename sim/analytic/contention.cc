@@ -155,8 +155,7 @@ void ContentionRun::sum_parameters() {
     if (result_.feasible && s_.param_bytes[d] > cluster_.device(d).memory_bytes) {
       result_.feasible = false;
       result_.infeasible_reason = "device '" + cluster_.device(d).name + "' out of memory at op '" +
-                                  graph_.op(op).name + "': needs " + format_bytes(s_.param_bytes[d]) +
-                                  ", has " + format_bytes(cluster_.device(d).memory_bytes);
+                                  graph_.op(op).name + "': " + format_memory_shortfall(s_.param_bytes[d], cluster_.device(d).memory_bytes);
     }
   }
 }
@@ -256,9 +255,8 @@ AWARE_HOT_INLINE void ContentionRun::allocate(int device, double bytes, int op) 
     if (total > cluster_.device(device).memory_bytes) {
       result_.feasible = false;
       result_.infeasible_reason = "device '" + cluster_.device(device).name +
-                                  "' out of memory at op '" + graph_.op(op).name + "': needs " +
-                                  format_bytes(total) + ", has " +
-                                  format_bytes(cluster_.device(device).memory_bytes);
+                                  "' out of memory at op '" + graph_.op(op).name + "': " +
+                                  format_memory_shortfall(total, cluster_.device(device).memory_bytes);
     }
   }
 }

@@ -496,8 +496,7 @@ StepResult DagSimulator::evaluate(const OpGraph& graph, const Placement& placeme
       result.feasible = false;
       result.infeasible_reason =
           "device '" + cluster.device(device).name + "' out of memory at op '" + graph.op(op).name +
-          "': needs " + format_bytes(mem[device], BytesStyle::kGigabytes) + ", has " +
-          format_bytes(cluster.device(device).memory_bytes, BytesStyle::kGigabytes);
+          "': " + format_memory_shortfall(mem[device], cluster.device(device).memory_bytes);
     }
   };
   for (int op = 0; op < n; ++op) {

@@ -70,3 +70,66 @@ TEST(CliMessages, GraphHelpNamesTheZooInsteadOfItself) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliMessages, OutputFolderIsNotCreatedAtTheTopOfTheFileSystem) {
+  const std::string top = "/aware-no-such-top-folder-39";
+  const Outcome r = aware("graph build --model resnet50 -o " + top + "/dir/g.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output, "no such folder '" + top + "/dir'")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(top));
+  // Below a folder that exists, missing folders are made as before.
+  std::filesystem::remove_all(tmp("made-39"));
+  const Outcome ok = aware("graph build --model resnet50 -o " + tmp("made-39/sub/g.json"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_TRUE(std::filesystem::exists(tmp("made-39/sub/g.json")));
+  // A file where a folder should be.
+  write(tmp("plain-file-39"), "x");
+  const Outcome file = aware("graph build --model resnet50 -o " + tmp("plain-file-39/g.json"));
+  EXPECT_EQ(file.exit_code, 1);
+  EXPECT_TRUE(contains(file.output, "exists and is not a folder")) << file.output;
+}
+
+TEST(CliMessages, InfeasibleStepSaysWhyInText) {
+  write(tmp("huge-params-39.json"), R"({"format":"aware-graph","version":1,"name":"big","ops":[
+    {"name":"a","type":"MatMul","flops":1e9,"output_bytes":[1e6],"param_bytes":1e15},
+    {"name":"b","type":"MatMul","flops":1e9,"output_bytes":[1e6]}],"edges":[{"src":"a","dst":"b"}]})");
+  const Outcome r = aware("simulate --graph " + tmp("huge-params-39.json") + " --cluster preset:k40x2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "(INFEASIBLE)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "infeasible     device 'gpu0' out of memory at op 'a': needs 1000000.000 GB, has 12.000 GB"))
+      << r.output;
+}
+
+}  // namespace
+
+namespace {
+
+bool has_command(const std::string& name) { return aware(name + " --help").exit_code == 0; }
+
+TEST(CliMessages, CalibrateRefusesDeviceCountsBelowOneAndOtherDevices) {
+  if (!has_command("calibrate")) GTEST_SKIP() << "this build has no hardware executors";
+  for (const char* count : {"0", "-2"}) {
+    const Outcome r = aware(std::string("calibrate --devices ") + count + " -o " + tmp("cal-39.json"));
+    EXPECT_EQ(r.exit_code, 1) << count;
+    EXPECT_TRUE(contains(r.output, std::string("--devices ") + count + ": give a count of 1 or more")) << r.output;
+  }
+  const Outcome k40 = aware("calibrate --devices 1 --cluster preset:k40x4 -o " + tmp("cal-39.json"));
+  EXPECT_EQ(k40.exit_code, 1);
+  EXPECT_TRUE(contains(k40.output, "device 'gpu0' is a K40, but --backend cpu measures this machine's CPU cores"))
+      << k40.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp("cal-39.json")));
+}
+
+TEST(CliMessages, ValidateNamesTheUncalibratedClusterItDefaultedTo) {
+  if (!has_command("validate")) GTEST_SKIP() << "this build has no hardware executors";
+  const Outcome r = aware("validate --graph zoo:resnet50:batch=1,image_size=32 --cluster preset:k40x4 "
+                          "--methods m-etf --random 0 --rounds 1 --simulators analytic");
+  EXPECT_EQ(r.exit_code, 1);
+  // It names both clusters, and which one the user did not give.
+  EXPECT_TRUE(contains(r.output, "--cluster preset:k40x4 has 4 devices")) << r.output;
+  EXPECT_TRUE(contains(r.output, "preset:cpu-host (the default for --backend cpu)")) << r.output;
+}
+
+}  // namespace

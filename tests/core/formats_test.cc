@@ -255,5 +255,15 @@ TEST(Units, FixedNumberBytesAndMilliseconds) {
   EXPECT_EQ(first_line(""), "");
 }
 
+// A need just over the capacity reads differently from it (issue 39: "needs
+// 0.120 GB, has 0.120 GB").
+TEST(Units, MemoryShortfallReadsDifferently) {
+  EXPECT_EQ(format_memory_shortfall(2e9, 1e9), "needs 2.000 GB, has 1.000 GB");
+  EXPECT_EQ(format_memory_shortfall(120.2e6, 120e6), "needs 0.1202 GB, has 0.1200 GB");
+  EXPECT_EQ(format_memory_shortfall(1500, 1000), "needs 0.000002 GB, has 0.000001 GB");
+  // Beyond 9 decimals it stops (the two are then equal to a byte).
+  EXPECT_EQ(format_memory_shortfall(1000.0001, 1000), "needs 0.000001000 GB, has 0.000001000 GB");
+}
+
 }  // namespace
 }  // namespace aware
