@@ -19,6 +19,17 @@ namespace {
 
 std::string fmt(double v) { return format_fixed(v, 0); }
 
+}  // namespace
+
+void check_mesh_capacity(const MeshSpec& mesh, double neurons) {
+  if (neurons > mesh.capacity * mesh.cores())
+    throw ConfigError("mesh mapping: the network has " + fmt(neurons) + " neurons, the mesh " + mesh.name() + " holds " +
+                      fmt(mesh.capacity * mesh.cores()) + " (" + std::to_string(mesh.cores()) + " cores x " +
+                      fmt(mesh.capacity) + "): use a larger mesh or more capacity");
+}
+
+namespace {
+
 void check_fits(const MeshSpec& mesh, const MeshTraffic& traffic) {
   double total = 0;
   for (int g = 0; g < traffic.groups(); ++g) {
@@ -29,10 +40,7 @@ void check_fits(const MeshSpec& mesh, const MeshTraffic& traffic) {
                         " has " + fmt(n) + " neurons, more than a core's capacity of " + fmt(mesh.capacity) + " on " + mesh.name());
     total += n;
   }
-  if (total > mesh.capacity * mesh.cores())
-    throw ConfigError("mesh mapping: the network has " + fmt(total) + " neurons, the mesh " + mesh.name() + " holds " +
-                      fmt(mesh.capacity * mesh.cores()) + " (" + std::to_string(mesh.cores()) + " cores x " +
-                      fmt(mesh.capacity) + "): use a larger mesh or more capacity");
+  check_mesh_capacity(mesh, total);
 }
 
 // Groups in `order` onto cores in `cores` order, each to the first core (from

@@ -19,6 +19,11 @@
 
 namespace aware::baselines {
 
+// Throws the ConfigError above when `neurons` are more than the mesh holds
+// (cores x capacity). The mappings check it; a caller may check a network's
+// size before building its traffic, which for millions of neurons takes long.
+void check_mesh_capacity(const MeshSpec& mesh, double neurons);
+
 // Groups in graph order onto cores in row-major order.
 std::vector<int> map_sequential(const MeshSpec& mesh, const MeshTraffic& traffic);
 // Groups in graph order onto cores in a seeded random order.
