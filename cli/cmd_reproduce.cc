@@ -6,6 +6,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/cli_mpi.h"
+#include "core/errors.h"
 #include "core/evaluator.h"
 #include "experiments/reproduce.h"
 #include "experiments/reproduce_run.h"
@@ -39,7 +40,7 @@ void add_reproduce_command(CLI::App& app) {
   c->add_option("--only", a->only, only_help)->capture_default_str();
   c->add_option("--seeds", a->seeds, "Seeds, comma-separated (default: the budget's)");
   c->add_option("--evals", a->evals,
-                "Evaluations per search, replacing the budget's (its cases stay; fusion keeps its own)")
+                "Evaluations per search (>= 1), replacing the budget's (its cases stay; fusion keeps its own)")
       ->check(CLI::Range(0LL, 100000000LL));
   c->add_option("--jobs", a->jobs, "Cells run at once, each a process (default: the cores)")
       ->check(CLI::Range(0, 256));
@@ -57,7 +58,14 @@ void add_reproduce_command(CLI::App& app) {
   c->add_flag("--unpack", a->unpack, "Write the packed files back into DIR/cells/ and remove the pack");
   c->add_flag("--recompute", a->recompute,
               "Run every cell again, also over results of another build");
-  c->callback([a] {
+  c->callback([a, c] {
+    // Given but empty, or 0: not "the budget's", which is what leaving them out means.
+    if (c->count("--seeds") > 0 && split_list(a->seeds).empty())
+      throw ConfigError("--seeds '" + a->seeds +
+                        "' names no seed: give seeds >= 1, comma-separated (e.g. 1,2,3), or leave it out for "
+                        "the budget's");
+    if (c->count("--evals") > 0 && a->evals == 0)
+      throw ConfigError("--evals 0: give the evaluations per search (>= 1), or leave it out for the budget's");
     reproduce::RunRequest request = *a;
     request.features = features_here();
 #ifdef AWARE_HAVE_MPI

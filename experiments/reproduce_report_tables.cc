@@ -272,16 +272,32 @@ std::string ablation_section(Results& r, const Plan& plan) {
   return out.str() + "\n";
 }
 
+// The least evidence a claim's verdict stands on: rows (or held-out runs) behind
+// it, and evaluations per search run. Below either, the verdict is "not enough
+// evidence at this budget" (the smoke budget's one row of 20 evaluations shows
+// the pipeline works, not whether a claim holds); the small budget clears both.
+constexpr int kClaimMinRows = 3;
+constexpr long long kClaimMinEvals = 100;
+
 std::string claims_section(Results& r, const Plan& plan) {
   const Budget& b = plan.budget;
   std::ostringstream out;
   out << "## claims: the Aware abstract's claims, checked\n\n"
       << "At this report's budget (" << b.evals << " evaluations per run, seeds " << seeds_text(b.seeds)
       << "). A verdict is *reproduced* when every row behind it agrees, *partly* when some do, *not reproduced* "
-         "when none do; *not run* when its table was not run or has no finished rows.\n\n"
+         "when none do; *not run* when its table was not run or has no finished rows; *not enough evidence at "
+         "this budget* when fewer than "
+      << kClaimMinRows << " rows stand behind it or the runs had fewer than " << kClaimMinEvals
+      << " evaluations.\n\n"
       << "| claim | verdict | the rows behind it |\n|---|---|---|\n";
-  auto verdict = [](int yes, int n) {
-    return n == 0 ? std::string("not run") : yes == n ? "reproduced" : yes > 0 ? "partly" : "not reproduced";
+  const bool thin_budget = b.evals < kClaimMinEvals;
+  auto enough = [&](int n) { return n >= kClaimMinRows && !thin_budget; };
+  auto verdict = [&](int yes, int n) {
+    return n == 0              ? std::string("not run")
+           : !enough(n)        ? std::string("not enough evidence at this budget")
+           : yes == n          ? "reproduced"
+           : yes > 0           ? "partly"
+                               : "not reproduced";
   };
   if (plan.has("table1")) {
     int ahead = 0, ties = 0, behind = 0, over8 = 0, n = 0;
@@ -316,8 +332,11 @@ std::string claims_section(Results& r, const Plan& plan) {
         << verdict(zs, n) << " | transfer, Table 2: zero-shot better than one GPU on " << zs << " of " << n
         << " held-out runs (the paper's argmax decode); with the load-aware decode (not the paper's) on " << zsb
         << " of " << nb << " |\n";
-    const std::string v = m == 0 ? "not run" : (earlier > 0 && later == 0) ? "reproduced" : earlier > later ? "partly"
-                                                              : earlier > 0 ? "partly" : "not reproduced";
+    const std::string v = m == 0 ? "not run"
+                          : !enough(m) ? "not enough evidence at this budget"
+                          : (earlier > 0 && later == 0) ? "reproduced"
+                          : earlier > 0 ? "partly"
+                                        : "not reproduced";
     out << "| Pre-training speeds up convergence | " << v << " | transfer, Table 3: the pre-trained run reaches "
         << "the target earlier in " << earlier << ", later in " << later << ", at the same point in "
         << m - earlier - later << " of " << m << " held-out runs |\n";

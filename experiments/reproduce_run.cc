@@ -359,6 +359,41 @@ std::string run_record(const fs::path& dir) {
   return out.str();
 }
 
+// Cells of DIR that belong to another run's plan (another --budget, or the same
+// budget with other --seeds or --evals) and not to this one: a report reads only
+// its own plan's cells, so it says which others it ignored. "" when none.
+std::string other_runs_note(const RunRequest& a, const fs::path& dir) {
+  Features every;
+  every.rl = every.simgrid = every.fusion = every.hw = true;
+  const Plan ours = make_plan(a.budget, "all", a.seeds, dir / "cells", every, a.evals);
+  const CellFiles files(dir / "cells");
+  std::set<std::string> counted;
+  std::string parts;
+  std::size_t total = 0;
+  for (const std::string& budget : {std::string("smoke"), std::string("small"), std::string("paper")}) {
+    const Plan other = make_plan(budget, "all", "", dir / "cells", every, 0);
+    std::size_t n = 0;
+    std::string example;
+    for (const Cell& c : other.cells) {
+      if (ours.index.count(c.key) || counted.count(c.key) || !files.has(c.key + ".json")) continue;
+      counted.insert(c.key);
+      if (example.empty()) example = c.key;
+      ++n;
+    }
+    if (n == 0) continue;
+    total += n;
+    parts += std::string(parts.empty() ? "" : "; ") + "`--budget " + budget + "`" +
+             (budget == a.budget ? " with its own seeds and evaluations" : "") + ": " + std::to_string(n) +
+             ", e.g. " + example;
+  }
+  if (total == 0) return "";
+  return dir.string() + " also holds " + std::to_string(total) + " finished cell" + (total == 1 ? "" : "s") +
+         " of another run (" + parts + "); this report reads only the cells of `--budget " + a.budget +
+         (a.seeds.empty() ? "" : " --seeds " + a.seeds) +
+         (a.evals > 0 ? " --evals " + std::to_string(a.evals) : "") +
+         "` and ignores them; give that run's options to report it, or keep each run in its own folder";
+}
+
 }  // namespace
 
 // A rank other than 0: runs the cells rank 0 sends, one at a time, until told to stop.
@@ -450,6 +485,9 @@ void run(const RunRequest& a) {
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   }
 
+  const std::string other_runs = other_runs_note(a, dir);
+  if (!other_runs.empty()) std::fprintf(stderr, "reproduce: %s\n", other_runs.c_str());
+
   std::ostringstream report;
   std::string tables;
   for (const auto& [name, keys] : plan.tables) tables += (tables.empty() ? "" : ", ") + name;
@@ -467,6 +505,7 @@ void run(const RunRequest& a) {
     report << counts.computed << " computed in this run (" << static_cast<long long>(seconds + 0.5) << " s on "
            << jobs << " job" << (jobs == 1 ? "" : "s") << "), " << counts.skipped << " from before, " << counts.failed
            << " failed (their errors are in cells/*.failed.txt). ";
+  if (!other_runs.empty()) report << "**Mixed runs:** " << other_runs << ". ";
   report << "Every cell's output is in cells/KEY.json, its "
             "placement (open it in aware-gui) in cells/KEY.placement.json, a learning curve in "
             "cells/KEY.curve.csv.\n\n";
