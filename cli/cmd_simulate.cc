@@ -5,9 +5,11 @@
 
 #include "cli/cli_common.h"
 #include "core/cost_model.h"
+#include "core/cost_table.h"
 #include "core/errors.h"
 #include "core/exporters.h"
 #include "core/formats.h"
+#include "core/lists.h"
 
 namespace aware::cli {
 namespace {
@@ -25,6 +27,27 @@ struct SimulateArgs {
   long long seed = 1;
   bool json = false;
 };
+
+// With --option costs=FILE: how much of this (graph, cluster) the table prices. A
+// table made for another model matches nothing, and the step is then the
+// roofline's: say so rather than only count the table's entries.
+std::optional<CostTableCoverage> costs_coverage(const SimulateArgs& a, const OpGraph& graph,
+                                                const Cluster& cluster, std::string* path) {
+  const Options options = parse_kv(a.options, "--option");
+  const auto it = options.find("costs");
+  if (it == options.end() || it->second.empty()) return std::nullopt;
+  *path = it->second;
+  return cost_table_coverage(read_cost_table_file(it->second), graph, cluster);
+}
+
+std::string coverage_line(const CostTableCoverage& c, const std::string& path, int ops) {
+  std::string line = path + " priced " + std::to_string(c.pairs_from_table) + " of " +
+                     std::to_string(c.pairs_total) + " (op, device) pairs; " +
+                     std::to_string(c.ops_missed) + " of " + std::to_string(ops) +
+                     " ops priced by the roofline on some device";
+  if (c.pairs_from_table == 0) line += " (no entry matches this graph: was the table made for another one?)";
+  return line;
+}
 
 void run_simulate(const SimulateArgs& a) {
   prepare_output_path(a.trace, "--trace");
@@ -46,6 +69,8 @@ void run_simulate(const SimulateArgs& a) {
   Trace trace;
   const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
   const LowerBound bound = lower_bound(graph, cluster);
+  std::string costs_path;
+  const std::optional<CostTableCoverage> coverage = costs_coverage(a, graph, cluster, &costs_path);
   if (!a.trace.empty()) write_json_file(a.trace, trace_to_chrome(graph, cluster, trace));
   if (a.json) {
     nlohmann::json out = step_result_json(result, cluster, bound);
@@ -57,6 +82,13 @@ void run_simulate(const SimulateArgs& a) {
       out["placement"] = a.placement;
     }
     out["evaluator_settings"] = evaluator->describe();
+    if (coverage) {
+      out["cost_table"] = {{"file", costs_path},
+                           {"pairs_from_table", coverage->pairs_from_table},
+                           {"pairs_total", coverage->pairs_total},
+                           {"ops_missed", coverage->ops_missed},
+                           {"entries_unused", coverage->entries_unused}};
+    }
     if (!a.trace.empty()) out["trace"] = a.trace;
     std::cout << out.dump(1) << "\n";
     return;
@@ -70,6 +102,7 @@ void run_simulate(const SimulateArgs& a) {
                 graph.num_ops(), cluster.name().c_str(), cluster.num_devices(), a.placement.c_str());
   }
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
+  if (coverage) std::printf("cost table     %s\n", coverage_line(*coverage, costs_path, graph.num_ops()).c_str());
   print_step_result(result, cluster, bound);
   if (!a.trace.empty()) std::printf("trace          %s (open in Perfetto or chrome://tracing)\n", a.trace.c_str());
 }

@@ -133,3 +133,33 @@ TEST(CliMessages, ValidateNamesTheUncalibratedClusterItDefaultedTo) {
 }
 
 }  // namespace
+
+namespace {
+
+// A cost table made for ResNet-50 (every op at 100 µs on cpu devices) says how
+// much of another model it priced: nothing, and the step is then the roofline's.
+TEST(CliMessages, SimulateSaysHowManyOpsTheCostTablePriced) {
+  const Outcome built = aware("graph build --model resnet50 -o " + tmp("r50-39.json"));
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  const nlohmann::json graph = nlohmann::json::parse(std::ifstream(tmp("r50-39.json")));
+  nlohmann::json per_op = nlohmann::json::object();
+  for (const auto& op : graph.at("ops")) per_op[op.at("name").get<std::string>()] = 100.0;
+  const nlohmann::json table = {{"format", "aware-cost-table"}, {"version", 1}, {"graph", "zoo:resnet50"},
+                                {"backend", "cpu"}, {"costs", {{"cpu", per_op}}}};
+  write(tmp("r50-costs-39.json"), table.dump());
+  const std::string costs = " --cluster preset:cpu-host --option costs=" + tmp("r50-costs-39.json");
+
+  const Outcome other = aware("simulate --graph zoo:nmt2:batch=4,seq_len=8,hidden=64,vocab=100" + costs);
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_TRUE(contains(other.output, "priced 0 of ")) << other.output;
+  EXPECT_TRUE(contains(other.output, "no entry matches this graph")) << other.output;
+
+  const Outcome same = aware("simulate --graph zoo:resnet50" + costs + " --json", true);
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  const nlohmann::json doc = nlohmann::json::parse(same.output);
+  const int ops = static_cast<int>(graph.at("ops").size());
+  EXPECT_EQ(doc.at("cost_table").at("pairs_from_table").get<int>(), 2 * ops);  // cpu-host: 2 devices
+  EXPECT_EQ(doc.at("cost_table").at("ops_missed").get<int>(), 0);
+}
+
+}  // namespace
