@@ -59,6 +59,57 @@ TEST(StrategySearch, StopsAtTheBudgetAndRefinesTheWinner) {
   EXPECT_THROW(search_strategies(g, c, *sim, options), ConfigError);
 }
 
+TEST(StrategySearch, ABudgetIsKeptAndTheUntriedAreListed) {
+  const OpGraph g = mlp2();
+  const Cluster c = fast_star(4);
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  StrategySearchOptions options;
+  options.methods = {"round-robin"};
+  options.collectives = {"ring", "ps"};
+  options.budget_evals = 3;
+  const StrategySearchResult cut = search_strategies(g, c, *sim, options);
+  // place, dp:{4,2} x {ring, ps}, hybrid:2xround-robin, pipeline:{4,2}: 8 in all.
+  EXPECT_EQ(cut.candidates.size() + cut.not_tried.size(), 8u);
+  EXPECT_EQ(cut.evaluations, 3);
+  // The most parallel of each kind first.
+  ASSERT_GE(cut.candidates.size(), 2u);
+  EXPECT_EQ(cut.candidates[0].spec, "dp:4,collective=ring");
+  EXPECT_EQ(cut.candidates[1].spec, "pipeline:4");
+
+  // A searching method inside the candidates, then the refiner: still the budget.
+  options.methods = {"anneal"};
+  options.refine = "anneal";
+  options.budget_evals = 30;
+  const StrategySearchResult searched = search_strategies(g, c, *sim, options);
+  EXPECT_LE(searched.evaluations, 30);
+  EXPECT_TRUE(searched.not_tried.empty());
+
+  options.refine = "m-etf";  // does not search: nothing to refine with
+  EXPECT_THROW(search_strategies(g, c, *sim, options), ConfigError);
+  options.refine.clear();
+  options.collectives.clear();
+  EXPECT_THROW(search_strategies(g, c, *sim, options), ConfigError);
+}
+
+TEST(StrategySpec, CheckRefusesWhatNoGraphCouldTake) {
+  for (const std::string& name : StrategyRegistry::instance().names()) {
+    const StrategyKind kind = StrategyRegistry::instance().get(name);
+    EXPECT_NO_THROW(check_strategy_spec(kind.example)) << kind.example;
+    if (!kind.one_replica.empty()) EXPECT_NO_THROW(check_strategy_spec(kind.one_replica)) << kind.one_replica;
+  }
+  for (const char* bad : {"dp:0", "dp:-2", "dp:2,collective=mesh", "dp:2,bucket_mb=0", "dp:2,overlap=maybe",
+                          "hybrid:0xm-etf", "hybrid:2xno-such", "hybrid:2", "bagging:0", "bagging:2,average=2",
+                          "pipeline:0", "pipeline:2,micro=0", "mapreduce:0", "mapreduce:2,disk_MBps=0",
+                          "single:x", "place:no-such", "dp:99999999999"}) {
+    EXPECT_THROW(check_strategy_spec(bad), ConfigError) << bad;
+  }
+  try {
+    check_strategy_spec("dp:99999999999");
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("too large (at most 2147483647"), std::string::npos) << e.what();
+  }
+}
+
 TEST(StrategySpec, PlaceRunsAPlacerOnTheUnsplitStep) {
   const OpGraph g = mlp2();
   const Cluster c = fast_star(2);
