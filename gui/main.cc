@@ -82,6 +82,10 @@ bool whole_number(const QCommandLineParser& parser, const QCommandLineOption& op
   return false;
 }
 
+// The largest window side: a screenshot is W x H x 4 bytes (8192 x 8192: 256 MB);
+// far larger sizes made QPainter fail on a null image and then crash.
+constexpr int kMaxWindowSide = 8192;
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,7 +131,15 @@ int main(int argc, char** argv) {
                                     "text");
   const QCommandLineOption dot_opt(
       "graphviz-max-ops", "Use Graphviz dot up to this many ops (default 400).", "n", "400");
-  const QCommandLineOption size_opt("size", "Window size WxH.", "size", "1280x800");
+  const QCommandLineOption size_opt(
+      "size", QStringLiteral("Window size WxH in pixels, each side 1 to %1 (a screenshot holds W x H x 4 bytes).")
+                  .arg(kMaxWindowSide),
+      "size", "1280x800");
+  const QCommandLineOption placement_opt(
+      "placement",
+      "Show this placement file (aware place -o, File > Export > Placement, reproduce's "
+      "cells/KEY.placement.json) for --graph on --cluster, instead of placing with --method.",
+      "json");
   const QCommandLineOption compare_with_opt(
       "compare-with",
       "Timeline: also evaluate the placement with this evaluator and show its timeline below.",
@@ -150,7 +162,8 @@ int main(int argc, char** argv) {
       "json");
   for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt,
                         shot_opt, quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt,
-                        dot_opt, size_opt, compare_with_opt, strategy_opt, table_opt, curve_file_opt})
+                        dot_opt, size_opt, compare_with_opt, strategy_opt, table_opt, curve_file_opt,
+                        placement_opt})
     parser.addOption(o);
   parser.process(app);
 
@@ -166,6 +179,25 @@ int main(int argc, char** argv) {
   if (!width_ok || !height_ok || width <= 0 || height <= 0) {
     std::fprintf(stderr, "error: --size: '%s' is not WxH in pixels (e.g. 1280x800)\n",
                  parser.value(size_opt).toLocal8Bit().constData());
+    return 1;
+  }
+  if (width > kMaxWindowSide || height > kMaxWindowSide) {
+    std::fprintf(stderr, "error: --size: '%s' is larger than a window may be: at most %dx%d pixels\n",
+                 parser.value(size_opt).toLocal8Bit().constData(), kMaxWindowSide, kMaxWindowSide);
+    return 1;
+  }
+  const QString view = parser.value(view_opt);
+  if (!aware::gui::MainWindow::viewNames().contains(view)) {
+    std::fprintf(stderr, "error: --view: unknown view '%s' (%s)\n", view.toLocal8Bit().constData(),
+                 aware::gui::MainWindow::viewNames().join(", ").toLocal8Bit().constData());
+    return 1;
+  }
+  if (parser.isSet(placement_opt) && (parser.isSet(method_opt) || parser.isSet(strategy_opt))) {
+    std::fprintf(stderr, "error: --placement: shows a placement file; give it without --method and --strategy\n");
+    return 1;
+  }
+  if (parser.isSet(placement_opt) && !parser.isSet(graph_opt)) {
+    std::fprintf(stderr, "error: --placement: give --graph too (a placement names the ops of a graph)\n");
     return 1;
   }
   QList<int> compare_devices;
@@ -209,12 +241,14 @@ int main(int argc, char** argv) {
   window.show();
   QApplication::processEvents();
 
-  const QString view = parser.value(view_opt);
   QString method = parser.value(method_opt);
-  if (method.isEmpty() && headless && (view == "timeline" || view == "curve")) method = "m-etf";
+  if (method.isEmpty() && headless && !parser.isSet(placement_opt) && (view == "timeline" || view == "curve"))
+    method = "m-etf";
   const QString strategy = parser.value(strategy_opt);
   const bool with_strategy = !aware::gui::MainWindow::isNoStrategy(strategy);
-  if (with_strategy && window.workbench()->hasGraph()) {
+  if (parser.isSet(placement_opt)) {
+    if (!window.openPlacement(parser.value(placement_opt)) && headless) return 1;
+  } else if (with_strategy && window.workbench()->hasGraph()) {
     if (!window.startStrategy(strategy, budget) && headless)
       return 1;
     if (headless) {
@@ -252,11 +286,7 @@ int main(int argc, char** argv) {
       if (headless) return 1;
     }
   }
-  if (!window.showView(view)) {
-    std::fprintf(stderr, "error: unknown view '%s' (graph, timeline, curve, compare)\n",
-                 view.toLocal8Bit().constData());
-    return 1;
-  }
+  window.showView(view);  // a known name: checked with the other options
   if (parser.isSet(zoom_opt)) window.graphView()->zoomTo(zoom);
   if (parser.isSet(find_opt)) {
     const int op = window.graphView()->findOp(parser.value(find_opt));

@@ -330,6 +330,11 @@ void MainWindow::buildMenus() {
     const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open cluster"));
     if (!path.isEmpty()) openCluster(path);
   });
+  file->addAction(QStringLiteral("Open placement…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open placement"), {},
+                                                      QStringLiteral("Placement JSON (*.json);;All files (*)"));
+    if (!path.isEmpty()) openPlacement(path);
+  });
   file->addSeparator();
   QMenu* exp = file->addMenu(QStringLiteral("Export"));
   exp->addAction(QStringLiteral("Current view as PNG…"), this, [this] { exportDialog("png"); });

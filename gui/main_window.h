@@ -51,6 +51,14 @@ class MainWindow : public QMainWindow {
   bool openGraph(const QString& spec);
   bool openCluster(const QString& spec);
   bool setEvaluator(const QString& name);
+  // Shows the placement in `path` (an aware-placement file, as `aware place -o`,
+  // File -> Export -> Placement and reproduce's cells write) for the opened graph
+  // and cluster, scored by the window's evaluator on this thread, as a method's
+  // result is shown. A strategy's rewrite is left first (a placement file names
+  // the opened graph's ops). False, with the reader's one-line message and
+  // nothing changed, when no graph is open, a search runs, or the file does not
+  // fit the graph and cluster.
+  bool openPlacement(const QString& path);
   // Dot up to this many ops, our layered layout above (default 400).
   void setGraphvizMaxOps(int ops) { graphviz_max_ops_ = ops; }
 

@@ -63,6 +63,32 @@ bool MainWindow::openCluster(const QString& spec) {
   return true;
 }
 
+bool MainWindow::openPlacement(const QString& path) {
+  if (searchRunning()) {
+    reportError(QStringLiteral("a search is running; cancel it before opening a placement"));
+    return false;
+  }
+  if (!workbench_->hasGraph()) {
+    reportError(path + QStringLiteral(": open a graph first (--graph): a placement names its ops"));
+    return false;
+  }
+  try {
+    // Read against the opened graph before leaving a strategy's rewrite, so
+    // that a file that does not fit changes nothing.
+    const Placement placement =
+        read_placement_file(path.toStdString(), *workbench_->baseGraphPtr(), workbench_->cluster());
+    workbench_->restoreBaseGraph();
+    workbench_->setPlacement(placement, "placement " + path.toStdString());
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  const StepResult& r = workbench_->result();
+  if (r.feasible) best_label_->setText(QStringLiteral("step: %1 ms").arg(r.step_time_us / 1e3, 0, 'f', 2));
+  statusBar()->showMessage(QStringLiteral("opened placement %1").arg(path), 10000);
+  return true;
+}
+
 bool MainWindow::setEvaluator(const QString& name) {
   try {
     workbench_->setEvaluator(name.toStdString());

@@ -206,5 +206,40 @@ TEST(Links, BytesPerLinkByHandAndOnAMesh) {
   EXPECT_FALSE(QImage(png).isNull());
 }
 
+// Issue 39: aware-gui --placement FILE (and File > Open placement) shows a
+// placement file as a method's result is shown: the same placement, scored by
+// the window's evaluator, with the file named as its method. A file that does
+// not fit the graph changes nothing.
+TEST(PlacementFile, AnExportedPlacementOpensAsItWas) {
+  REQUIRE_APP();
+  MainWindow w;
+  ASSERT_TRUE(open_model(w, "zoo:resnet50", "preset:k40x2"));
+  ASSERT_TRUE(search_done(w, "m-etf", 60000));
+  ASSERT_TRUE(w.workbench()->hasPlacement()) << w.searchError().toStdString();
+  const Placement metf = w.workbench()->placement();
+  const double metf_step = w.workbench()->result().step_time_us;
+  const std::string path = tmp_path("placement-file-metf.json");
+  ASSERT_TRUE(w.exportPlacement(QString::fromStdString(path))) << w.lastError().toStdString();
+
+  ASSERT_TRUE(search_done(w, "single", 60000));
+  ASSERT_FALSE(w.workbench()->placement() == metf) << "the test needs a different placement in between";
+
+  ASSERT_TRUE(w.openPlacement(QString::fromStdString(path))) << w.lastError().toStdString();
+  EXPECT_TRUE(w.workbench()->placement() == metf);
+  EXPECT_DOUBLE_EQ(w.workbench()->result().step_time_us, metf_step);
+  EXPECT_DOUBLE_EQ(analytic_step(*w.workbench()), metf_step);
+  EXPECT_EQ(w.workbench()->method(), "placement " + path);
+
+  // Another graph's placement: refused with the reader's message, nothing changed.
+  ASSERT_TRUE(w.openGraph("zoo:inception_v3"));
+  ASSERT_TRUE(search_done(w, "single", 60000));
+  const Placement before = w.workbench()->placement();
+  EXPECT_FALSE(w.openPlacement(QString::fromStdString(path)));
+  EXPECT_NE(w.lastError().toStdString().find(path + ": op '"), std::string::npos) << w.lastError().toStdString();
+  EXPECT_NE(w.lastError().toStdString().find("is not an op of graph 'inception_v3'"), std::string::npos)
+      << w.lastError().toStdString();
+  EXPECT_TRUE(w.workbench()->placement() == before);
+}
+
 }  // namespace
 }  // namespace aware::gui
