@@ -67,10 +67,7 @@ void write_strategy_dir(const std::string& out, const StrategyResult& s, const C
                         const nlohmann::json& summary, const std::string& trace_path,
                         const Trace& trace) {
   const std::filesystem::path dir(out);
-  const bool created = !std::filesystem::exists(dir);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw ConfigError("-o " + out + ": cannot create the directory: " + ec.message());
+  const bool created = create_output_folder(out, "-o", out);
   try {
     prepare_output_path((dir / "graph.json").string(), "-o");
     prepare_output_path(trace_path, "--trace");
@@ -85,6 +82,7 @@ void write_strategy_dir(const std::string& out, const StrategyResult& s, const C
       files.push_back({trace_path, trace_to_chrome(s.graph, cluster, trace).dump(1) + "\n"});
     write_files_atomic(files);
   } catch (...) {
+    std::error_code ec;
     if (created) std::filesystem::remove_all(dir, ec);
     throw;
   }

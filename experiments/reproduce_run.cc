@@ -462,10 +462,7 @@ void run(const RunRequest& a) {
   // --report-only reads a folder that exists; it creates nothing before it knows.
   if (a.report_only && !fs::exists(dir / "manifest.json"))
     throw ConfigError("--report-only: " + dir.string() + " holds no cells (no manifest.json)");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw ConfigError("-o " + a.out + ": cannot create the folder (" + ec.message() + ")");
+  create_output_folder(dir.string(), "-o", a.out);
   const std::string this_build = build_id();
   std::string cells_build = this_build;
   Counts counts;

@@ -79,6 +79,15 @@ TEST(CliMessages, OutputFolderIsNotCreatedAtTheTopOfTheFileSystem) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.output, "no such folder '" + top + "/dir'")) << r.output;
   EXPECT_FALSE(std::filesystem::exists(top));
+  // The commands that write a folder of files follow the same rule.
+  for (const std::string& cmd :
+       {std::string("strategy apply --graph zoo:resnet50:batch=2,image_size=32 --cluster preset:k40x2 --strategy dp:2 -o "),
+        std::string("reproduce --budget smoke --only compare -o ")}) {
+    const Outcome dir = aware(cmd + top + "/run");
+    EXPECT_EQ(dir.exit_code, 1) << cmd;
+    EXPECT_TRUE(contains(dir.output, "no such folder '" + top + "/run'")) << dir.output;
+    EXPECT_FALSE(std::filesystem::exists(top)) << cmd;
+  }
   // Below a folder that exists, missing folders are made as before.
   std::filesystem::remove_all(tmp("made-39"));
   const Outcome ok = aware("graph build --model resnet50 -o " + tmp("made-39/sub/g.json"));
