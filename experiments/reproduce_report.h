@@ -204,6 +204,15 @@ inline std::string seeds_text(const std::vector<int>& seeds) {
   return s;
 }
 
+// The least evidence a claim's verdict stands on: rows (or cases, or held-out
+// runs) behind it, and evaluations per search run where the claim rests on
+// searches. Below either, the verdict is "not enough evidence at this budget"
+// (the smoke budget's one row of 20 evaluations shows that the pipeline works,
+// not whether a claim holds); the small budget clears both.
+inline constexpr int kClaimMinRows = 3;
+inline constexpr long long kClaimMinEvals = 100;
+inline constexpr const char* kNotEnoughEvidence = "not enough evidence at this budget";
+
 // Runs argv with its output in `log`; returns a line saying what went wrong
 // (empty on success) and the exit status (reproduce_report.cc).
 std::string run_child(const std::vector<std::string>& argv, const fs::path& log, int& status_out);

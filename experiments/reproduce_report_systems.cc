@@ -201,7 +201,11 @@ std::string mesh_section(Results& r, const Plan& plan, Figures& figures) {
   }
   out << "\n";
   if (cases > 0) {
-    const std::string verdict = fd_beats_simple == cases ? "reproduced" : fd_beats_simple > 0 ? "partly" : "not reproduced";
+    // Mappings, not searches: the cases alone carry the verdict (claims_section's rule).
+    const std::string verdict = cases < kClaimMinRows   ? kNotEnoughEvidence
+                                : fd_beats_simple == cases ? "reproduced"
+                                : fd_beats_simple > 0      ? "partly"
+                                                           : "not reproduced";
     out << "**Claim (seed family F6): Hilbert placement refined by force-directed moves beats the simple mappings.** "
         << verdict << ": on traffic x hops, hilbert + force-directed beats both sequential and random in "
         << fd_beats_simple << " of " << cases << " cases, and METIS in " << fd_beats_metis << " of " << cases

@@ -272,13 +272,6 @@ std::string ablation_section(Results& r, const Plan& plan) {
   return out.str() + "\n";
 }
 
-// The least evidence a claim's verdict stands on: rows (or held-out runs) behind
-// it, and evaluations per search run. Below either, the verdict is "not enough
-// evidence at this budget" (the smoke budget's one row of 20 evaluations shows
-// the pipeline works, not whether a claim holds); the small budget clears both.
-constexpr int kClaimMinRows = 3;
-constexpr long long kClaimMinEvals = 100;
-
 std::string claims_section(Results& r, const Plan& plan) {
   const Budget& b = plan.budget;
   std::ostringstream out;
@@ -294,7 +287,7 @@ std::string claims_section(Results& r, const Plan& plan) {
   auto enough = [&](int n) { return n >= kClaimMinRows && !thin_budget; };
   auto verdict = [&](int yes, int n) {
     return n == 0              ? std::string("not run")
-           : !enough(n)        ? std::string("not enough evidence at this budget")
+           : !enough(n)        ? std::string(kNotEnoughEvidence)
            : yes == n          ? "reproduced"
            : yes > 0           ? "partly"
                                : "not reproduced";
@@ -333,7 +326,7 @@ std::string claims_section(Results& r, const Plan& plan) {
         << " held-out runs (the paper's argmax decode); with the load-aware decode (not the paper's) on " << zsb
         << " of " << nb << " |\n";
     const std::string v = m == 0 ? "not run"
-                          : !enough(m) ? "not enough evidence at this budget"
+                          : !enough(m) ? kNotEnoughEvidence
                           : (earlier > 0 && later == 0) ? "reproduced"
                           : earlier > 0 ? "partly"
                                         : "not reproduced";

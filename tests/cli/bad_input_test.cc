@@ -261,4 +261,17 @@ TEST(BadInput, ReproduceReportSaysItIgnoredAnotherBudgetAndWithholdsThinVerdicts
   EXPECT_FALSE(contains(small_report, "not enough evidence at this budget (")) << small_report;
 }
 
+// The mesh claim at the smoke budget rests on two cases: not enough for a verdict.
+TEST(BadInput, ReproduceSmokeMeshClaimHasNotEnoughCases) {
+  const fs::path dir = tmp("reproduce-smoke-mesh");
+  fs::remove_all(dir);
+  const Outcome r = aware("reproduce --budget smoke --only mesh --gui none --jobs 1 -o " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string report = read_text(dir / "REPORT.md");
+  EXPECT_TRUE(contains(report, "beats the simple mappings.** not enough evidence at this budget: ")) << report;
+  EXPECT_TRUE(contains(report, " in 2 of 2 cases") || contains(report, " in 1 of 2 cases") ||
+              contains(report, " in 0 of 2 cases"))
+      << report;
+}
+
 }  // namespace
