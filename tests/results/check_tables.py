@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Rebuilds every generated results table from its committed data and compares.
+
+The tables the docs show that no `aware reproduce` report holds are written by
+small generators next to their data (Python 3 standard library only):
+
+  experiments/tables/*.py             --root REPO -o OUT: read REPO's committed
+                                      data, write OUT (runs side by side:
+                                      hw_cpu.py, hw_cuda.py)
+  experiments/results/transfer-*/     a study's own table scripts, which write
+                                      beside themselves: run over a copy of the
+                                      folders they read, laid out as in the
+                                      repository, with their committed command
+
+Each generated file must come out identical to the committed one, so a hand
+edit of a generated table (or a generator change not re-run) fails here.
+Exit 0 when all match; otherwise one line per file that differs and exit 1.
+
+  check_tables.py REPO_ROOT SCRATCH_DIR
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+# experiments/tables generators: (script, the file it writes, relative to the root).
+TABLE_GENERATORS = [
+    ("experiments/tables/hw_cpu.py", "experiments/results/hw-cpu-summary.md"),
+    ("experiments/tables/hw_cuda.py", "experiments/results/gpu/SUMMARY.md"),
+]
+
+# Study scripts that write beside themselves: the paths they read (copied), then
+# (command run at the copy's root, the file it writes).
+STUDY_COPY = ["experiments/cellpack.py", "experiments/results/transfer-2000",
+              "experiments/results/transfer-pretrain2000",
+              "experiments/results/reproduce-small-3seeds-b/cells.pack.json.gz"]
+STUDY_SCRIPTS = [
+    (["experiments/results/transfer-2000/table.py"], "experiments/results/transfer-2000/TABLE.md"),
+    (["experiments/results/transfer-2000/finetune_table.py"], "experiments/results/transfer-2000/FINETUNE.md"),
+    (["experiments/results/transfer-pretrain2000/table.py"], "experiments/results/transfer-pretrain2000/TABLE.md"),
+    (["experiments/results/transfer-2000/finetune_table.py", "experiments/results/transfer-pretrain2000",
+      "experiments/results/transfer-pretrain2000/FINETUNE.md"],
+     "experiments/results/transfer-pretrain2000/FINETUNE.md"),
+]
+
+
+def first_difference(a, b):
+    for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines()), 1):
+        if x != y:
+            return f"line {i}: committed {x[:120]!r}, rebuilt {y[:120]!r}"
+    return f"lengths differ ({len(a.splitlines())} and {len(b.splitlines())} lines)"
+
+
+def compare(committed_path, rebuilt_path, name, problems):
+    if not os.path.exists(rebuilt_path):
+        problems.append(f"{name}: the generator wrote nothing")
+        return
+    committed = open(committed_path, encoding="utf-8").read() if os.path.exists(committed_path) else ""
+    rebuilt = open(rebuilt_path, encoding="utf-8").read()
+    if committed != rebuilt:
+        problems.append(f"{name}: differs from its rebuild, {first_difference(committed, rebuilt)}")
+
+
+def run(cmd, cwd, name, problems):
+    done = subprocess.run([sys.executable, *cmd], cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        problems.append(f"{name}: the generator failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    return done.returncode == 0
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    root, scratch = (os.path.abspath(p) for p in sys.argv[1:])
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    problems, checked = [], 0
+
+    for script, out in TABLE_GENERATORS:
+        rebuilt = os.path.join(scratch, "tables", out.replace("/", "__"))
+        os.makedirs(os.path.dirname(rebuilt), exist_ok=True)
+        checked += 1
+        if run([os.path.join(root, script), "--root", root, "-o", rebuilt], root, out, problems):
+            compare(os.path.join(root, out), rebuilt, out, problems)
+
+    tree = os.path.join(scratch, "tree")
+    for path in STUDY_COPY:
+        src, dst = os.path.join(root, path), os.path.join(tree, path)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.isdir(src):
+            shutil.copytree(src, dst)
+        else:
+            shutil.copy(src, dst)
+    for cmd, out in STUDY_SCRIPTS:
+        target = os.path.join(tree, out)
+        if os.path.exists(target):
+            os.remove(target)  # the rebuild must write it, not find the committed copy
+        checked += 1
+        if run(cmd, tree, out, problems):
+            compare(os.path.join(root, out), target, out, problems)
+
+    for p in problems:
+        print(p)
+    print(f"{checked} generated tables rebuilt from their data: {len(problems)} differ")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
