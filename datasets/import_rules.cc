@@ -1,6 +1,8 @@
 #include "datasets/import_rules.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "core/errors.h"
@@ -38,14 +40,106 @@ std::string dims_text(const std::vector<double>& dims) {
   return out + "]";
 }
 
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& dims) {
+  std::string out;
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? "x" : "") + std::to_string(dims[i]);
+  return out.empty() ? "(a scalar)" : out;
+}
+
+std::string number_text(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, v < 1e15 ? "%.0f" : "%.3g", v);
+  return text;
+}
+
+}  // namespace
+
+void check_input_size(const std::string& path, const std::string& name,
+                      const std::vector<std::int64_t>& dims) {
+  double elements = 1;  // a double: the product of int64 dimensions may overflow any integer
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k] < 1)
+      throw ConfigError(path + ": data input '" + name + "' " + shape_text(dims) + ": dimension " +
+                        std::to_string(k) + " is " + std::to_string(dims[k]) +
+                        " (every dimension must be at least 1)");
+    elements *= static_cast<double>(dims[k]);
+  }
+  if (elements > kMaxInputElements)
+    throw ConfigError(path + ": data input '" + name + "' " + shape_text(dims) + " has " +
+                      number_text(elements) + " elements, more than the " +
+                      number_text(kMaxInputElements) +
+                      " (2^31) an imported model's input may have");
+}
+
+void check_shape_options(const std::string& path, const ModelImportOptions& options) {
+  const double batch = options.batch;
+  if (!(batch == 0 || (batch >= 1 && batch == std::floor(batch))))
+    throw ConfigError(path + ": --batch " + number_text(batch) + " is not a whole number >= 1");
+  if (batch > kMaxInputElements)
+    throw ConfigError(path + ": --batch " + number_text(batch) + " is more than the " +
+                      number_text(kMaxInputElements) +
+                      " (2^31) elements an imported model's input may have");
+  for (const auto& [name, dims] : options.input_shapes) {
+    check_input_size(path, name, dims);
+    if (batch > 0 && !dims.empty() && static_cast<double>(dims.front()) != batch)
+      throw ConfigError(path + ": --batch " + number_text(batch) + " and --input-shape " + name +
+                        "=" + shape_text(dims) + " disagree on the first dimension of '" + name +
+                        "' (" + number_text(batch) + " vs " + std::to_string(dims.front()) +
+                        "): give one of them, or the same number in both");
+  }
+}
+
 bool is_free_view(const std::string& op) {
   return one_of(op, {"Identity", "Dropout", "Flatten", "Reshape", "Squeeze", "Unsqueeze"});
 }
 
+namespace {
+std::vector<Tensor> add_node_unchecked(GraphBuilder& b, const ImportedNode& node,
+                                       std::map<std::string, int>& uncosted);
+}  // namespace
+
 std::vector<Tensor> add_imported_node(GraphBuilder& b, const ImportedNode& node, std::map<std::string, int>& uncosted) {
+  if (node.outputs.empty()) throw ImportNodeError("has no output the step uses");
+  for (const auto& out : node.outputs)
+    for (double d : out)
+      if (!(d >= 1))
+        throw ImportNodeError("output " + dims_text(out) + " is empty or has no static size");
+  const auto rank_at_least = [&](const std::optional<Tensor>& t, size_t rank, const char* what) {
+    if (t && t->dims.size() < rank)
+      throw ImportNodeError(std::string(what) + " " + dims_text(t->dims) + " has fewer than " +
+                            std::to_string(rank) + " dimensions");
+  };
+  const auto input = [&](size_t i) {
+    return i < node.inputs.size() ? node.inputs[i] : std::nullopt;
+  };
+  if (node.op == "Conv" || node.op == "ConvTranspose") {
+    rank_at_least(input(0), 3, "the input");
+    rank_at_least(input(1), 3, "the weight");
+    if (node.outputs[0].size() < 3)
+      throw ImportNodeError("output " + dims_text(node.outputs[0]) +
+                            " has fewer than 3 dimensions");
+  } else if (node.op == "Gemm" || node.op == "MatMul") {
+    rank_at_least(input(0), 1, "the input");
+    if (node.outputs[0].empty()) throw ImportNodeError("output is a scalar");
+  } else if (node.op == "LSTM" || node.op == "GRU" || node.op == "RNN") {
+    rank_at_least(input(0), 3, "the input");
+    if (node.attrs.count("gates_hidden") == 0) rank_at_least(input(1), 3, "the weight");
+  }
+  // Any other rank the rules index past (Tensor::dim) is the node's input, not a bug.
+  try {
+    return add_node_unchecked(b, node, uncosted);
+  } catch (const std::out_of_range&) {
+    throw ImportNodeError("an input has fewer dimensions than a " + node.op + " reads");
+  }
+}
+
+namespace {
+std::vector<Tensor> add_node_unchecked(GraphBuilder& b, const ImportedNode& node,
+                                       std::map<std::string, int>& uncosted) {
   const std::string& op = node.op;
   const auto& ins = node.inputs;
-  if (node.outputs.empty()) throw ImportNodeError("has no output the step uses");
   const auto x = [&](int i) -> const Tensor& {
     if (i >= static_cast<int>(ins.size()) || !ins[static_cast<size_t>(i)])
       throw ImportNodeError("input " + std::to_string(i) +
@@ -192,6 +286,7 @@ std::vector<Tensor> add_imported_node(GraphBuilder& b, const ImportedNode& node,
   }
   return b.add(spec);
 }
+}  // namespace
 
 OpGraph finish_imported(GraphBuilder& b, const std::vector<Tensor>& outputs, const std::vector<std::string>& names) {
   std::vector<Tensor> losses;

@@ -69,6 +69,18 @@ std::vector<Tensor> add_imported_node(GraphBuilder& b, const ImportedNode& node,
 OpGraph finish_imported(GraphBuilder& b, const std::vector<Tensor>& outputs,
                         const std::vector<std::string>& names);
 
+// The checks of the shape options every importer runs before reading the file,
+// each a ConfigError naming `path` and the option: --batch is 0 (none) or a
+// whole number >= 1; --batch and an --input-shape of the same input agree on
+// its first dimension; every --input-shape passes check_input_size().
+void check_shape_options(const std::string& path, const ModelImportOptions& options);
+
+// A data input's final shape: every dimension >= 1 and at most
+// kMaxInputElements elements in all (computed without overflow). Throws
+// ConfigError naming `path` and the input.
+void check_input_size(const std::string& path, const std::string& name,
+                      const std::vector<std::int64_t>& dims);
+
 // What every importer class holds and how it ends: the file, the options and
 // the report it fills, its errors (ParseError naming the file) and the last
 // step of its build. An importer derives from it and adds run().
@@ -98,15 +110,18 @@ class ImporterBase {
   ModelImportReport& report_;  // the caller's, filled as the import runs
 };
 
-// The entry point of an importer: checks options.optimizer before any work,
-// then runs `Importer(path, options, report)` (with a report of its own when
-// `report` is null) and returns its graph. Throws what the importer throws.
-template <class Importer>
+// The entry point of an importer: checks options.optimizer and the shape
+// options (check_shape_options) before any work,
+// then runs `Importer(path, options, report, extra...)` (with a report of its
+// own when `report` is null) and returns its graph. Throws what the importer throws.
+template <class Importer, class... Extra>
 OpGraph run_importer(const std::string& path, const ModelImportOptions& options,
-                     ModelImportReport* report) {
-  optimizer_named(options.optimizer);  // a bad option before any work
+                     ModelImportReport* report, Extra&&... extra) {
+  optimizer_named(options.optimizer);  // bad options before any work
+  check_shape_options(path, options);
   ModelImportReport local;
-  Importer importer(path, options, report != nullptr ? *report : local);
+  Importer importer(path, options, report != nullptr ? *report : local,
+                    std::forward<Extra>(extra)...);
   return importer.run();
 }
 

@@ -10,8 +10,16 @@
 
 namespace aware {
 
+// The most elements one data input may have (2^31, 8 GiB of float32): the
+// TorchScript importer runs forward() once on zeros of that shape, and a shape
+// past this is a typo rather than a model (99999999999x99999999999 overflows
+// any element count). Both importers refuse a larger input up front.
+constexpr double kMaxInputElements = 2147483648.0;
+
 struct ModelImportOptions {
-  double batch = 0;  // replaces a data input's first dimension (ONNX: also a dynamic one); 0: keep the shape given
+  // Replaces a data input's first dimension (ONNX: also a dynamic one); 0: keep
+  // the shape given. With --input-shape for the same input, both must agree.
+  double batch = 0;
   std::map<std::string, std::vector<std::int64_t>> input_shapes;  // data input NAME -> full shape
   std::string optimizer = "momentum";                              // sgd, momentum, rmsprop, adam
 };

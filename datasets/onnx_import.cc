@@ -5,6 +5,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -67,9 +68,111 @@ std::vector<std::int64_t> ints_attr(const onnx::NodeProto& n, const std::string&
   return a != nullptr ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end()) : std::vector<std::int64_t>{};
 }
 
+// Ops whose output size is known only when the model runs, whatever the input
+// shapes: a dynamic dimension they give comes from the data.
+bool sized_by_data(const std::string& op) {
+  static const std::set<std::string> ops = {"NonZero",
+                                            "Loop",
+                                            "If",
+                                            "Scan",
+                                            "Unique",
+                                            "Compress",
+                                            "NonMaxSuppression",
+                                            "SequenceAt",
+                                            "SplitToSequence",
+                                            "ConcatFromSequence",
+                                            "StringSplit",
+                                            "TfIdfVectorizer"};
+  return ops.count(op) > 0;
+}
+
+// Ops that take their output size from an input tensor's values: with static
+// input shapes, shape inference (which propagates constants and shapes) leaves
+// their output dynamic only when those values are computed from the data.
+bool sized_by_input_values(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "TopK",       "Range",         "ConstantOfShape", "Reshape",      "Expand",    "Tile",
+      "Slice",      "Resize",        "Upsample",        "Pad",          "OneHot",    "Squeeze",
+      "Unsqueeze",  "Split",         "ReduceSum",       "ReduceMean",   "ReduceMax", "ReduceMin",
+      "ReduceProd", "CenterCropPad", "RandomNormal",    "RandomUniform"};
+  return ops.count(op) > 0;
+}
+
+bool fully_static(const std::vector<double>& dims) {
+  return std::all_of(dims.begin(), dims.end(), [](double d) { return d >= 0; });
+}
+
+// "[2,?]": a shape with its unknown dimensions.
+std::string shape_text(const std::vector<double>& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) out += ',';
+    out += dims[i] < 0 ? std::string("?") : std::to_string(static_cast<long long>(dims[i]));
+  }
+  return out + "]";
+}
+
+// The output shape of an Einsum, which libonnx 1.12's shape inference leaves
+// with unknown dimensions: each output letter takes its size from the inputs.
+// nullopt for an equation it does not take (an ellipsis); `conflict` says which
+// letter has two sizes.
+std::optional<std::vector<double>> einsum_shape(std::string equation,
+                                                const std::vector<std::vector<double>>& inputs,
+                                                std::string& conflict) {
+  equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());
+  if (equation.find('.') != std::string::npos) return std::nullopt;
+  const size_t arrow = equation.find("->");
+  const std::string lhs = equation.substr(0, arrow);
+  std::vector<std::string> terms(1);
+  for (char c : lhs) {
+    if (c == ',')
+      terms.emplace_back();
+    else
+      terms.back() += c;
+  }
+  if (terms.size() != inputs.size()) return std::nullopt;
+  std::map<char, double> size;
+  std::map<char, int> count;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    if (terms[t].size() != inputs[t].size()) return std::nullopt;
+    for (size_t k = 0; k < terms[t].size(); ++k) {
+      const char c = terms[t][k];
+      if (!std::isalpha(static_cast<unsigned char>(c))) return std::nullopt;
+      ++count[c];
+      const double d = inputs[t][k];
+      if (d < 0) return std::nullopt;
+      const auto it = size.find(c);
+      if (it == size.end() || it->second == 1)
+        size[c] = d;
+      else if (d != 1 && d != it->second) {
+        conflict = std::string(1, c) + " is " + std::to_string(static_cast<long long>(it->second)) +
+                   " in one input and " + std::to_string(static_cast<long long>(d)) + " in input " +
+                   std::to_string(t);
+        return std::nullopt;
+      }
+    }
+  }
+  std::string out;
+  if (arrow != std::string::npos) {
+    out = equation.substr(arrow + 2);
+  } else {  // implicit: the letters used once, in alphabetical order
+    for (const auto& [c, n] : count)
+      if (n == 1) out += c;
+  }
+  std::vector<double> dims;
+  for (char c : out) {
+    if (!size.count(c)) return std::nullopt;
+    dims.push_back(size[c]);
+  }
+  return dims;
+}
+
 class Importer : public datasets_detail::ImporterBase {
  public:
-  using ImporterBase::ImporterBase;
+  // `bytes`, when given, is the model itself and `path` only its name in messages.
+  Importer(std::string path, const ModelImportOptions& options, ModelImportReport& report,
+           const std::string* bytes = nullptr)
+      : ImporterBase(std::move(path), options, report), bytes_(bytes) {}
 
   OpGraph run() {
     read_model();
@@ -93,9 +196,13 @@ class Importer : public datasets_detail::ImporterBase {
   const onnx::GraphProto& graph() const { return model_.graph(); }
 
   void read_model() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw ParseError(path_ + ": cannot open");
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string read;
+    if (bytes_ == nullptr) {
+      std::ifstream in(path_, std::ios::binary);
+      if (!in) throw ParseError(path_ + ": cannot open");
+      read.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const std::string& bytes = bytes_ != nullptr ? *bytes_ : read;
     if (bytes.empty()) throw ParseError(path_ + ": empty file (not an ONNX model)");
     if (!model_.ParseFromString(bytes) || !model_.has_graph() || model_.graph().node_size() == 0)
       throw ParseError(path_ + ": not an ONNX model, or truncated (the protobuf does not parse to a graph with nodes)");
@@ -169,10 +276,8 @@ class Importer : public datasets_detail::ImporterBase {
       auto* shape = in->mutable_type()->mutable_tensor_type()->mutable_shape();
       if (data && options_.input_shapes.count(name)) {
         shape->clear_dim();
-        for (auto d : options_.input_shapes.at(name)) {
-          if (d <= 0) throw ConfigError("--input-shape " + name + ": every dimension must be positive");
-          shape->add_dim()->set_dim_value(d);
-        }
+        for (auto d : options_.input_shapes.at(name))
+          shape->add_dim()->set_dim_value(d);  // checked by run_importer
       }
       std::vector<double> dims;
       for (int k = 0; k < shape->dim_size(); ++k) {
@@ -190,12 +295,23 @@ class Importer : public datasets_detail::ImporterBase {
         }
         dims.push_back(static_cast<double>(dim->dim_value()));
       }
+      if (data)
+        datasets_detail::check_input_size(path_, name,
+                                          std::vector<std::int64_t>(dims.begin(), dims.end()));
       shapes_[name] = dims;
       if (data) report_.data_inputs.push_back(name + datasets_detail::dims_text(dims));
     }
   }
 
+  // ONNX shape inference, then the Einsum outputs it leaves unknown (from the
+  // equation) and inference again from them, until nothing changes.
   void infer_shapes() {
+    run_shape_inference();
+    for (int round = 0; round < graph().node_size() && complete_einsum_shapes(); ++round)
+      run_shape_inference();
+  }
+
+  void run_shape_inference() {
     onnx::ShapeInferenceOptions options;
     options.check_type = false;
     options.error_mode = 1;
@@ -215,14 +331,106 @@ class Importer : public datasets_detail::ImporterBase {
     for (const auto& v : graph().output()) take(v);
   }
 
+  // Writes the shape of every Einsum output that inference left unknown and
+  // the equation gives; true when it wrote one.
+  bool complete_einsum_shapes() {
+    bool wrote = false;
+    for (int i = 0; i < graph().node_size(); ++i) {
+      const auto& n = graph().node(i);
+      if (n.op_type() != "Einsum" || n.output_size() < 1 || n.output(0).empty()) continue;
+      const auto known = shapes_.find(n.output(0));
+      if (known != shapes_.end() && fully_static(known->second)) continue;
+      std::vector<std::vector<double>> inputs;
+      for (const auto& in : n.input()) {
+        const auto it = shapes_.find(in);
+        if (it == shapes_.end()) break;
+        inputs.push_back(it->second);
+      }
+      const auto* equation = attribute(n, "equation");
+      if (equation == nullptr || inputs.size() != static_cast<size_t>(n.input_size())) continue;
+      std::string conflict;
+      const auto dims = einsum_shape(equation->s(), inputs, conflict);
+      if (!conflict.empty()) fail_node(i, "equation '" + equation->s() + "': " + conflict);
+      if (!dims || !fully_static(*dims)) continue;
+      onnx::ValueInfoProto* info = nullptr;
+      for (auto& v : *model_.mutable_graph()->mutable_value_info())
+        if (v.name() == n.output(0)) info = &v;
+      for (auto& v : *model_.mutable_graph()->mutable_output())
+        if (v.name() == n.output(0)) info = &v;
+      if (info == nullptr) {
+        info = model_.mutable_graph()->add_value_info();
+        info->set_name(n.output(0));
+      }
+      auto* tensor_type = info->mutable_type()->mutable_tensor_type();
+      tensor_type->clear_shape();
+      auto* shape = tensor_type->mutable_shape();
+      for (double d : *dims) shape->add_dim()->set_dim_value(static_cast<std::int64_t>(d));
+      shapes_[n.output(0)] = *dims;
+      wrote = true;
+    }
+    return wrote;
+  }
+
   std::vector<double> shape_of(int node, const std::string& tensor) const {
     const auto it = shapes_.find(tensor);
-    if (it == shapes_.end()) fail_node(node, "output '" + tensor + "' has no shape after shape inference (give --input-shape)");
+    if (it == shapes_.end())
+      fail_node(node,
+                "output '" + tensor + "' has no shape after shape inference: " + why_dynamic(node));
+    if (!fully_static(it->second))
+      fail_node(node, "output '" + tensor + "' has no static shape " + shape_text(it->second) +
+                          ": " + why_dynamic(node));
     for (double d : it->second)
-      if (d <= 0)
-        fail_node(node, "output '" + tensor + "' has a dynamic shape " + datasets_detail::dims_text(it->second) +
-                            " after shape inference (give --batch or --input-shape)");
+      if (d == 0)
+        fail_node(node, "output '" + tensor + "' is empty " + shape_text(it->second) +
+                            " (a dimension of 0)");
     return it->second;
+  }
+
+  bool has_static_outputs(int index) const {
+    for (const auto& o : graph().node(index).output()) {
+      if (o.empty()) continue;
+      const auto it = shapes_.find(o);
+      if (it == shapes_.end() || !fully_static(it->second)) return false;
+    }
+    return true;
+  }
+
+  // Why node `index` has an output without a static shape. Every data input
+  // has a static shape by now (set_input_shapes refuses a dynamic one and asks
+  // for --batch or --input-shape), so the cause is among the node and the nodes
+  // it reads from: the first of them, in graph order, with such an output.
+  std::string why_dynamic(int index) const {
+    std::map<std::string, int> producer;
+    for (int i = 0; i < graph().node_size(); ++i)
+      for (const auto& o : graph().node(i).output()) producer.emplace(o, i);
+    std::set<int> seen{index};
+    std::vector<int> todo{index};
+    while (!todo.empty()) {
+      const int i = todo.back();
+      todo.pop_back();
+      for (const auto& in : graph().node(i).input())
+        if (const auto it = producer.find(in);
+            it != producer.end() && seen.insert(it->second).second)
+          todo.push_back(it->second);
+    }
+    int cause = index;
+    for (int i : seen)  // ascending: the first in graph order
+      if (!has_static_outputs(i)) {
+        cause = i;
+        break;
+      }
+    const auto& n = graph().node(cause);
+    const std::string through = cause == index ? "" : ", through " + node_label(n, cause);
+    if (sized_by_data(n.op_type()))
+      return "it depends on the data" + through + " (the size of a " + n.op_type() +
+             "'s output is known only when the model runs); the importer needs static shapes";
+    if (sized_by_input_values(n.op_type()))
+      return "it depends on the data" + through + " (a " + n.op_type() +
+             " whose output size comes from values computed when the model runs); the importer "
+             "needs static shapes";
+    return "ONNX shape inference gives " +
+           (cause == index ? std::string("this node") : node_label(n, cause)) +
+           " no static output shape; the importer needs static shapes";
   }
 
   // The tensor a node reads: an activation, or a parameter made a variable on first use.
@@ -270,9 +478,79 @@ class Importer : public datasets_detail::ImporterBase {
     return finish_model(b, outputs, names, "no graph output is computed from the data inputs");
   }
 
+  // The shape of input `slot` of node `index` when it is fully known.
+  std::optional<std::vector<double>> input_shape(int index, int slot) const {
+    const auto& n = graph().node(index);
+    if (slot >= n.input_size() || n.input(slot).empty()) return std::nullopt;
+    const auto it = shapes_.find(n.input(slot));
+    if (it == shapes_.end() || !fully_static(it->second)) return std::nullopt;
+    return it->second;
+  }
+
+  // What libonnx's shape inference does not check: that a Gemm, MatMul, Conv
+  // or normalization reads a weight that fits its input (a Gemm with k = 17
+  // against a 16x32 weight). Fails naming the node and both shapes.
+  void check_operand_shapes(int index) const {
+    const auto& n = graph().node(index);
+    const std::string& op = n.op_type();
+    const auto a = input_shape(index, 0), w = input_shape(index, 1);
+    const auto mismatch = [&](const std::string& what) {
+      fail_node(index, what + " (input " + shape_text(*a) + ", " + n.input(1) + " " +
+                           shape_text(*w) + ")");
+    };
+    if (!a || !w) return;
+    if (op == "Gemm") {
+      if (a->size() != 2 || w->size() != 2) mismatch("Gemm takes 2-d operands");
+      const bool trans_a = int_attr(n, "transA", 0) != 0, trans_b = int_attr(n, "transB", 0) != 0;
+      const double k_a = (*a)[trans_a ? 0 : 1], k_b = (*w)[trans_b ? 1 : 0];
+      if (k_a != k_b)
+        mismatch("the inner dimensions differ: " + std::to_string(static_cast<long long>(k_a)) +
+                 " in the input, " + std::to_string(static_cast<long long>(k_b)) + " in " +
+                 n.input(1) + (trans_b ? " (transB=1)" : ""));
+    } else if (op == "MatMul") {
+      if (a->empty() || w->empty()) mismatch("MatMul takes operands of at least one dimension");
+      const double k_a = a->back(), k_b = w->size() == 1 ? w->front() : (*w)[w->size() - 2];
+      if (k_a != k_b)
+        mismatch("the inner dimensions differ: " + std::to_string(static_cast<long long>(k_a)) +
+                 " in the input, " + std::to_string(static_cast<long long>(k_b)) + " in " +
+                 n.input(1));
+    } else if (op == "Conv" || op == "ConvTranspose") {
+      const double group = static_cast<double>(int_attr(n, "group", 1));
+      if (group < 1)
+        fail_node(index, "group is " + std::to_string(static_cast<long long>(group)) +
+                             " (must be at least 1)");
+      if (a->size() < 3 || a->size() != w->size())
+        mismatch(
+            "input and weight must have the same rank, at least 3 ({N, C, spatial...} and {M, "
+            "C/group, kernel...})");
+      if (op == "Conv" && (*a)[1] != (*w)[1] * group)
+        mismatch("the input has " + std::to_string(static_cast<long long>((*a)[1])) +
+                 " channels, the weight expects " +
+                 std::to_string(static_cast<long long>((*w)[1] * group)));
+      if (op == "ConvTranspose" && (*a)[1] != (*w)[0])
+        mismatch("the input has " + std::to_string(static_cast<long long>((*a)[1])) +
+                 " channels, the weight expects " +
+                 std::to_string(static_cast<long long>((*w)[0])));
+      const double out_channels = op == "Conv" ? (*w)[0] : (*w)[1] * group;
+      if (const auto bias = input_shape(index, 2);
+          bias && (bias->size() != 1 || (*bias)[0] != out_channels))
+        fail_node(index, "bias " + n.input(2) + " " + shape_text(*bias) + " does not match the " +
+                             std::to_string(static_cast<long long>(out_channels)) +
+                             " output channels");
+    } else if (op == "BatchNormalization" || op == "InstanceNormalization") {
+      if (a->size() < 2) mismatch(op + " takes an input of at least 2 dimensions {N, C, ...}");
+      for (int slot = 1; slot < std::min(n.input_size(), op == "BatchNormalization" ? 5 : 3);
+           ++slot)
+        if (const auto p = input_shape(index, slot); p && (p->size() != 1 || (*p)[0] != (*a)[1]))
+          fail_node(index, "the input has " + std::to_string(static_cast<long long>((*a)[1])) +
+                               " channels, " + n.input(slot) + " is " + shape_text(*p));
+    }
+  }
+
   void add_node(GraphBuilder& b, int index, const std::vector<std::optional<Tensor>>& ins) {
     const auto& n = graph().node(index);
     const std::string& op = n.op_type();
+    check_operand_shapes(index);
     datasets_detail::ImportedNode node;
     node.op = op;
     node.name = n.name().empty() ? op + "_" + std::to_string(index) : n.name();
@@ -305,6 +583,7 @@ class Importer : public datasets_detail::ImporterBase {
       if (!o.empty() && k < results.size()) tensors_[o] = results[k++];
   }
 
+  const std::string* bytes_ = nullptr;
   onnx::ModelProto model_;
   std::set<std::string> initializers_, float_initializers_, params_, buffers_;
   std::vector<std::string> data_inputs_;
@@ -316,6 +595,11 @@ class Importer : public datasets_detail::ImporterBase {
 
 OpGraph import_onnx(const std::string& path, const ModelImportOptions& options, ModelImportReport* report) {
   return datasets_detail::run_importer<Importer>(path, options, report);
+}
+
+OpGraph import_onnx_bytes(const std::string& bytes, const std::string& name,
+                          const ModelImportOptions& options, ModelImportReport* report) {
+  return datasets_detail::run_importer<Importer>(name, options, report, &bytes);
 }
 
 }  // namespace aware

@@ -30,9 +30,17 @@ namespace aware {
 
 // Throws ParseError naming the file (and the node) for a corrupt or truncated
 // file, a model the ONNX checker refuses, an unsupported opset, a node whose
-// output has no static shape, or a model with no trainable parameters; and
-// ConfigError for bad options (an --input-shape naming no input, a dynamic
-// dimension without --batch or --input-shape, an unknown optimizer).
+// output has no static shape (saying whether it depends on the data, and on
+// which node), a Gemm, MatMul, Conv or normalization whose weight does not fit
+// its input, or a model with no trainable parameters; and ConfigError for bad
+// options (an --input-shape naming no input, a dynamic dimension without
+// --batch or --input-shape, --batch disagreeing with --input-shape, an input
+// over kMaxInputElements, an unknown optimizer).
 OpGraph import_onnx(const std::string& path, const ModelImportOptions& options, ModelImportReport* report = nullptr);
+
+// The same for a model held in memory (the serialized ModelProto); `name`
+// stands for the file in messages. The fuzz target's entry (tests/fuzz/fuzz_onnx.cc).
+OpGraph import_onnx_bytes(const std::string& bytes, const std::string& name,
+                          const ModelImportOptions& options, ModelImportReport* report = nullptr);
 
 }  // namespace aware

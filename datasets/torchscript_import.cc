@@ -1,14 +1,17 @@
 #include "datasets/torchscript_import.h"
 
 #include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/scope.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/custom_operator.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/script.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -18,6 +21,7 @@
 
 #include "core/archive_check.h"
 #include "core/errors.h"
+#include "datasets/aten_rules.h"
 #include "datasets/import_rules.h"
 #include "datasets/layers.h"
 
@@ -27,6 +31,7 @@ namespace {
 using datasets_detail::GraphBuilder;
 using datasets_detail::ImportedNode;
 using datasets_detail::Tensor;
+using Rule = datasets_detail::AtenRule;
 using torch::jit::Node;
 using torch::jit::Value;
 
@@ -42,72 +47,73 @@ bool is_tensor_list(const Value* v) {
   return list && list->getElementType()->kind() == c10::TypeKind::TensorType;
 }
 
+// What one shape run records through aware_import::note (below): the sizes of
+// every tensor it notes, by index, and the last node that finished, so that a
+// run that fails names its node.
+struct ShapeRun {
+  std::vector<std::optional<std::vector<std::int64_t>>> sizes;
+  std::int64_t finished = -1;  // index of the last node noted as done
+};
+thread_local ShapeRun* current_shape_run = nullptr;
+
+// Makes `run` the current shape run of this thread for its lifetime.
+class ShapeRunScope {
+ public:
+  explicit ShapeRunScope(ShapeRun& run) { current_shape_run = &run; }
+  ~ShapeRunScope() { current_shape_run = nullptr; }
+  ShapeRunScope(const ShapeRunScope&) = delete;
+  ShapeRunScope& operator=(const ShapeRunScope&) = delete;
+};
+
+// aware_import::note(node, value, index): node `node` of a shape run finished;
+// its output `value`, when a tensor, is tensor `index`. Inserted after every
+// node of the run's copy of forward(); outside a shape run it does nothing.
+const torch::jit::RegisterOperators kNoteOperator({torch::jit::Operator(
+    "aware_import::note(int node, Tensor? value, int index) -> ()",
+    [](torch::jit::Stack& stack) {
+      const std::int64_t node = torch::jit::peek(stack, 0, 3).toInt();
+      const c10::IValue value = torch::jit::peek(stack, 1, 3);
+      const std::int64_t index = torch::jit::peek(stack, 2, 3).toInt();
+      torch::jit::drop(stack, 3);
+      ShapeRun* run = current_shape_run;
+      if (run == nullptr) return;
+      run->finished = node;
+      if (index >= 0 && static_cast<size_t>(index) < run->sizes.size() && value.isTensor())
+        run->sizes[static_cast<size_t>(index)] = value.toTensor().sizes().vec();
+    },
+    c10::AliasAnalysisKind::CONSERVATIVE)});
+
+// The one line worth keeping from a LibTorch exception: a c10::Error without its
+// C++ backtrace; from the TorchScript interpreter, which wraps the failing op's
+// message in a traceback of the model's code, the "SomethingError: ..." line
+// that ends it.
+std::string libtorch_message(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e))
+    return first_line(c10_error->what_without_backtrace());
+  const std::string text = e.what();
+  if (text.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t end = std::min(text.find('\n', start), text.size());
+      const std::string line = text.substr(start, end - start);
+      const size_t colon = line.find("Error: ");
+      const bool named =
+          colon != std::string::npos && colon > 0 &&
+          std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+          });
+      if (named) return line.substr(colon + 7);
+      start = end + 1;
+    }
+  }
+  return first_line(text);
+}
+
 // "aten::relu_" -> "relu": in-place variants cost what their functional twins do.
 std::string aten_name(const Node* n) {
   std::string name = n->kind().toUnqualString();
   if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_') name.pop_back();
   return name;
-}
-
-// An aten op in ONNX's vocabulary: the ONNX op type and, by ONNX input slot,
-// the aten input it takes (-1: none).
-struct Rule {
-  std::string onnx;
-  std::vector<int> slots;
-};
-
-std::optional<Rule> rule_for(const std::string& aten) {
-  static const std::map<std::string, Rule> rules = [] {
-    std::map<std::string, Rule> r;
-    for (const char* c : {"conv1d", "conv2d", "conv3d"}) r[c] = {"Conv", {0, 1, 2}};
-    for (const char* c : {"conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}) r[c] = {"ConvTranspose", {0, 1, 2}};
-    r["_convolution"] = r["convolution"] = {"Conv", {0, 1, 2}};  // ConvTranspose when `transposed`
-    r["linear"] = {"Gemm", {0, 1, 2}};
-    r["addmm"] = {"Gemm", {1, 2, 0}};
-    for (const char* c : {"matmul", "mm", "bmm"}) r[c] = {"MatMul", {0, 1}};
-    r["batch_norm"] = {"BatchNormalization", {0, 1, 2, 3, 4}};
-    r["layer_norm"] = {"LayerNormalization", {0, 2, 3}};
-    r["group_norm"] = {"InstanceNormalization", {0, 2, 3}};
-    r["instance_norm"] = {"InstanceNormalization", {0, 1, 2}};
-    const std::pair<const char*, const char*> unary[] = {
-        {"relu", "Relu"},       {"relu6", "Clip"},       {"hardtanh", "Clip"},         {"clamp", "Clip"},
-        {"clip", "Clip"},       {"leaky_relu", "LeakyRelu"}, {"abs", "Abs"},          {"neg", "Neg"},
-        {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"},        {"elu", "Elu"},               {"selu", "Selu"},
-        {"softplus", "Softplus"}, {"gelu", "Gelu"},      {"silu", "Silu"},             {"hardswish", "HardSwish"},
-        {"hardsigmoid", "HardSigmoid"}, {"mish", "Mish"}, {"exp", "Exp"},             {"log", "Log"},
-        {"sqrt", "Sqrt"},       {"rsqrt", "Reciprocal"}, {"reciprocal", "Reciprocal"}, {"erf", "Erf"},
-        {"softmax", "Softmax"}, {"log_softmax", "LogSoftmax"}, {"mean", "ReduceMean"}, {"sum", "ReduceSum"},
-        {"amax", "ReduceMax"},  {"max_pool1d", "MaxPool"}, {"max_pool2d", "MaxPool"}, {"max_pool3d", "MaxPool"},
-        {"max_pool2d_with_indices", "MaxPool"}, {"avg_pool1d", "AveragePool"}, {"avg_pool2d", "AveragePool"},
-        {"avg_pool3d", "AveragePool"}};
-    for (const auto& [a, o] : unary) r[a] = {o, {0}};
-    r["prelu"] = {"PRelu", {0, 1}};
-    r["pow"] = {"Pow", {0, 1}};
-    const std::pair<const char*, const char*> binary[] = {{"add", "Add"}, {"sub", "Sub"},     {"rsub", "Sub"},
-                                                          {"mul", "Mul"}, {"div", "Div"},     {"maximum", "Max"},
-                                                          {"minimum", "Min"}};
-    for (const auto& [a, o] : binary) r[a] = {o, {0, 1}};
-    r["where"] = {"Where", {0, 1, 2}};
-    for (const char* c : {"adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"}) r[c] = {"GlobalAveragePool", {0}};
-    for (const char* c : {"adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"}) r[c] = {"GlobalMaxPool", {0}};
-    r["embedding"] = {"Gather", {0, 1}};
-    for (const char* c : {"flatten", "view", "reshape", "squeeze", "unsqueeze", "contiguous", "dropout",
-                          "feature_dropout", "alpha_dropout", "detach", "clone", "to", "type_as", "view_as",
-                          "reshape_as", "identity"})
-      r[c] = {"Identity", {0}};
-    for (const char* c : {"t", "transpose", "permute", "numpy_T"}) r[c] = {"Transpose", {0}};
-    for (const char* c : {"slice", "select", "narrow", "index_select"}) r[c] = {"Slice", {0}};
-    for (const char* c : {"chunk", "split", "unbind", "split_with_sizes"}) r[c] = {"Split", {0}};
-    for (const char* c : {"constant_pad_nd", "pad", "reflection_pad2d", "replication_pad2d"}) r[c] = {"Pad", {0}};
-    for (const char* c : {"upsample_nearest2d", "upsample_bilinear2d", "interpolate"}) r[c] = {"Resize", {0}};
-    r["expand"] = {"Expand", {0}};
-    r["repeat"] = {"Tile", {0}};
-    r["gather"] = {"GatherElements", {0, 2}};
-    return r;
-  }();
-  const auto it = rules.find(aten);
-  if (it == rules.end()) return std::nullopt;
-  return it->second;
 }
 
 class Importer : public datasets_detail::ImporterBase {
@@ -116,12 +122,22 @@ class Importer : public datasets_detail::ImporterBase {
 
   OpGraph run() {
     const datasets_detail::Optimizer optimizer = datasets_detail::optimizer_named(options_.optimizer);
-    load();
-    prepare_graph();
-    set_inputs();
-    record_shapes();
-    GraphBuilder b(module_name_, optimizer);
-    return build(b);
+    // Every LibTorch call below may throw c10::Error (or a JIT error) with a
+    // multi-line message and a C++ backtrace: one line naming the file instead.
+    try {
+      load();
+      prepare_graph();
+      set_inputs();
+      record_shapes();
+      GraphBuilder b(module_name_, optimizer);
+      return build(b);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail("LibTorch refuses the module: " + libtorch_message(e));
+    }
   }
 
  private:
@@ -161,6 +177,12 @@ class Importer : public datasets_detail::ImporterBase {
     for (const auto& a : forward.function().getSchema().arguments()) schema_args_.push_back(a.name());
     graph_ = forward.graph()->copy();
     torch::jit::Inline(*graph_);
+    // Freezing inlines the submodules' methods and then deletes them, but the
+    // inlined nodes keep call stacks that point at those deleted functions; the
+    // interpreter reads them to format the traceback of an op that fails, so a
+    // forward() that fails on the given shapes crashed there. Point every call
+    // stack at the frozen module's forward(), which lives as long as module_.
+    repoint_call_stacks(graph_->block(), &forward.function());
     torch::jit::ConstantPropagation(graph_);
     torch::jit::EliminateDeadCode(graph_);
     for (Node* n : graph_->nodes())
@@ -172,6 +194,14 @@ class Importer : public datasets_detail::ImporterBase {
         if (tensor_work)
           fail_node(n, "control flow with tensor work that freezing cannot fold; export with torch.jit.trace instead");
       }
+  }
+
+  static void repoint_call_stacks(torch::jit::Block* block, torch::jit::Function* live) {
+    for (Node* n : block->nodes()) {
+      if (n->callstack())
+        n->setCallStack(c10::make_intrusive<torch::jit::InlinedCallStack>(live, n->sourceRange()));
+      for (torch::jit::Block* inner : n->blocks()) repoint_call_stacks(inner, live);
+    }
   }
 
   // The data inputs: forward()'s arguments after self, each shaped by --input-shape.
@@ -198,10 +228,9 @@ class Importer : public datasets_detail::ImporterBase {
       if (it == options_.input_shapes.end())
         throw ConfigError(path_ + ": forward() argument '" + name + "' has no shape in a TorchScript file: give --input-shape " +
                           name + "=AxBx...");
-      std::vector<std::int64_t> dims = it->second;
-      for (auto d : dims)
-        if (d <= 0) throw ConfigError("--input-shape " + name + ": every dimension must be positive");
-      if (options_.batch > 0 && !dims.empty()) dims[0] = static_cast<std::int64_t>(options_.batch);
+      // --batch and this shape agree (check_shape_options), so the shape is final.
+      const std::vector<std::int64_t>& dims = it->second;
+      datasets_detail::check_input_size(path_, name, dims);
       bool ids = false;  // token ids feed an embedding: integers, not floats
       for (const auto& use : inputs[i]->uses()) ids = ids || (aten_name(use.user) == "embedding" && use.offset == 1);
       input_values_.push_back(torch::zeros(dims, ids ? torch::kLong : torch::kFloat));
@@ -211,36 +240,88 @@ class Importer : public datasets_detail::ImporterBase {
     }
   }
 
-  // One run on zeros, with aten::size of every tensor appended to the outputs.
+  // One run on zeros that records the sizes of every tensor: an
+  // aware_import::note after each node, removed again after the run. When
+  // forward() fails, the notes tell which node did.
   void record_shapes() {
+    std::vector<Node*> order;  // the nodes in the order the run executes them
+    for (Node* n : graph_->nodes()) order.push_back(n);
     std::vector<Value*> tensors;
-    for (Node* n : graph_->nodes())
+    std::vector<Node*> added;
+    const c10::Symbol note = c10::Symbol::fromQualString("aware_import::note");
+    for (size_t k = 0; k < order.size(); ++k) {
+      Node* n = order[k];
+      if (n->kind() == c10::prim::Constant) continue;  // cannot fail, writes no tensor of the step
+      torch::jit::WithInsertPoint guard(n->next());
+      const auto constant = [&](const c10::IValue& v) {
+        Value* c = graph_->insertConstant(v);
+        added.push_back(c->node());
+        return c;
+      };
+      const auto add_note = [&](Value* tensor, std::int64_t index) {
+        Node* m =
+            graph_->create(note,
+                           {constant(static_cast<std::int64_t>(k)),
+                            tensor != nullptr ? tensor : constant(c10::IValue()), constant(index)},
+                           0);
+        graph_->insertNode(m);
+        added.push_back(m);
+      };
+      bool any = false;
       for (Value* o : n->outputs())
-        if (is_tensor(o)) tensors.push_back(o);
-    const size_t outputs = graph_->outputs().size();
-    for (Value* v : tensors) {
-      torch::jit::WithInsertPoint guard(v->node()->next());
-      graph_->registerOutput(graph_->insert(c10::aten::size, {v}));
+        if (is_tensor(o)) {
+          add_note(o, static_cast<std::int64_t>(tensors.size()));
+          tensors.push_back(o);
+          any = true;
+        }
+      if (!any) add_note(nullptr, -1);
     }
+    ShapeRun run;
+    run.sizes.resize(tensors.size());
     torch::jit::Stack stack;
     stack.emplace_back(module_._ivalue());
     for (const auto& t : input_values_) stack.emplace_back(t);
     try {
       torch::NoGradGuard no_grad;
+      const ShapeRunScope scope(run);
       torch::jit::Code code(graph_, "aware_import");
       torch::jit::InterpreterState state(code);
       state.run(stack);
     } catch (const std::exception& e) {
-      fail("forward() fails on zero inputs of the given shapes (check --input-shape): " + first_line(e.what()));
+      shape_run_failed(order, tensors, run, libtorch_message(e));
     }
-    AWARE_CHECK(stack.size() == outputs + tensors.size(), "the shape run returned an unexpected number of values");
+    // The notes were only for this run: the translation walks the graph without them.
+    for (auto it = added.rbegin(); it != added.rend(); ++it) (*it)->destroy();
     for (size_t i = 0; i < tensors.size(); ++i) {
-      std::vector<double> dims;
-      for (auto d : stack[outputs + i].toIntVector()) dims.push_back(static_cast<double>(d));
-      shapes_[tensors[i]] = dims;
+      AWARE_CHECK(run.sizes[i].has_value(), "the shape run recorded no size for a tensor");
+      shapes_[tensors[i]] = std::vector<double>(run.sizes[i]->begin(), run.sizes[i]->end());
     }
-    // The sizes were only for this run: the translation walks the graph without them.
-    for (size_t i = 0; i < tensors.size(); ++i) graph_->eraseOutput(graph_->outputs().size() - 1);
+  }
+
+  // The node after the last one the run finished (constants cannot fail), with
+  // the shapes of the tensors it read.
+  [[noreturn]] void shape_run_failed(const std::vector<Node*>& order,
+                                     const std::vector<Value*>& tensors, const ShapeRun& run,
+                                     const std::string& message) const {
+    const std::string what =
+        "forward() fails on zero inputs of the given shapes (check --input-shape): " + message;
+    const Node* failed = nullptr;
+    for (size_t k = static_cast<size_t>(run.finished + 1); k < order.size() && failed == nullptr;
+         ++k)
+      if (order[k]->kind() != c10::prim::Constant) failed = order[k];
+    if (failed == nullptr) fail(what);
+    std::string read;
+    for (const Value* in : failed->inputs()) {
+      if (!is_tensor(in)) continue;
+      std::optional<std::vector<double>> dims;
+      if (const auto it = shapes_.find(in); it != shapes_.end()) dims = it->second;
+      const auto t = std::find(tensors.begin(), tensors.end(), in);
+      if (t != tensors.end() && run.sizes[static_cast<size_t>(t - tensors.begin())])
+        dims = std::vector<double>(run.sizes[static_cast<size_t>(t - tensors.begin())]->begin(),
+                                   run.sizes[static_cast<size_t>(t - tensors.begin())]->end());
+      if (dims) read += (read.empty() ? "" : ", ") + datasets_detail::dims_text(*dims);
+    }
+    fail_node(failed, what + (read.empty() ? "" : " (its tensor inputs: " + read + ")"));
   }
 
   // `self.a.b.weight` for a prim::GetAttr chain from self; empty when it is not one.
@@ -357,7 +438,7 @@ class Importer : public datasets_detail::ImporterBase {
     }
     ImportedNode node;
     node.name = aten + "/" + outs.front()->debugName();
-    std::optional<Rule> rule = rule_for(aten);
+    std::optional<Rule> rule = datasets_detail::aten_rule(aten);
     if (aten == "cat" || aten == "concat" || aten == "stack") {
       rule = Rule{"Concat", {}};
       for (size_t i = 0; i < args.size(); ++i) rule->slots.push_back(static_cast<int>(i));

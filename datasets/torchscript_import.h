@@ -13,8 +13,10 @@
 // costed by the bytes it moves and listed in the report's `uncosted`.
 //
 // TorchScript keeps no input shapes: every tensor argument of forward() needs an
-// --input-shape (--batch then replaces its first dimension). An argument that
-// only feeds embeddings gets integer zeros.
+// --input-shape (a --batch given as well must equal its first dimension), of
+// at most kMaxInputElements elements. An argument that only feeds embeddings
+// gets integer zeros. When forward() fails on those shapes, the error names the
+// node that failed and the shapes of the tensors it read.
 //
 // Not done: control flow that freezing cannot fold (a prim::If or prim::Loop
 // left with tensor work inside) is refused, naming the node; trace the module

@@ -134,6 +134,89 @@ TEST(OnnxImport, ANodeWithoutAStaticShapeIsNamed) {
   }
 }
 
+// libonnx 1.12 gives an Einsum output its rank but no sizes; the importer
+// sizes it from the equation, and the nodes after it get their shapes (issue 39).
+TEST(OnnxImport, EinsumOutputsAreSizedFromTheEquation) {
+  const auto einsum_model = [](const std::string& equation, const std::string& file, int rank = 3) {
+    Maker m;
+    m.input("x", {2, 4});
+    m.weight("w", {4, 6}, true);
+    m.node("MatMul", {"x", "w"}, {"h"}, "dense");
+    auto* e = m.node("Einsum", {"h", "x"}, {"outer"}, "outer");
+    auto* a = e->add_attribute();
+    a->set_name("equation");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(equation);
+    m.node("Relu", {"outer"}, {"y"}, "relu");
+    m.output("y", rank);
+    return m.write(file);
+  };
+  ModelImportReport report;
+  const OpGraph g = import_onnx(einsum_model("bi,bj->bij", "einsum.onnx"), {}, &report);
+  const Op* outer = find_type(g, "Einsum");
+  ASSERT_NE(outer, nullptr);
+  ASSERT_EQ(outer->output_bytes.size(), 1u);
+  EXPECT_DOUBLE_EQ(outer->output_bytes[0], 2 * 6 * 4 * 4);  // [2,6,4] floats
+  ASSERT_NE(find_type(g, "Relu"), nullptr);
+  EXPECT_DOUBLE_EQ(find_type(g, "Relu")->flops, 2 * 6 * 4);
+  // Implicit output (the letters used once, in order): "bi,bj" sums b away -> [6,4].
+  const OpGraph implicit = import_onnx(einsum_model("bi,bj", "einsum-implicit.onnx", 2), {});
+  EXPECT_DOUBLE_EQ(find_type(implicit, "Einsum")->output_bytes[0], 6 * 4 * 4);
+  // A letter with two sizes (j: 6 in h, 2 in x) is the model's error, named.
+  expect_one_line_errors({{einsum_model("ij,jk->ik", "einsum-bad.onnx", 2),
+                           "node 'outer' (Einsum): equation 'ij,jk->ik': j is 6"}},
+                         [](const std::string& path) { import_onnx(path, {}); });
+}
+
+// Shape inference does not check that a weight fits its input (issue 39: a Gemm
+// with k = 17 against a 16x32 weight was imported); the importer does, naming
+// the node and both shapes.
+TEST(OnnxImport, AWeightThatDoesNotFitItsInputIsNamed) {
+  Maker conv;
+  conv.input("x", {2, 5, 8, 8});
+  conv.weight("w", {4, 3, 3, 3}, true);
+  Maker::ints(conv.node("Conv", {"x", "w"}, {"y"}, "conv"), "kernel_shape", {3, 3});
+  conv.output("y", 4);
+  Maker bias;
+  bias.input("x", {2, 3, 8, 8});
+  bias.weight("w", {4, 3, 3, 3}, true);
+  bias.weight("b", {5}, true);
+  Maker::ints(bias.node("Conv", {"x", "w", "b"}, {"y"}, "conv"), "kernel_shape", {3, 3});
+  bias.output("y", 4);
+  Maker matmul;
+  matmul.input("x", {2, 4});
+  matmul.weight("w", {5, 6}, true);
+  matmul.node("MatMul", {"x", "w"}, {"y"}, "dense");
+  matmul.output("y", 2);
+  Maker gemm;
+  gemm.input("x", {2, 4});
+  gemm.weight("w", {5, 3}, true);
+  gemm.node("Gemm", {"x", "w"}, {"y"}, "fc");
+  gemm.output("y", 2);
+  Maker norm;
+  norm.input("x", {2, 4, 8, 8});
+  norm.weight("w", {4, 4, 1, 1}, true);
+  Maker::ints(norm.node("Conv", {"x", "w"}, {"c"}, "conv"), "kernel_shape", {1, 1});
+  for (const char* p : {"scale", "shift", "mean", "var"})
+    norm.weight(p, {std::string(p) == "scale" ? 3 : 4}, true);
+  norm.node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"y"}, "bn");
+  norm.output("y", 4);
+  expect_one_line_errors(
+      {{conv.write("fit-conv.onnx"),
+        "node 'conv' (Conv): the input has 5 channels, the weight expects 3 (input [2,5,8,8], w "
+        "[4,3,3,3])"},
+       {bias.write("fit-bias.onnx"),
+        "node 'conv' (Conv): bias b [5] does not match the 4 output channels"},
+       // libonnx's MatMul inference checks this one itself, naming the node.
+       {matmul.write("fit-matmul.onnx"), "(op_type:MatMul, node name: dense): [ShapeInferenceError] Incompatible dimensions"},
+       {gemm.write("fit-gemm.onnx"),
+        "node 'fc' (Gemm): the inner dimensions differ: 4 in the input, 5 in w (input [2,4], w "
+        "[5,3])"},
+       {norm.write("fit-norm.onnx"),
+        "node 'bn' (BatchNormalization): the input has 4 channels, scale is [3]"}},
+      [](const std::string& path) { import_onnx(path, {}); });
+}
+
 TEST(OnnxImport, BadFilesAreOneLineErrorsNamingTheFile) {
   const std::string truncated = truncated_copy(tiny_cnn(true, "tiny-good.onnx"), "truncated.onnx");
   const std::string garbage = tmp("garbage.onnx");

@@ -82,9 +82,12 @@ TEST(TorchScriptImport, TinyCnnByHand) {
   ASSERT_EQ(report.data_inputs.size(), 1u);
   EXPECT_EQ(report.data_inputs[0], "x[8,3,8,8]");
   EXPECT_GT(one_device_step_us(g, "k40x2"), 0);
-  // --batch replaces the first dimension.
+  // --batch and --input-shape for the same input must agree on its first
+  // dimension (issue 39: a contradiction was settled silently).
+  options.batch = 8;
+  EXPECT_DOUBLE_EQ(import_torchscript(tmp("tiny.pt"), options).batch(), 8);
   options.batch = 2;
-  EXPECT_DOUBLE_EQ(import_torchscript(tmp("tiny.pt"), options).batch(), 2);
+  EXPECT_THROW(import_torchscript(tmp("tiny.pt"), options), ConfigError);
 }
 
 TEST(TorchScriptImport, BuffersAreNotParametersAndUnknownOpsAreListed) {
