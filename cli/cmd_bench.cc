@@ -1,4 +1,5 @@
-// aware bench simulate | scaling: evaluator throughput on random placements.
+// aware bench simulate | scaling | moves: evaluator throughput on random placements;
+// aware bench read: how reading a graph file grows with its size.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -193,6 +194,52 @@ void run_bench_scaling(const BenchArgs& a) {
   }
 }
 
+// Reading a graph file, by size: the JSON text of a seeded layered DAG is made
+// first (not timed), then parsed (text -> document) and converted (document ->
+// OpGraph, with validation and the topological order), each timed once. Linear
+// reading shows as a flat "us/op" column; issue 39's quadratic parser showed as
+// one that grew with the graph.
+void run_bench_read(const BenchArgs& a, long long max_ops) {
+  using clock = std::chrono::steady_clock;
+  if (max_ops < 1000 || max_ops > 10000000)
+    throw ConfigError("--max-ops: " + std::to_string(max_ops) + " is not between 1000 and 10000000");
+  if (!a.out.empty()) prepare_output_path(a.out, "-o");
+  const auto seconds = [](clock::time_point from) {
+    return std::chrono::duration<double>(clock::now() - from).count();
+  };
+  nlohmann::json rows = nlohmann::json::array();
+  if (!a.json)
+    std::printf("%9s %9s %9s %10s %10s %10s %8s %12s\n", "ops", "edges", "MB", "parse s", "convert s", "total s",
+                "us/op", "vs first row");
+  double first_us_per_op = 0;
+  for (long long n : {1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL}) {
+    if (n > max_ops) break;
+    std::string text = graph_to_json(random_layered_dag(static_cast<int>(n), static_cast<std::uint64_t>(a.seed))).dump();
+    const auto start = clock::now();
+    nlohmann::json doc = parse_json_text(text, "bench");
+    const double parse_s = seconds(start);
+    const auto convert_start = clock::now();
+    const OpGraph graph = graph_from_json(doc, "bench");
+    const double convert_s = seconds(convert_start);
+    const double total_s = parse_s + convert_s;
+    const double us_per_op = total_s * 1e6 / static_cast<double>(n);
+    if (first_us_per_op == 0) first_us_per_op = us_per_op;
+    rows.push_back({{"ops", n}, {"edges", graph.num_edges()}, {"text_bytes", text.size()}, {"parse_s", parse_s},
+                    {"convert_s", convert_s}, {"total_s", total_s}, {"us_per_op", us_per_op},
+                    {"us_per_op_vs_first", us_per_op / first_us_per_op}});
+    if (!a.json)
+      std::printf("%9lld %9d %9.1f %10.3f %10.3f %10.3f %8.2f %11.2fx\n", n, graph.num_edges(), text.size() / 1e6,
+                  parse_s, convert_s, total_s, us_per_op, us_per_op / first_us_per_op);
+  }
+  nlohmann::json out = {{"benchmark", "read"}, {"seed", a.seed}, {"rows", rows}};
+  if (!a.out.empty()) write_json_file(a.out, out);
+  if (a.json) {
+    std::cout << out.dump(1) << "\n";
+  } else if (!a.out.empty()) {
+    std::printf("wrote %s\n", a.out.c_str());
+  }
+}
+
 // One seeded sequence of moves: each moves `ops_per_move` random ops to random
 // other devices and is accepted with probability `accept` (at random, not by
 // its result, so that both ways of evaluating walk the same placements).
@@ -335,6 +382,15 @@ void add_bench_commands(CLI::App& app) {
   add_common(c, *sc);
   c->add_option("-o,--output", sc->out, "Also write the figures to this JSON file (default: print only)");
   c->callback([sc] { run_bench_scaling(*sc); });
+  auto rd = std::make_shared<BenchArgs>();
+  auto read_max_ops = std::make_shared<long long>(1000000);
+  CLI::App* r = bench->add_subcommand("read", "Time to read a graph file (parse and convert) from 1,000 to 10^6 ops");
+  r->add_option("--max-ops", *read_max_ops, "Largest graph, in ops (sizes are powers of ten from 1,000)")
+      ->capture_default_str();
+  r->add_option("--seed", rd->seed, "Seed of the generated graphs")->capture_default_str();
+  r->add_flag("--json", rd->json, "Print one JSON object");
+  r->add_option("-o,--output", rd->out, "Also write the figures to this JSON file (default: print only)");
+  r->callback([rd, read_max_ops] { run_bench_read(*rd, *read_max_ops); });
 }
 
 }  // namespace aware::cli
