@@ -28,6 +28,13 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& flag
     } catch (const std::exception&) {
       ok = false;
     }
+    // A whole number outside [min, max] (past an int too) is one: say the range.
+    const bool whole = item.find_first_not_of("0123456789") == std::string::npos ||
+                       (item.size() > 1 && (item[0] == '-' || item[0] == '+') &&
+                        item.find_first_not_of("0123456789", 1) == std::string::npos);
+    if (!ok && whole)
+      throw ConfigError(flag + ": '" + item + "' is out of range: " + flag + " takes " + std::to_string(min) +
+                        ".." + std::to_string(max));
     if (!ok) throw ConfigError(flag + ": '" + item + "' is not " + what);
     values.push_back(n);
   }

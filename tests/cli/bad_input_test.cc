@@ -210,6 +210,9 @@ TEST(BadInput, ReproduceRefusesEmptySeedsAndZeroEvals) {
   expect_one_line_error(aware("reproduce --seeds \"\" --only compare -o " + dir + " --list"), "--seeds");
   expect_one_line_error(aware("reproduce --evals 0 --only compare -o " + dir + " --list"), "--evals 0");
   expect_one_line_error(aware("reproduce --evals 0 --only compare -o " + dir), "--evals 0");
+  // A whole number past the range says the range, not that it is no number.
+  expect_one_line_error(aware("reproduce --seeds 99999999999 --only compare -o " + dir + " --list"),
+                        "'99999999999' is out of range: --seeds takes 1..");
   EXPECT_FALSE(fs::exists(dir));
   // Left out, they are the budget's: the smoke compare cells have 50 evaluations.
   const Outcome listed = aware("reproduce --only compare -o " + dir + " --list");
