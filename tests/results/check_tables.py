@@ -6,7 +6,7 @@ small generators next to their data (Python 3 standard library only):
 
   experiments/tables/*.py             --root REPO -o OUT: read REPO's committed
                                       data, write OUT (runs side by side:
-                                      hw_cpu.py, hw_cuda.py)
+                                      hw_cpu.py, hw_cuda.py, performance.py)
   experiments/results/transfer-*/     a study's own table scripts, which write
                                       beside themselves: run over a copy of the
                                       folders they read, laid out as in the
@@ -27,6 +27,7 @@ import sys
 TABLE_GENERATORS = [
     ("experiments/tables/hw_cpu.py", "experiments/results/hw-cpu-summary.md"),
     ("experiments/tables/hw_cuda.py", "experiments/results/gpu/SUMMARY.md"),
+    ("experiments/tables/performance.py", "experiments/results/bench-tables.md"),
 ]
 
 # Study scripts that write beside themselves: the paths they read (copied), then
