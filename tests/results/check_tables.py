@@ -11,6 +11,8 @@ small generators next to their data (Python 3 standard library only):
                                       beside themselves: run over a copy of the
                                       folders they read, laid out as in the
                                       repository, with their committed command
+  scripts/bench-agents --table-only   the learned agents' benchmark table, from
+                                      a copy of bench-agents/*.json
 
 Each generated file must come out identical to the committed one, so a hand
 edit of a generated table (or a generator change not re-run) fails here.
@@ -62,8 +64,8 @@ def compare(committed_path, rebuilt_path, name, problems):
         problems.append(f"{name}: differs from its rebuild, {first_difference(committed, rebuilt)}")
 
 
-def run(cmd, cwd, name, problems):
-    done = subprocess.run([sys.executable, *cmd], cwd=cwd, capture_output=True, text=True)
+def run(cmd, cwd, name, problems, python=True):
+    done = subprocess.run([sys.executable, *cmd] if python else cmd, cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         problems.append(f"{name}: the generator failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     return done.returncode == 0
@@ -99,6 +101,16 @@ def main():
         checked += 1
         if run(cmd, tree, out, problems):
             compare(os.path.join(root, out), target, out, problems)
+
+    # The learned agents' table: its script's table step over a copy of the JSON.
+    out = "experiments/results/bench-agents/bench-agents.md"
+    copy = os.path.join(scratch, "bench-agents")
+    shutil.copytree(os.path.join(root, os.path.dirname(out)), copy)
+    os.remove(os.path.join(copy, "bench-agents.md"))
+    checked += 1
+    if run([os.path.join(root, "scripts", "bench-agents"), "--table-only", "--out", copy], root, out, problems,
+           python=False):
+        compare(os.path.join(root, out), os.path.join(copy, "bench-agents.md"), out, problems)
 
     for p in problems:
         print(p)
