@@ -13,6 +13,8 @@ small generators next to their data (Python 3 standard library only):
                                       repository, with their committed command
   scripts/bench-agents --table-only   the learned agents' benchmark table, from
                                       a copy of bench-agents/*.json
+  scripts that print their table      (STDOUT_SCRIPTS) run at the root; what
+                                      they print is compared with the file
 
 Each generated file must come out identical to the committed one, so a hand
 edit of a generated table (or a generator change not re-run) fails here.
@@ -44,6 +46,14 @@ STUDY_SCRIPTS = [
     (["experiments/results/transfer-2000/finetune_table.py", "experiments/results/transfer-pretrain2000",
       "experiments/results/transfer-pretrain2000/FINETUNE.md"],
      "experiments/results/transfer-pretrain2000/FINETUNE.md"),
+]
+
+# Scripts that print their table to stdout, saved as the committed file: (command, file).
+STDOUT_SCRIPTS = [
+    (["experiments/strategies_summary.py", "experiments/results/strategies", "analytic"],
+     "experiments/results/strategies/summary-analytic.md"),
+    (["experiments/strategies_agreement.py", "experiments/results/strategies", "k40x4"],
+     "experiments/results/strategies/agreement-k40x4.md"),
 ]
 
 
@@ -101,6 +111,18 @@ def main():
         checked += 1
         if run(cmd, tree, out, problems):
             compare(os.path.join(root, out), target, out, problems)
+
+    for cmd, out in STDOUT_SCRIPTS:
+        checked += 1
+        done = subprocess.run([sys.executable, *cmd], cwd=root, capture_output=True, text=True)
+        if done.returncode != 0:
+            problems.append(f"{out}: the generator failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+            continue
+        rebuilt = os.path.join(scratch, "stdout", out.replace("/", "__"))
+        os.makedirs(os.path.dirname(rebuilt), exist_ok=True)
+        with open(rebuilt, "w", encoding="utf-8") as f:
+            f.write(done.stdout)
+        compare(os.path.join(root, out), rebuilt, out, problems)
 
     # The learned agents' table: its script's table step over a copy of the JSON.
     out = "experiments/results/bench-agents/bench-agents.md"
