@@ -202,19 +202,22 @@ void run_bench_scaling(const BenchArgs& a) {
 void run_bench_read(const BenchArgs& a, long long max_ops) {
   using clock = std::chrono::steady_clock;
   if (max_ops < 1000 || max_ops > 10000000)
-    throw ConfigError("--max-ops: " + std::to_string(max_ops) + " is not between 1000 and 10000000");
+    throw ConfigError("--max-ops: " + std::to_string(max_ops) +
+                      " is not between 1000 and 10000000");
   if (!a.out.empty()) prepare_output_path(a.out, "-o");
   const auto seconds = [](clock::time_point from) {
     return std::chrono::duration<double>(clock::now() - from).count();
   };
   nlohmann::json rows = nlohmann::json::array();
   if (!a.json)
-    std::printf("%9s %9s %9s %10s %10s %10s %8s %12s\n", "ops", "edges", "MB", "parse s", "convert s", "total s",
-                "us/op", "vs first row");
+    std::printf("%9s %9s %9s %10s %10s %10s %8s %12s\n", "ops", "edges", "MB", "parse s",
+                "convert s", "total s", "us/op", "vs first row");
   double first_us_per_op = 0;
   for (long long n : {1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL}) {
     if (n > max_ops) break;
-    std::string text = graph_to_json(random_layered_dag(static_cast<int>(n), static_cast<std::uint64_t>(a.seed))).dump();
+    std::string text =
+        graph_to_json(random_layered_dag(static_cast<int>(n), static_cast<std::uint64_t>(a.seed)))
+            .dump();
     const auto start = clock::now();
     nlohmann::json doc = parse_json_text(text, "bench");
     const double parse_s = seconds(start);
@@ -224,12 +227,18 @@ void run_bench_read(const BenchArgs& a, long long max_ops) {
     const double total_s = parse_s + convert_s;
     const double us_per_op = total_s * 1e6 / static_cast<double>(n);
     if (first_us_per_op == 0) first_us_per_op = us_per_op;
-    rows.push_back({{"ops", n}, {"edges", graph.num_edges()}, {"text_bytes", text.size()}, {"parse_s", parse_s},
-                    {"convert_s", convert_s}, {"total_s", total_s}, {"us_per_op", us_per_op},
+    rows.push_back({{"ops", n},
+                    {"edges", graph.num_edges()},
+                    {"text_bytes", text.size()},
+                    {"parse_s", parse_s},
+                    {"convert_s", convert_s},
+                    {"total_s", total_s},
+                    {"us_per_op", us_per_op},
                     {"us_per_op_vs_first", us_per_op / first_us_per_op}});
     if (!a.json)
-      std::printf("%9lld %9d %9.1f %10.3f %10.3f %10.3f %8.2f %11.2fx\n", n, graph.num_edges(), text.size() / 1e6,
-                  parse_s, convert_s, total_s, us_per_op, us_per_op / first_us_per_op);
+      std::printf("%9lld %9d %9.1f %10.3f %10.3f %10.3f %8.2f %11.2fx\n", n, graph.num_edges(),
+                  text.size() / 1e6, parse_s, convert_s, total_s, us_per_op,
+                  us_per_op / first_us_per_op);
   }
   nlohmann::json out = {{"benchmark", "read"}, {"seed", a.seed}, {"rows", rows}};
   if (!a.out.empty()) write_json_file(a.out, out);
@@ -384,12 +393,15 @@ void add_bench_commands(CLI::App& app) {
   c->callback([sc] { run_bench_scaling(*sc); });
   auto rd = std::make_shared<BenchArgs>();
   auto read_max_ops = std::make_shared<long long>(1000000);
-  CLI::App* r = bench->add_subcommand("read", "Time to read a graph file (parse and convert) from 1,000 to 10^6 ops");
-  r->add_option("--max-ops", *read_max_ops, "Largest graph, in ops (sizes are powers of ten from 1,000)")
+  CLI::App* r = bench->add_subcommand(
+      "read", "Time to read a graph file (parse and convert) from 1,000 to 10^6 ops");
+  r->add_option("--max-ops", *read_max_ops,
+                "Largest graph, in ops (sizes are powers of ten from 1,000)")
       ->capture_default_str();
   r->add_option("--seed", rd->seed, "Seed of the generated graphs")->capture_default_str();
   r->add_flag("--json", rd->json, "Print one JSON object");
-  r->add_option("-o,--output", rd->out, "Also write the figures to this JSON file (default: print only)");
+  r->add_option("-o,--output", rd->out,
+                "Also write the figures to this JSON file (default: print only)");
   r->callback([rd, read_max_ops] { run_bench_read(*rd, *read_max_ops); });
 }
 

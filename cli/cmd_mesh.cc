@@ -55,9 +55,10 @@ nlohmann::json run_case(const std::string& network, const std::string& mesh_text
     cluster = std::make_unique<Cluster>(make_mesh_cluster(mesh));
     evaluator = EvaluatorRegistry::instance().create("analytic");
   } else if (a.simulate) {
-    c["step_note"] = "not simulated: " + mesh.name() + " has " + std::to_string(mesh.cores()) +
-                     " cores, above the cluster form's " + std::to_string(kMeshClusterMaxCores) +
-                     " (128x128) that the simulated step needs; the mapping columns take meshes up to 1024x1024";
+    c["step_note"] =
+        "not simulated: " + mesh.name() + " has " + std::to_string(mesh.cores()) +
+        " cores, above the cluster form's " + std::to_string(kMeshClusterMaxCores) +
+        " (128x128) that the simulated step needs; the mapping columns take meshes up to 1024x1024";
   } else {
     c["step_note"] = "not simulated (--no-simulate)";
   }
@@ -132,8 +133,8 @@ std::string markdown(const nlohmann::json& doc) {
   // A "-" in the step column says why.
   for (const auto& c : doc["cases"])
     if (c.contains("step_note"))
-      text += "\nstep (µs) of " + c["network"].get<std::string>() + " on " + c["mesh"].get<std::string>() + ": " +
-              c["step_note"].get<std::string>() + "\n";
+      text += "\nstep (µs) of " + c["network"].get<std::string>() + " on " +
+              c["mesh"].get<std::string>() + ": " + c["step_note"].get<std::string>() + "\n";
   return text;
 }
 
@@ -144,18 +145,22 @@ std::string csv(const nlohmann::json& doc) {
     for (char ch : field) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     return out + "\"";
   };
-  const auto number = [](const nlohmann::json& v) { return v.is_number() ? v.dump() : std::string(); };  // round-trips
+  const auto number = [](const nlohmann::json& v) {
+    return v.is_number() ? v.dump() : std::string();
+  };  // round-trips
   std::string text =
-      "network,mesh,groups,method,traffic_hops_Bps,max_link_Bps,max_link_utilisation,mean_link_Bps,cores_used,"
+      "network,mesh,groups,method,traffic_hops_Bps,max_link_Bps,max_link_utilisation,mean_link_Bps,"
+      "cores_used,"
       "step_us,place_s,step_note\n";
   for (const auto& c : doc["cases"])
     for (const auto& r : c["results"]) {
-      text += quoted(c["network"].get<std::string>()) + "," + quoted(c["mesh"].get<std::string>()) + "," +
-              std::to_string(c["groups"].get<int>()) + "," + quoted(r["method"].get<std::string>()) + "," +
-              number(r["traffic_hops"]) + "," + number(r["max_link_Bps"]) + "," + number(r["max_link_utilisation"]) +
-              "," + number(r["mean_link_Bps"]) + "," + std::to_string(r["cores_used"].get<int>()) + "," +
-              (r.contains("step_us") ? number(r["step_us"]) : "") + "," + number(r["place_s"]) + "," +
-              quoted(c.value("step_note", "")) + "\n";
+      text += quoted(c["network"].get<std::string>()) + "," + quoted(c["mesh"].get<std::string>()) +
+              "," + std::to_string(c["groups"].get<int>()) + "," +
+              quoted(r["method"].get<std::string>()) + "," + number(r["traffic_hops"]) + "," +
+              number(r["max_link_Bps"]) + "," + number(r["max_link_utilisation"]) + "," +
+              number(r["mean_link_Bps"]) + "," + std::to_string(r["cores_used"].get<int>()) + "," +
+              (r.contains("step_us") ? number(r["step_us"]) : "") + "," + number(r["place_s"]) +
+              "," + quoted(c.value("step_note", "")) + "\n";
     }
   return text;
 }
@@ -182,7 +187,9 @@ void run_mesh(const MeshArgs& a) {
   nlohmann::json doc = {{"seed", a.seed}, {"cases", nlohmann::json::array()}};
   for (size_t i = 0; i < a.networks.size(); ++i)
     doc["cases"].push_back(run_case(a.networks[i], a.meshes[a.meshes.size() == 1 ? 0 : i], a, methods));
-  const std::string text = format == "json" ? doc.dump(1) + "\n" : format == "csv" ? csv(doc) : markdown(doc);
+  const std::string text = format == "json"  ? doc.dump(1) + "\n"
+                           : format == "csv" ? csv(doc)
+                                             : markdown(doc);
   if (!a.out.empty()) {
     write_text_file_atomic(a.out, text);
     std::printf("written         %s\n", a.out.c_str());
@@ -211,7 +218,8 @@ void add_mesh_commands(CLI::App& app) {
   m->add_flag("!--no-simulate", args->simulate,
               "Skip the simulated biological step (the contention simulator, meshes up to 16,384 cores)");
   m->add_option("-o,--out", args->out, "Write the table (.md, .csv, .json) here");
-  m->add_option("--format", args->format, "table (Markdown), md, csv or json (default: from -o's extension, else table)");
+  m->add_option("--format", args->format,
+                "table (Markdown), md, csv or json (default: from -o's extension, else table)");
   m->add_flag("--json", args->json, "Print one JSON object");
   m->callback([args] { run_mesh(*args); });
 }

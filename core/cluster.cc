@@ -41,12 +41,14 @@ void check_cluster_size(const std::string& source, long long devices, long long 
   const long long max_devices = mesh ? kMeshClusterMaxCores : kMaxRoutedClusterDevices;
   const long long max_switches = mesh ? kMeshClusterMaxCores : kMaxRoutedClusterSwitches;
   const long long max_links = mesh ? kMaxMeshClusterLinks : kMaxRoutedClusterLinks;
-  const char* why = mesh ? "a mesh cluster (\"routing\": xy) holds at most"
-                         : "a cluster with least-latency routes (a route for every pair of devices, "
-                           "computed up front) holds at most";
+  const char* why = mesh
+                        ? "a mesh cluster (\"routing\": xy) holds at most"
+                        : "a cluster with least-latency routes (a route for every pair of devices, "
+                          "computed up front) holds at most";
   const auto refuse = [&](const char* field, long long count, long long limit) {
-    throw DeviceError(source + ": field '" + field + "' has " + std::to_string(count) + " " + field + "; " +
-                      why + " " + std::to_string(limit) + " (docs/formats.md, cluster size)");
+    throw DeviceError(source + ": field '" + field + "' has " + std::to_string(count) + " " +
+                      field + "; " + why + " " + std::to_string(limit) +
+                      " (docs/formats.md, cluster size)");
   };
   if (devices > max_devices) refuse("devices", devices, max_devices);
   if (switches > max_switches) refuse("switches", switches, max_switches);
@@ -139,8 +141,8 @@ void Cluster::finalize() {
     check_positive(*this, "link", l.name, "latency_us", l.latency_us, true);
   }
   // Before the routes are allocated: their memory grows with devices^2.
-  check_cluster_size(where(*this), num_devices(), static_cast<long long>(switches_.size()), num_links(),
-                     mesh_width_ > 0);
+  check_cluster_size(where(*this), num_devices(), static_cast<long long>(switches_.size()),
+                     num_links(), mesh_width_ > 0);
   if (mesh_width_ > 0) {
     finalize_mesh_routes();
     return;
@@ -238,8 +240,10 @@ struct Cluster::MeshRoutes {
 void Cluster::finalize_mesh_routes() {
   const int devices = num_devices();
   if (static_cast<long long>(mesh_width_) * mesh_height_ > kMeshClusterMaxCores)
-    throw DeviceError(where(*this) + ": a " + std::to_string(mesh_width_) + "x" + std::to_string(mesh_height_) +
-                      " mesh has more than " + std::to_string(kMeshClusterMaxCores) + " cores, the most a mesh cluster holds");
+    throw DeviceError(where(*this) + ": a " + std::to_string(mesh_width_) + "x" +
+                      std::to_string(mesh_height_) + " mesh has more than " +
+                      std::to_string(kMeshClusterMaxCores) +
+                      " cores, the most a mesh cluster holds");
   const int cores = mesh_width_ * mesh_height_;
   if (devices != cores || static_cast<int>(switches_.size()) != cores)
     throw DeviceError(where(*this) + ": a " + std::to_string(mesh_width_) + "x" + std::to_string(mesh_height_) +

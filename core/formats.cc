@@ -291,8 +291,8 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
       return it != doc.end() && it->is_array() ? static_cast<long long>(it->size()) : 0;
     };
     try {
-      check_cluster_size(source, static_cast<long long>(devices.size()), count("switches"), count("links"),
-                         doc.contains("routing"));
+      check_cluster_size(source, static_cast<long long>(devices.size()), count("switches"),
+                         count("links"), doc.contains("routing"));
     } catch (const DeviceError& e) {
       throw ParseError(e.what());
     }
@@ -373,8 +373,9 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
     const int width = get_int(*it, "width", w, true, 0), height = get_int(*it, "height", w, true, 0);
     if (width < 1 || height < 1) fail(w, "width", "and height must be at least 1");
     if (static_cast<long long>(width) * height > kMeshClusterMaxCores)
-      fail(w, "width", "x height is " + std::to_string(static_cast<long long>(width) * height) +
-                           " cores; a mesh cluster holds at most " + std::to_string(kMeshClusterMaxCores));
+      fail(w, "width",
+           "x height is " + std::to_string(static_cast<long long>(width) * height) +
+               " cores; a mesh cluster holds at most " + std::to_string(kMeshClusterMaxCores));
     cluster.set_mesh_routing(width, height);
   }
   try {
@@ -409,12 +410,17 @@ class ClusterSizeCounter {
   bool end_array() { return close(); }
   bool key(json::string_t& name) {
     if (depth_ == 1) {
-      counter_ = name == "devices" ? &devices : name == "switches" ? &switches : name == "links" ? &links : nullptr;
+      counter_ = name == "devices"    ? &devices
+                 : name == "switches" ? &switches
+                 : name == "links"    ? &links
+                                      : nullptr;
       mesh = mesh || name == "routing";
     }
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
 
  private:
   // A value directly inside a counted top-level array (depth 2) is one element.

@@ -132,8 +132,10 @@ int main(int argc, char** argv) {
   const QCommandLineOption dot_opt(
       "graphviz-max-ops", "Use Graphviz dot up to this many ops (default 400).", "n", "400");
   const QCommandLineOption size_opt(
-      "size", QStringLiteral("Window size WxH in pixels, each side 1 to %1 (a screenshot holds W x H x 4 bytes).")
-                  .arg(kMaxWindowSide),
+      "size",
+      QStringLiteral(
+          "Window size WxH in pixels, each side 1 to %1 (a screenshot holds W x H x 4 bytes).")
+          .arg(kMaxWindowSide),
       "size", "1280x800");
   const QCommandLineOption placement_opt(
       "placement",
@@ -160,10 +162,10 @@ int main(int argc, char** argv) {
       "Show this saved compare table (aware compare --format json, aware reproduce's "
       "compare.json) in the compare view instead of running one.",
       "json");
-  for (const auto& o : {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt,
-                        shot_opt, quit_opt, bench_opt, methods_opt, devices_opt, zoom_opt, find_opt,
-                        dot_opt, size_opt, compare_with_opt, strategy_opt, table_opt, curve_file_opt,
-                        placement_opt})
+  for (const auto& o : {graph_opt,        cluster_opt,  method_opt, budget_opt,     evaluator_opt,
+                        view_opt,         shot_opt,     quit_opt,   bench_opt,      methods_opt,
+                        devices_opt,      zoom_opt,     find_opt,   dot_opt,        size_opt,
+                        compare_with_opt, strategy_opt, table_opt,  curve_file_opt, placement_opt})
     parser.addOption(o);
   parser.process(app);
 
@@ -182,7 +184,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (width > kMaxWindowSide || height > kMaxWindowSide) {
-    std::fprintf(stderr, "error: --size: '%s' is larger than a window may be: at most %dx%d pixels\n",
+    std::fprintf(stderr,
+                 "error: --size: '%s' is larger than a window may be: at most %dx%d pixels\n",
                  parser.value(size_opt).toLocal8Bit().constData(), kMaxWindowSide, kMaxWindowSide);
     return 1;
   }
@@ -193,11 +196,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (parser.isSet(placement_opt) && (parser.isSet(method_opt) || parser.isSet(strategy_opt))) {
-    std::fprintf(stderr, "error: --placement: shows a placement file; give it without --method and --strategy\n");
+    std::fprintf(
+        stderr,
+        "error: --placement: shows a placement file; give it without --method and --strategy\n");
     return 1;
   }
   if (parser.isSet(placement_opt) && !parser.isSet(graph_opt)) {
-    std::fprintf(stderr, "error: --placement: give --graph too (a placement names the ops of a graph)\n");
+    std::fprintf(stderr,
+                 "error: --placement: give --graph too (a placement names the ops of a graph)\n");
     return 1;
   }
   QList<int> compare_devices;
@@ -242,7 +248,8 @@ int main(int argc, char** argv) {
   QApplication::processEvents();
 
   QString method = parser.value(method_opt);
-  if (method.isEmpty() && headless && !parser.isSet(placement_opt) && (view == "timeline" || view == "curve"))
+  if (method.isEmpty() && headless && !parser.isSet(placement_opt) &&
+      (view == "timeline" || view == "curve"))
     method = "m-etf";
   const QString strategy = parser.value(strategy_opt);
   const bool with_strategy = !aware::gui::MainWindow::isNoStrategy(strategy);

@@ -331,8 +331,9 @@ void MainWindow::buildMenus() {
     if (!path.isEmpty()) openCluster(path);
   });
   file->addAction(QStringLiteral("Open placement…"), this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open placement"), {},
-                                                      QStringLiteral("Placement JSON (*.json);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, QStringLiteral("Open placement"), {},
+                                     QStringLiteral("Placement JSON (*.json);;All files (*)"));
     if (!path.isEmpty()) openPlacement(path);
   });
   file->addSeparator();

@@ -84,7 +84,8 @@ bool MainWindow::openPlacement(const QString& path) {
     return false;
   }
   const StepResult& r = workbench_->result();
-  if (r.feasible) best_label_->setText(QStringLiteral("step: %1 ms").arg(r.step_time_us / 1e3, 0, 'f', 2));
+  if (r.feasible)
+    best_label_->setText(QStringLiteral("step: %1 ms").arg(r.step_time_us / 1e3, 0, 'f', 2));
   statusBar()->showMessage(QStringLiteral("opened placement %1").arg(path), 10000);
   return true;
 }

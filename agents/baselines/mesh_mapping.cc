@@ -23,9 +23,10 @@ std::string fmt(double v) { return format_fixed(v, 0); }
 
 void check_mesh_capacity(const MeshSpec& mesh, double neurons) {
   if (neurons > mesh.capacity * mesh.cores())
-    throw ConfigError("mesh mapping: the network has " + fmt(neurons) + " neurons, the mesh " + mesh.name() + " holds " +
-                      fmt(mesh.capacity * mesh.cores()) + " (" + std::to_string(mesh.cores()) + " cores x " +
-                      fmt(mesh.capacity) + "): use a larger mesh or more capacity");
+    throw ConfigError("mesh mapping: the network has " + fmt(neurons) + " neurons, the mesh " +
+                      mesh.name() + " holds " + fmt(mesh.capacity * mesh.cores()) + " (" +
+                      std::to_string(mesh.cores()) + " cores x " + fmt(mesh.capacity) +
+                      "): use a larger mesh or more capacity");
 }
 
 namespace {

@@ -69,11 +69,13 @@ TEST(GuiCommandLine, ASizeOverTheLimitIsOneLineNotACrash) {
   const std::string png = tmp("gui-huge.png");
   for (const char* size : {"100000x100000", "8193x600", "800x8193"}) {
     fs::remove(png);
-    const Outcome r = gui(std::string("--graph zoo:resnet50 --cluster preset:k40x2 --method m-etf --size ") + size +
-                          " --screenshot " + png);
+    const Outcome r =
+        gui(std::string("--graph zoo:resnet50 --cluster preset:k40x2 --method m-etf --size ") +
+            size + " --screenshot " + png);
     EXPECT_EQ(r.exit_code, 1) << size << "\n" << r.output;  // not a signal
-    EXPECT_TRUE(contains(r.output, std::string("error: --size: '") + size +
-                                       "' is larger than a window may be: at most 8192x8192 pixels"))
+    EXPECT_TRUE(
+        contains(r.output, std::string("error: --size: '") + size +
+                               "' is larger than a window may be: at most 8192x8192 pixels"))
         << r.output;
     EXPECT_FALSE(contains(r.output, "QPainter")) << r.output;
     EXPECT_FALSE(fs::exists(png)) << size;
@@ -113,7 +115,8 @@ TEST(GuiCommandLine, APlacementFileIsShown) {
   const std::string graph = tmp("gui-placement-graph.json");
   write(graph, kSmallGraph);
   const std::string placement = tmp("gui-placement.json");
-  write(placement, R"({"format":"aware-placement","version":1,"devices":{"a":"gpu0","b":"gpu1","c":"gpu1"}})");
+  write(placement,
+        R"({"format":"aware-placement","version":1,"devices":{"a":"gpu0","b":"gpu1","c":"gpu1"}})");
   const std::string png = tmp("gui-placement.png");
   fs::remove(png);
   const Outcome r = gui("--graph " + graph + " --cluster preset:k40x2 --placement " + placement +
@@ -123,14 +126,19 @@ TEST(GuiCommandLine, APlacementFileIsShown) {
   EXPECT_FALSE(contains(r.output, "error")) << r.output;
 
   const std::string other = tmp("gui-placement-other.json");
-  write(other, R"({"format":"aware-placement","version":1,"devices":{"a":"gpu0","b":"gpu1","zz":"gpu1"}})");
+  write(
+      other,
+      R"({"format":"aware-placement","version":1,"devices":{"a":"gpu0","b":"gpu1","zz":"gpu1"}})");
   fs::remove(png);
-  const Outcome bad = gui("--graph " + graph + " --cluster preset:k40x2 --placement " + other + " --screenshot " + png);
+  const Outcome bad = gui("--graph " + graph + " --cluster preset:k40x2 --placement " + other +
+                          " --screenshot " + png);
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_TRUE(contains(bad.output, "error: " + other + ": op 'zz': is not an op of graph 'small'")) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "error: " + other + ": op 'zz': is not an op of graph 'small'"))
+      << bad.output;
   EXPECT_FALSE(fs::exists(png));
 
-  const Outcome both = gui("--graph " + graph + " --placement " + placement + " --method m-etf --screenshot " + png);
+  const Outcome both =
+      gui("--graph " + graph + " --placement " + placement + " --method m-etf --screenshot " + png);
   EXPECT_NE(both.exit_code, 0);
   EXPECT_TRUE(contains(both.output, "error: --placement:")) << both.output;
   const Outcome no_graph = gui("--placement " + placement + " --screenshot " + png);

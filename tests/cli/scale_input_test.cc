@@ -71,7 +71,8 @@ TEST(ScaleInput, LargeGraphIsReadWholeAndRight) {
   write(repeated, big_graph(ops, ops - 1));
   const Outcome bad = aware("graph info " + repeated);
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_TRUE(contains(bad.output, "error: " + repeated + ": field 'flops' appears twice in ops[29999]"))
+  EXPECT_TRUE(
+      contains(bad.output, "error: " + repeated + ": field 'flops' appears twice in ops[29999]"))
       << bad.output;
 }
 
@@ -86,7 +87,8 @@ TEST(ScaleInput, ClusterOverTheLimitIsRefusedFast) {
   const Outcome run = aware("simulate --graph zoo:resnet50 --cluster " + path);
   EXPECT_LT(seconds_since(start), 20) << "refusing should not build the routes";
   EXPECT_NE(run.exit_code, 0);
-  EXPECT_TRUE(contains(run.output, "error: " + path + ": field 'devices' has 5000 devices;")) << run.output;
+  EXPECT_TRUE(contains(run.output, "error: " + path + ": field 'devices' has 5000 devices;"))
+      << run.output;
   EXPECT_TRUE(contains(run.output, "at most 4096")) << run.output;
 
   // A mesh's routes are made as used, so a mesh may be larger, up to its own limit.
@@ -94,14 +96,16 @@ TEST(ScaleInput, ClusterOverTheLimitIsRefusedFast) {
   write(mesh, big_cluster(2, R"("routing":{"kind":"xy","width":100000,"height":100000})"));
   const Outcome wide = aware("simulate --graph zoo:resnet50 --cluster " + mesh);
   EXPECT_NE(wide.exit_code, 0);
-  EXPECT_TRUE(contains(wide.output, "error: " + mesh + ": routing: field 'width' x height is 10000000000 cores;"))
+  EXPECT_TRUE(contains(
+      wide.output, "error: " + mesh + ": routing: field 'width' x height is 10000000000 cores;"))
       << wide.output;
   EXPECT_TRUE(contains(wide.output, "at most 16384")) << wide.output;
 
   // Under the limit the same kind of file works.
   const std::string small = tmp("scale_cluster_64.json");
   write(small, big_cluster(64));
-  const Outcome ok = aware("simulate --graph zoo:resnet50 --cluster " + small + " --placement round-robin");
+  const Outcome ok =
+      aware("simulate --graph zoo:resnet50 --cluster " + small + " --placement round-robin");
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
@@ -113,7 +117,9 @@ TEST(ScaleInput, MeshMapChecksCapacityBeforeBuilding) {
   const Outcome run = aware("mesh map --network snn:layered:10000000 --mesh mesh:4x4");
   EXPECT_LT(seconds_since(start), 20) << "refused before the traffic is built";
   EXPECT_NE(run.exit_code, 0);
-  EXPECT_TRUE(contains(run.output, "error: mesh mapping: the network has 10000000 neurons, the mesh mesh:4x4 holds 4096"))
+  EXPECT_TRUE(contains(
+      run.output,
+      "error: mesh mapping: the network has 10000000 neurons, the mesh mesh:4x4 holds 4096"))
       << run.output;
   EXPECT_FALSE(contains(run.output, "groups,")) << "no traffic was built: " << run.output;
 }
@@ -122,28 +128,37 @@ TEST(ScaleInput, MeshMapChecksCapacityBeforeBuilding) {
 // was "-" with no reason; the table now says why, and the CSV that --format
 // offered (but the command refused) is written, listed in --help.
 TEST(ScaleInput, MeshMapSaysWhyTheStepIsMissing) {
-  const Outcome md = aware("mesh map --network snn:layered:1000 --mesh mesh:200x200 --methods sequential");
+  const Outcome md =
+      aware("mesh map --network snn:layered:1000 --mesh mesh:200x200 --methods sequential");
   ASSERT_EQ(md.exit_code, 0) << md.output;
-  EXPECT_TRUE(contains(md.output, "| snn:layered:1000 | mesh:200x200 | 16 | sequential |")) << md.output;
+  EXPECT_TRUE(contains(md.output, "| snn:layered:1000 | mesh:200x200 | 16 | sequential |"))
+      << md.output;
   EXPECT_TRUE(contains(md.output, "| - |")) << md.output;
-  EXPECT_TRUE(contains(md.output, "step (µs) of snn:layered:1000 on mesh:200x200: not simulated: mesh:200x200 has "
-                                  "40000 cores, above the cluster form's 16384"))
+  EXPECT_TRUE(
+      contains(md.output,
+               "step (µs) of snn:layered:1000 on mesh:200x200: not simulated: mesh:200x200 has "
+               "40000 cores, above the cluster form's 16384"))
       << md.output;
 
   const std::string path = tmp("scale_mesh.csv");
   std::filesystem::remove(path);
-  const Outcome csv = aware("mesh map --network snn:layered:1000:group=32 --mesh mesh:4x4,capacity=512 "
-                            "--methods hilbert,sequential -o " + path);
+  const Outcome csv = aware(
+      "mesh map --network snn:layered:1000:group=32 --mesh mesh:4x4,capacity=512 "
+      "--methods hilbert,sequential -o " +
+      path);
   ASSERT_EQ(csv.exit_code, 0) << csv.output;
   std::ifstream in(path);
   std::string header, row;
   std::getline(in, header);
-  EXPECT_EQ(header,
-            "network,mesh,groups,method,traffic_hops_Bps,max_link_Bps,max_link_utilisation,mean_link_Bps,"
-            "cores_used,step_us,place_s,step_note");
+  EXPECT_EQ(
+      header,
+      "network,mesh,groups,method,traffic_hops_Bps,max_link_Bps,max_link_utilisation,mean_link_Bps,"
+      "cores_used,step_us,place_s,step_note");
   std::getline(in, row);
   // A spec with a comma stays one field; a simulated step has a number and no note.
-  EXPECT_EQ(row.rfind("\"snn:layered:1000:group=32\",\"mesh:4x4,capacity=512\",32,\"hilbert\",", 0), 0u) << row;
+  EXPECT_EQ(row.rfind("\"snn:layered:1000:group=32\",\"mesh:4x4,capacity=512\",32,\"hilbert\",", 0),
+            0u)
+      << row;
   EXPECT_EQ(row.substr(row.size() - 3), ",\"\"") << row;
 
   const Outcome help = aware("mesh map --help");
@@ -159,5 +174,6 @@ TEST(ScaleInput, BenchReadReportsARowPerSize) {
   EXPECT_TRUE(contains(run.output, "\"ops\": 1000,")) << run.output;
   EXPECT_TRUE(contains(run.output, "\"ops\": 10000,")) << run.output;
   EXPECT_FALSE(contains(run.output, "\"ops\": 100000,")) << run.output;
-  EXPECT_TRUE(contains(run.output, "\"edges\": 1953,")) << "random:1000:1 has 1,953 edges: " << run.output;
+  EXPECT_TRUE(contains(run.output, "\"edges\": 1953,"))
+      << "random:1000:1 has 1,953 edges: " << run.output;
 }

@@ -222,7 +222,8 @@ TEST(PlacementFile, AnExportedPlacementOpensAsItWas) {
   ASSERT_TRUE(w.exportPlacement(QString::fromStdString(path))) << w.lastError().toStdString();
 
   ASSERT_TRUE(search_done(w, "single", 60000));
-  ASSERT_FALSE(w.workbench()->placement() == metf) << "the test needs a different placement in between";
+  ASSERT_FALSE(w.workbench()->placement() == metf)
+      << "the test needs a different placement in between";
 
   ASSERT_TRUE(w.openPlacement(QString::fromStdString(path))) << w.lastError().toStdString();
   EXPECT_TRUE(w.workbench()->placement() == metf);
@@ -235,8 +236,10 @@ TEST(PlacementFile, AnExportedPlacementOpensAsItWas) {
   ASSERT_TRUE(search_done(w, "single", 60000));
   const Placement before = w.workbench()->placement();
   EXPECT_FALSE(w.openPlacement(QString::fromStdString(path)));
-  EXPECT_NE(w.lastError().toStdString().find(path + ": op '"), std::string::npos) << w.lastError().toStdString();
-  EXPECT_NE(w.lastError().toStdString().find("is not an op of graph 'inception_v3'"), std::string::npos)
+  EXPECT_NE(w.lastError().toStdString().find(path + ": op '"), std::string::npos)
+      << w.lastError().toStdString();
+  EXPECT_NE(w.lastError().toStdString().find("is not an op of graph 'inception_v3'"),
+            std::string::npos)
       << w.lastError().toStdString();
   EXPECT_TRUE(w.workbench()->placement() == before);
 }
