@@ -172,7 +172,7 @@ void run_place(const PlaceArgs& a) {
   if (curve) curve->write(place_s);
   check_placement(graph, cluster, placement, "method '" + method + "'");
   Trace trace;
-  const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
+  const StepResult result = evaluator->evaluate(graph, cluster, placement, &trace);  // util needs the timeline
   const LowerBound bound = lower_bound(graph, cluster);
   // Both outputs or neither.
   std::vector<std::pair<std::string, std::string>> outputs;
@@ -211,7 +211,7 @@ void run_place(const PlaceArgs& a) {
   std::printf("ops per device");
   for (int n : per_device) std::printf(" %d", n);
   std::printf("\nevaluator      %s\n", evaluator->describe().c_str());
-  print_step_result(result, cluster, bound);
+  print_step_result(result, cluster, bound, &trace);
   if (!a.out.empty()) std::printf("placement      %s\n", a.out.c_str());
   if (!graph_out.empty()) std::printf("graph          %s (the rewritten step)\n", graph_out.c_str());
   if (!a.curve.empty()) std::printf("curve          %s\n", a.curve.c_str());

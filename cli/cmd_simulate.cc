@@ -67,7 +67,7 @@ void run_simulate(const SimulateArgs& a) {
       strategy ? strategy->placement : resolve_placement(a.placement, graph, cluster);
   check_placement(graph, cluster, placement, strategy ? "strategy '" + a.strategy + "'" : a.placement);
   Trace trace;
-  const StepResult result = evaluator->evaluate(graph, cluster, placement, a.trace.empty() ? nullptr : &trace);
+  const StepResult result = evaluator->evaluate(graph, cluster, placement, &trace);  // util needs the timeline
   const LowerBound bound = lower_bound(graph, cluster);
   std::string costs_path;
   const std::optional<CostTableCoverage> coverage = costs_coverage(a, graph, cluster, &costs_path);
@@ -103,7 +103,7 @@ void run_simulate(const SimulateArgs& a) {
   }
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
   if (coverage) std::printf("cost table     %s\n", coverage_line(*coverage, costs_path, graph.num_ops()).c_str());
-  print_step_result(result, cluster, bound);
+  print_step_result(result, cluster, bound, &trace);
   if (!a.trace.empty()) std::printf("trace          %s (open in Perfetto or chrome://tracing)\n", a.trace.c_str());
 }
 

@@ -172,3 +172,30 @@ TEST(CliMessages, SimulateSaysHowManyOpsTheCostTablePriced) {
 }
 
 }  // namespace
+
+namespace {
+
+// simulate and place compute util from the timeline, as strategy apply does: a
+// data-parallel step's compute and communication streams overlap, and their
+// summed busy time passes the step, but util (the share of the step in which
+// either runs) cannot.
+TEST(CliMessages, SimulateUtilNeverPassesTheStep) {
+  const Outcome r = aware("simulate --graph zoo:resnet50 --cluster preset:k40x4 --strategy dp:4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  int rows = 0;
+  size_t start = 0;
+  while (start < r.output.size()) {
+    const size_t end = r.output.find('\n', start);
+    const std::string line = r.output.substr(start, end - start);
+    start = end == std::string::npos ? r.output.size() : end + 1;
+    if (line.rfind("gpu", 0) != 0) continue;
+    ++rows;
+    const size_t pct = line.find('%');
+    ASSERT_NE(pct, std::string::npos) << line;
+    const size_t from = line.rfind(' ', pct);
+    EXPECT_LE(std::stod(line.substr(from + 1, pct - from - 1)), 100.0) << line;
+  }
+  EXPECT_EQ(rows, 4) << r.output;
+}
+
+}  // namespace
