@@ -11,6 +11,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/cli_mpi.h"
+#include "core/cluster_limits.h"
 #include "core/errors.h"
 #include "core/exporters.h"
 #include "core/formats.h"
@@ -247,26 +248,8 @@ void run_compare_command(const CompareArgs& args) {
   if (cluster.rfind("preset:", 0) == 0) cluster = cluster.substr(7);
   request.cluster = cluster;
   // Every item a whole number >= 1: "0", "-3", "2,,4" and "2x" are refused.
-  if (!a.devices.empty()) {
-    std::stringstream items(a.devices);
-    std::string d;
-    while (std::getline(items, d, ',')) {
-      std::size_t used = 0;
-      int n = 0;
-      try {
-        n = std::stoi(d, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (d.empty() || used != d.size() || n < 1)
-        throw ConfigError("--devices must be a comma-separated list of device counts >= 1, got '" +
-                          a.devices + "'");
-      request.devices.push_back(n);
-    }
-    if (a.devices.back() == ',')
-      throw ConfigError("--devices must be a comma-separated list of device counts >= 1, got '" +
-                        a.devices + "'");
-  }
+  if (!a.devices.empty())
+    request.devices = parse_int_list(a.devices, "--devices", 1, kMaxRoutedClusterDevices, "a device count");
   request.methods = a.methods == "none" ? std::vector<std::string>{} : split_list(a.methods);
   request.strategies = split_strategy_list(a.strategies);
   request.evaluator = a.evaluator;

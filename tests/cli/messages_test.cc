@@ -199,3 +199,18 @@ TEST(CliMessages, SimulateUtilNeverPassesTheStep) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliMessages, CompareDeviceCountsSayTheRange) {
+  for (const char* bad : {"99999999999", "0,2"}) {
+    const Outcome r = aware(std::string("compare --models resnet50 --cluster k40x4 --methods m-etf --devices ") + bad);
+    EXPECT_EQ(r.exit_code, 1) << bad;
+    EXPECT_TRUE(contains(r.output, "is out of range: --devices takes 1..4096")) << r.output;
+  }
+  const Outcome word = aware("compare --models resnet50 --cluster k40x4 --methods m-etf --devices 2x");
+  EXPECT_EQ(word.exit_code, 1);
+  EXPECT_TRUE(contains(word.output, "'2x' is not a device count")) << word.output;
+}
+
+}  // namespace
