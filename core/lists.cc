@@ -18,6 +18,9 @@ std::vector<std::string> split_list(const std::string& text) {
 std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min, int max,
                                 const std::string& what) {
   std::vector<int> values;
+  // "2,,4" or "2,": an empty item is a typo, not a value to skip.
+  if (!text.empty() && (text.front() == ',' || text.back() == ',' || text.find(",,") != std::string::npos))
+    throw ConfigError(flag + ": '" + text + "' has an empty item (each item is " + what + ")");
   for (const std::string& item : split_list(text)) {
     bool ok = false;
     int n = 0;

@@ -14,7 +14,7 @@ std::vector<std::string> split_list(const std::string& text);
 
 // "1,2,4" -> {1, 2, 4}, each in [min, max]. Throws ConfigError naming `flag`, the item
 // and `what` ("a thread count 1..256") for anything else (for a whole number out of
-// range, with the range), or for an empty list.
+// range, with the range), for an empty item ("2,,4", "2,"), or for an empty list.
 std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min, int max,
                                 const std::string& what);
 
