@@ -33,20 +33,36 @@ Placement resolve_placement(const std::string& spec, const OpGraph& graph, const
   return read_placement_file(spec, graph, cluster);
 }
 
+void add_evaluator_options(CLI::App* command, EvaluatorChoice& choice, const std::string& label) {
+  command
+      ->add_option(
+          "--evaluator", choice.name,
+          registered_names_help(label, EvaluatorRegistry::instance().names(), "evaluators"))
+      ->capture_default_str();
+  command->add_option("--mode", choice.mode, "Analytic mode: contention (default) or placeto");
+  command->add_option("--option", choice.options, "Evaluator option KEY=VALUE (repeatable)");
+}
+
+Options evaluator_options(const EvaluatorChoice& choice) {
+  Options opts = parse_kv(choice.options, "--option");
+  if (!choice.mode.empty()) opts["mode"] = choice.mode;
+  return opts;
+}
+
 std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::string& mode,
                                           const std::vector<std::string>& options) {
-  Options opts = parse_kv(options, "--option");
-  if (!mode.empty()) opts["mode"] = mode;
-  return EvaluatorRegistry::instance().create(name, opts);
+  return make_evaluator(EvaluatorChoice{name, mode, options});
+}
+
+std::unique_ptr<Evaluator> make_evaluator(const EvaluatorChoice& choice) {
+  return EvaluatorRegistry::instance().create(choice.name, evaluator_options(choice));
 }
 
 StepInputs load_step_inputs(const std::string& graph_spec, const std::string& cluster_spec,
-                            const std::string& evaluator, const std::string& mode,
-                            const std::vector<std::string>& evaluator_options,
-                            const std::string& strategy_spec, std::uint64_t seed,
-                            long long budget_evals) {
-  StepInputs in{load_graph(graph_spec), load_cluster(cluster_spec),
-                make_evaluator(evaluator, mode, evaluator_options), std::nullopt};
+                            const EvaluatorChoice& evaluator, const std::string& strategy_spec,
+                            std::uint64_t seed, long long budget_evals) {
+  StepInputs in{load_graph(graph_spec), load_cluster(cluster_spec), make_evaluator(evaluator),
+                std::nullopt};
   if (!strategy_spec.empty())
     in.strategy = run_strategy_rewrite(strategy_spec, in.original, in.cluster, in.evaluator.get(),
                                        seed, budget_evals);

@@ -44,6 +44,22 @@ StrategyResult run_strategy_rewrite(const std::string& spec, const OpGraph& grap
 void print_strategy_summary(const StrategyResult& strategy, const StepResult& step);
 nlohmann::json strategy_json(const StrategyResult& strategy, const StepResult& step);
 
+// What --evaluator, --mode and --option choose, as the user typed them.
+struct EvaluatorChoice {
+  std::string name = "analytic";     // a registered evaluator
+  std::string mode;                  // the analytic simulator's mode; empty: its default
+  std::vector<std::string> options;  // KEY=VALUE, one an --option
+};
+
+// Adds --evaluator (its help: `label`, then the registered names), --mode and
+// --option to `command`, bound to `choice`, which must outlive the parse.
+void add_evaluator_options(CLI::App* command, EvaluatorChoice& choice,
+                           const std::string& label = "Evaluator");
+
+// The evaluator's options: the --option pairs, with --mode as "mode" when given.
+// Throws ConfigError for an --option that is not KEY=VALUE.
+Options evaluator_options(const EvaluatorChoice& choice);
+
 // What simulate and place run on: the graph and cluster of --graph and --cluster,
 // the evaluator of --evaluator/--mode/--option and, with --strategy, the graph
 // rewritten by the strategy (which also places it).
@@ -61,10 +77,8 @@ struct StepInputs {
 // and `budget_evals`). Throws what load_graph, load_cluster, make_evaluator and
 // the strategy throw (ParseError, ConfigError, GraphError, DeviceError).
 StepInputs load_step_inputs(const std::string& graph_spec, const std::string& cluster_spec,
-                            const std::string& evaluator, const std::string& mode,
-                            const std::vector<std::string>& evaluator_options,
-                            const std::string& strategy_spec, std::uint64_t seed,
-                            long long budget_evals);
+                            const EvaluatorChoice& evaluator, const std::string& strategy_spec,
+                            std::uint64_t seed, long long budget_evals);
 
 // "LABEL: a, b, c (options: `aware list KIND`)", for --help texts built from a registry.
 std::string registered_names_help(const std::string& label, const std::vector<std::string>& names,
@@ -86,6 +100,8 @@ Placement resolve_placement(const std::string& spec, const OpGraph& graph, const
 // Creates an evaluator by name with "mode" and KEY=VALUE options.
 std::unique_ptr<Evaluator> make_evaluator(const std::string& name, const std::string& mode,
                                           const std::vector<std::string>& options);
+// The same for what --evaluator, --mode and --option chose.
+std::unique_ptr<Evaluator> make_evaluator(const EvaluatorChoice& choice);
 
 
 nlohmann::json step_result_json(const StepResult& result, const Cluster& cluster,

@@ -17,9 +17,7 @@ namespace {
 struct BenchArgs {
   std::string graph;
   std::string cluster = "preset:k40x4";
-  std::string evaluator = "analytic";
-  std::string mode;
-  std::vector<std::string> options;
+  EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   double seconds = 3;
   long long seed = 1;
   std::string out;  // empty: figures to stdout only; -o FILE writes them as JSON too
@@ -103,7 +101,7 @@ void run_bench_simulate(const BenchArgs& a) {
   if (!(a.seconds > 0)) throw ConfigError("--seconds must be positive");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
-  auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  auto evaluator = make_evaluator(a.evaluator);
   Placement fixed;
   if (!a.placement.empty()) fixed = resolve_placement(a.placement, graph, cluster);
   const std::vector<int> thread_counts = parse_int_list(a.threads, "--threads", 1, 256, "a thread count 1..256 (e.g. 1,2)");
@@ -172,7 +170,7 @@ void run_bench_simulate(const BenchArgs& a) {
 void run_bench_scaling(const BenchArgs& a) {
   if (!a.out.empty()) prepare_output_path(a.out, "-o");
   const Cluster cluster = load_cluster(a.cluster);
-  auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  auto evaluator = make_evaluator(a.evaluator);
   nlohmann::json rows = nlohmann::json::array();
   if (!a.json) std::printf("%8s %8s %14s %12s %14s\n", "ops", "edges", "evals/s", "us/eval", "ns/eval/op");
   for (int n : {100, 300, 1000, 3000, 10000}) {
@@ -303,7 +301,7 @@ void run_bench_moves(const BenchArgs& a) {
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   if (cluster.num_devices() < 2) throw ConfigError("bench moves: the cluster needs two devices");
-  auto evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  auto evaluator = make_evaluator(a.evaluator);
   Placement start;
   if (a.placement.empty()) {
     start = placement_pool(graph, cluster, static_cast<std::uint64_t>(a.seed), 1, nullptr).front();
@@ -351,9 +349,7 @@ void run_bench_moves(const BenchArgs& a) {
 
 void add_common(CLI::App* c, BenchArgs& a) {
   c->add_option("--cluster", a.cluster, "preset:NAME or a cluster file")->capture_default_str();
-  c->add_option("--evaluator", a.evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
-  c->add_option("--mode", a.mode, "Analytic mode: contention (default) or placeto");
-  c->add_option("--option", a.options, "Evaluator option KEY=VALUE (repeatable)");
+  add_evaluator_options(c, a.evaluator);
   c->add_option("--seconds", a.seconds, "Seconds to measure (per graph)")->capture_default_str();
   c->add_option("--seed", a.seed, "Seed of the random placements")->capture_default_str();
   c->add_flag("--json", a.json, "Print one JSON object");

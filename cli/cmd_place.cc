@@ -31,9 +31,7 @@ struct PlaceArgs {
   std::string graph;
   std::string cluster = "preset:k40x4";
   std::string method;
-  std::string evaluator = "analytic";
-  std::string mode;
-  std::vector<std::string> eval_options;
+  EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   std::vector<std::string> method_options;
   long long budget_evals = 0;
   long long seed = 1;
@@ -131,9 +129,8 @@ void run_place(const PlaceArgs& a) {
   const std::string graph_out =
       a.strategy.empty() || a.out.empty() ? "" : a.out + ".graph.json";
   prepare_output_path(graph_out, "-o");
-  const StepInputs inputs =
-      load_step_inputs(a.graph, a.cluster, a.evaluator, a.mode, a.eval_options, a.strategy,
-                       static_cast<std::uint64_t>(a.seed), a.budget_evals);
+  const StepInputs inputs = load_step_inputs(a.graph, a.cluster, a.evaluator, a.strategy,
+                                             static_cast<std::uint64_t>(a.seed), a.budget_evals);
   const Cluster& cluster = inputs.cluster;
   Evaluator* const evaluator = inputs.evaluator.get();
   const std::optional<StrategyResult>& strategy = inputs.strategy;
@@ -224,9 +221,7 @@ struct CompareArgs {
   std::string devices;
   std::string methods = "all";
   std::string strategies;
-  std::string evaluator = "analytic";
-  std::string mode;
-  std::vector<std::string> eval_options;
+  EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   long long budget_evals = 0;
   long long seed = 1;
   std::string format;  // empty: from -o's extension, else table
@@ -252,9 +247,8 @@ void run_compare_command(const CompareArgs& args) {
     request.devices = parse_int_list(a.devices, "--devices", 1, kMaxRoutedClusterDevices, "a device count");
   request.methods = a.methods == "none" ? std::vector<std::string>{} : split_list(a.methods);
   request.strategies = split_strategy_list(a.strategies);
-  request.evaluator = a.evaluator;
-  request.evaluator_options = parse_kv(a.eval_options, "--option");
-  if (!a.mode.empty()) request.evaluator_options["mode"] = a.mode;
+  request.evaluator = a.evaluator.name;
+  request.evaluator_options = evaluator_options(a.evaluator);
   request.budget_evals = a.budget_evals;
   request.seed = static_cast<std::uint64_t>(a.seed);
   prepare_output_path(a.resume, "--resume");
@@ -304,9 +298,7 @@ void add_place_commands(CLI::App& app) {
   p->add_option("--policy", place->policy,
                 "Place zero-shot with this trained policy file (aware search/pretrain --save-policy); "
                 "the method is the policy's agent");
-  p->add_option("--evaluator", place->evaluator, registered_names_help("Evaluator for scoring and search", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
-  p->add_option("--mode", place->mode, "Analytic mode: contention (default) or placeto");
-  p->add_option("--option", place->eval_options, "Evaluator option KEY=VALUE (repeatable)");
+  add_evaluator_options(p, place->evaluator, "Evaluator for scoring and search");
   p->add_option("--method-option", place->method_options, "Method option KEY=VALUE (repeatable)");
   p->add_option("--budget-evals", place->budget_evals, "Evaluations for search methods (0: default)");
   p->add_option("--seed", place->seed, "Seed")->capture_default_str();
@@ -341,9 +333,7 @@ void add_place_commands(CLI::App& app) {
                 "Strategy columns after the methods, comma-separated specs (dp:ring,dp:ps,"
                 "hybrid:2xm-etf,pipeline:4,micro=16; `aware strategy list`); --methods none "
                 "leaves only them");
-  c->add_option("--evaluator", cmp->evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
-  c->add_option("--mode", cmp->mode, "Analytic mode: contention (default) or placeto");
-  c->add_option("--option", cmp->eval_options, "Evaluator option KEY=VALUE (repeatable)");
+  add_evaluator_options(c, cmp->evaluator);
   c->add_option("--budget-evals", cmp->budget_evals, "Evaluations for search methods (0: default)");
   c->add_option("--seed", cmp->seed, "Seed")->capture_default_str();
   c->add_option("--format", cmp->format, "table, md, csv or json (default: from -o's extension, else table)");

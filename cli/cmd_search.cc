@@ -42,9 +42,7 @@ MpiJob* train_across_ranks(rl::TrainOptions& t) {
 struct TrainArgs {
   std::string agent;
   std::string cluster = "preset:k40x4";
-  std::string evaluator = "analytic";
-  std::string mode;
-  std::vector<std::string> eval_options;
+  EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   std::vector<std::string> agent_options;
   long long budget_evals = 0;
   double budget_seconds = 0;
@@ -119,7 +117,7 @@ struct TrainSetup {
   TrainSetup(const std::string& graph_spec, const TrainArgs& a, const std::string& algorithm)
       : graph(load_graph(graph_spec)),
         cluster(load_cluster(a.cluster)),
-        evaluator(make_evaluator(a.evaluator, a.mode, a.eval_options)),
+        evaluator(make_evaluator(a.evaluator)),
         options(shared_train_options(a)) {
     options.algorithm = algorithm;
     options.progress = &progress;
@@ -148,9 +146,7 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                        const std::string& budget_help, const std::string& curve_help) {
   c->add_option("--agent", a.agent, registered_names_help("Agent", rl::rl_agent_names(), "agents"))->required();
   c->add_option("--cluster", a.cluster, "preset:NAME or a cluster file")->capture_default_str();
-  c->add_option("--evaluator", a.evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
-  c->add_option("--mode", a.mode, "Analytic mode: contention (default) or placeto");
-  c->add_option("--option", a.eval_options, "Evaluator option KEY=VALUE (repeatable)");
+  add_evaluator_options(c, a.evaluator);
   c->add_option("--agent-option", a.agent_options, agent_options_help());
   c->add_option("--budget-evals", a.budget_evals, budget_help);
   c->add_option("--budget-seconds", a.budget_seconds, "Wall-clock seconds allowed");
@@ -330,7 +326,7 @@ void run_pretrain(const PretrainArgs& a) {
   std::vector<const OpGraph*> pointers;
   for (const OpGraph& g : graphs) pointers.push_back(&g);
   const Cluster cluster = load_cluster(a.cluster);
-  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.eval_options);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator);
   rl::TrainOptions t = shared_train_options(a);
   StderrProgress progress;
   t.progress = &progress;

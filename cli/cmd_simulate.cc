@@ -18,9 +18,7 @@ struct SimulateArgs {
   std::string graph;
   std::string cluster = "preset:k40x4";
   std::string placement = "single";
-  std::string evaluator = "analytic";
-  std::string mode;
-  std::vector<std::string> options;
+  EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   std::string trace;
   std::string strategy;
   bool placement_given = false;
@@ -33,7 +31,7 @@ struct SimulateArgs {
 // roofline's: say so rather than only count the table's entries.
 std::optional<CostTableCoverage> costs_coverage(const SimulateArgs& a, const OpGraph& graph,
                                                 const Cluster& cluster, std::string* path) {
-  const Options options = parse_kv(a.options, "--option");
+  const Options options = parse_kv(a.evaluator.options, "--option");
   const auto it = options.find("costs");
   if (it == options.end() || it->second.empty()) return std::nullopt;
   *path = it->second;
@@ -56,8 +54,8 @@ void run_simulate(const SimulateArgs& a) {
                       "rewritten graph itself");
   if (!a.strategy.empty()) parse_strategy_spec(a.strategy);
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
-  const StepInputs inputs = load_step_inputs(a.graph, a.cluster, a.evaluator, a.mode, a.options,
-                                             a.strategy, static_cast<std::uint64_t>(a.seed), 0);
+  const StepInputs inputs = load_step_inputs(a.graph, a.cluster, a.evaluator, a.strategy,
+                                             static_cast<std::uint64_t>(a.seed), 0);
   const OpGraph& original = inputs.original;
   const Cluster& cluster = inputs.cluster;
   Evaluator* const evaluator = inputs.evaluator.get();
@@ -121,9 +119,7 @@ void add_simulate_command(CLI::App& app) {
                 "Rewrite the graph by a parallel strategy and simulate its own placement "
                 "(dp:4, hybrid:2xm-etf, pipeline:4,micro=16, ...; `aware strategy list`)");
   s->add_option("--seed", args->seed, "Seed (for a hybrid strategy's placer)")->capture_default_str();
-  s->add_option("--evaluator", args->evaluator, registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))->capture_default_str();
-  s->add_option("--mode", args->mode, "Analytic mode: contention (default) or placeto");
-  s->add_option("--option", args->options, "Evaluator option KEY=VALUE (repeatable)");
+  add_evaluator_options(s, args->evaluator);
   s->add_option("--trace", args->trace, "Write a Chrome trace-event timeline here");
   s->add_flag("--json", args->json, "Print one JSON object");
   s->callback([args] { run_simulate(*args); });

@@ -97,9 +97,7 @@ struct ApplyArgs {
   std::string graph;
   std::string cluster = "preset:k40x4";
   std::string strategy;
-  std::string evaluator = "analytic";
-  std::string mode;
-  std::vector<std::string> options;
+  EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   long long seed = 1;
   long long budget_evals = 0;
   std::string out;
@@ -115,7 +113,7 @@ void run_apply(const ApplyArgs& a) {
   prepare_output_path(a.trace, "--trace");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
-  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator);
   const StrategyResult s = run_strategy_rewrite(a.strategy, graph, cluster, evaluator.get(),
                                                 static_cast<std::uint64_t>(a.seed), a.budget_evals);
   // Always traced: the util column is the share of the step each device is busy
@@ -152,9 +150,7 @@ struct SearchArgs {
   std::string refine;
   long long budget_evals = 0;
   long long seed = 1;
-  std::string evaluator = "analytic";
-  std::string mode;
-  std::vector<std::string> options;
+  EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   std::string out;
   bool json = false;
 };
@@ -179,7 +175,7 @@ void run_search(const SearchArgs& a) {
   options.seed = static_cast<std::uint64_t>(a.seed);
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
-  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator, a.mode, a.options);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator);
   StderrProgress progress;
   options.progress = &progress;
   const StrategySearchResult r = search_strategies(graph, cluster, *evaluator, options);
@@ -296,11 +292,7 @@ void add_strategy_commands(CLI::App& app) {
   ap->add_option("--graph", args->graph, graph_spec_help())->required();
   ap->add_option("--cluster", args->cluster, "preset:NAME or a cluster file")->capture_default_str();
   ap->add_option("--strategy", args->strategy, "Strategy spec (`aware strategy list`)")->required();
-  ap->add_option("--evaluator", args->evaluator,
-                 registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))
-      ->capture_default_str();
-  ap->add_option("--mode", args->mode, "Analytic mode: contention (default) or placeto");
-  ap->add_option("--option", args->options, "Evaluator option KEY=VALUE (repeatable)");
+  add_evaluator_options(ap, args->evaluator);
   ap->add_option("--seed", args->seed, "Seed (for a hybrid's placer)")->capture_default_str();
   ap->add_option("--budget-evals", args->budget_evals, "Evaluations for a hybrid's search placer");
   ap->add_option("-o,--output", args->out,
@@ -329,11 +321,7 @@ void add_strategy_commands(CLI::App& app) {
                  "Evaluations in all, never exceeded (0: every candidate once, plus 200 for --refine); "
                  "candidates are tried most promising first, and those the budget leaves out are listed");
   se->add_option("--seed", sa->seed, "Seed")->capture_default_str();
-  se->add_option("--evaluator", sa->evaluator,
-                 registered_names_help("Evaluator", EvaluatorRegistry::instance().names(), "evaluators"))
-      ->capture_default_str();
-  se->add_option("--mode", sa->mode, "Analytic mode: contention (default) or placeto");
-  se->add_option("--option", sa->options, "Evaluator option KEY=VALUE (repeatable)");
+  add_evaluator_options(se, sa->evaluator);
   se->add_option("-o,--output", sa->out, "Directory for the winner's graph.json, placement.json, strategy.json");
   se->add_flag("--json", sa->json, "Print the candidates and the winner as one JSON object");
   se->callback([sa] { run_search(*sa); });
