@@ -2,10 +2,11 @@
 # The Aware paper's tables: now a thin call of `aware reproduce`, which runs them
 # as resumable cells and writes one report with figures and the claims checklist.
 #
-#   experiments/aware_tables.sh [--table 1|2|3|4|all] [--budget N] [--full] [--seeds "1 2 3"]
+#   experiments/aware_tables.sh [--table 1|2|3|4|all|agents] [--budget N] [--full] [--seeds "1 2 3"]
 #                               [--out DIR] [--aware PATH]
 #   --table 1 -> table1; 2 or 3 -> transfer (Tables 2 and 3 come from the same runs);
-#   4 -> ablation; all (default) -> all three. --budget N: evaluations per run (default:
+#   4 -> ablation; all (default) -> all three; agents -> the learned agents against the
+#   searches (what experiments/rl_baselines.sh runs). --budget N: evaluations per run (default:
 #   the small budget's 100); --full: the paper budget (2,000 evaluations, 3 seeds).
 # The cases (models, clusters, families) are the budget's: `aware reproduce --list` shows
 # them. The report is DIR/REPORT.md (default out/aware_tables/).
@@ -21,7 +22,8 @@ while [[ $# -gt 0 ]]; do
     --table)
       case "$2" in
         1) only=table1 ;; 2|3) only=transfer ;; 4) only=ablation ;; all) only="table1,transfer,ablation" ;;
-        *) echo "error: --table must be 1, 2, 3, 4 or all" >&2; exit 2 ;;
+        agents) only=agents ;;
+        *) echo "error: --table must be 1, 2, 3, 4, all or agents" >&2; exit 2 ;;
       esac
       shift 2 ;;
     --budget) args+=(--evals "$2"); shift 2 ;;
