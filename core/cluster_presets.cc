@@ -17,32 +17,42 @@ namespace {
 
 constexpr double kGB = 1e9;
 
+// Per GPU kind: fp32 peak, memory size and bandwidth from the datasheet, and the
+// efficiency and kernel launch overhead the presets assume.
+struct GpuSpec {
+  const char* kind;
+  double peak_flops;
+  double memory_GB;
+  double memory_GBps;
+  double efficiency;
+  double launch_overhead_us;
+};
+
+// clang-format off
+constexpr GpuSpec kGpuSpecs[] = {
+    {"K80", 4.37e12, 12, 240, 0.6, 5},  // one GK210 of a K80 board
+    {"K40", 4.29e12, 12, 288, 0.6, 5},
+    {"V100", 15.7e12, 32, 900, 0.65, 4},
+    {"A100", 19.5e12, 80, 2039, 0.65, 4},
+    {"H100", 67e12, 80, 3350, 0.6, 3},
+    {"H200", 67e12, 141, 4800, 0.6, 3},
+};
+// clang-format on
+
 Device gpu(const std::string& name, const std::string& kind) {
-  Device d;
-  d.name = name;
-  d.kind = kind;
-  if (kind == "K80") {  // one GK210 of a K80 board
-    d.peak_flops = 4.37e12, d.memory_bytes = 12 * kGB, d.memory_Bps = 240 * kGB;
-    d.efficiency = 0.6, d.launch_overhead_us = 5;
-  } else if (kind == "K40") {
-    d.peak_flops = 4.29e12, d.memory_bytes = 12 * kGB, d.memory_Bps = 288 * kGB;
-    d.efficiency = 0.6, d.launch_overhead_us = 5;
-  } else if (kind == "V100") {
-    d.peak_flops = 15.7e12, d.memory_bytes = 32 * kGB, d.memory_Bps = 900 * kGB;
-    d.efficiency = 0.65, d.launch_overhead_us = 4;
-  } else if (kind == "A100") {
-    d.peak_flops = 19.5e12, d.memory_bytes = 80 * kGB, d.memory_Bps = 2039 * kGB;
-    d.efficiency = 0.65, d.launch_overhead_us = 4;
-  } else if (kind == "H100") {
-    d.peak_flops = 67e12, d.memory_bytes = 80 * kGB, d.memory_Bps = 3350 * kGB;
-    d.efficiency = 0.6, d.launch_overhead_us = 3;
-  } else if (kind == "H200") {
-    d.peak_flops = 67e12, d.memory_bytes = 141 * kGB, d.memory_Bps = 4800 * kGB;
-    d.efficiency = 0.6, d.launch_overhead_us = 3;
-  } else {
-    throw InternalError("unknown GPU kind " + kind);
+  for (const GpuSpec& spec : kGpuSpecs) {
+    if (kind != spec.kind) continue;
+    Device d;
+    d.name = name;
+    d.kind = kind;
+    d.peak_flops = spec.peak_flops;
+    d.memory_bytes = spec.memory_GB * kGB;
+    d.memory_Bps = spec.memory_GBps * kGB;
+    d.efficiency = spec.efficiency;
+    d.launch_overhead_us = spec.launch_overhead_us;
+    return d;
   }
-  return d;
+  throw InternalError("unknown GPU kind " + kind);
 }
 
 // n GPUs of `kind`, each linked to one switch.
