@@ -38,17 +38,20 @@ def load(path):
         return json.load(f)
 
 
+def json_results(folder):
+    """(file name, parsed document) of each .json file in folder, by name."""
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            yield name, load(os.path.join(folder, name))
+
+
 def per_s(v):
     return "{:,.0f}/s".format(v)
 
 
 def threads(root):
-    folder = results(root, "bench-threads")
     rows = []
-    for name in sorted(os.listdir(folder)):
-        if not name.endswith(".json"):
-            continue
-        d = load(os.path.join(folder, name))
+    for name, d in json_results(results(root, "bench-threads")):
         evaluator = d["evaluator"].split(" (")[0]
         detail = re.search(r"\((\w+):", d["evaluator"])
         if evaluator == "analytic" and detail:
@@ -97,12 +100,8 @@ def anneal_threads(root):
 
 
 def moves(root):
-    folder = results(root, "bench-moves")
     rows = []
-    for name in sorted(os.listdir(folder)):
-        if not name.endswith(".json"):
-            continue
-        d = load(os.path.join(folder, name))
+    for name, d in json_results(results(root, "bench-moves")):
         graph = NAMES.get(d["graph"], d["graph"])
         if "ops" not in graph:
             graph += " (%s ops)" % "{:,}".format(d["ops"])
