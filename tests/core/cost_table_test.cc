@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/op_graph.h"
 #include "test_graphs.h"
+#include "tests/expect_error.h"
 
 namespace aware {
 namespace {
@@ -24,13 +25,8 @@ void write(const std::string& path, const std::string& text) { std::ofstream(pat
 
 // Expects reading `path` to throw ParseError mentioning every fragment.
 void expect_read_error(const std::string& path, const std::vector<std::string>& fragments) {
-  try {
-    read_cost_table_file(path);
-    FAIL() << "no error for " << path;
-  } catch (const ParseError& e) {
-    for (const auto& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what() << " lacks " << f;
-  }
+  SCOPED_TRACE(path);
+  testing::expect_error<ParseError>([&] { read_cost_table_file(path); }, fragments);
 }
 
 Device device_of_kind(const std::string& name, const std::string& kind) {

@@ -12,6 +12,7 @@
 #include "core/random_dag.h"
 #include "core/units.h"
 #include "test_graphs.h"
+#include "tests/expect_error.h"
 
 namespace aware {
 namespace {
@@ -26,14 +27,8 @@ void write(const std::string& path, const std::string& text) {
 
 // Expects `fn` to throw ParseError mentioning every fragment.
 template <typename Fn>
-void expect_parse_error(Fn fn, std::vector<std::string> fragments) {
-  try {
-    fn();
-    FAIL() << "no error";
-  } catch (const ParseError& e) {
-    for (const auto& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what() << " lacks " << f;
-  }
+void expect_parse_error(Fn fn, const std::vector<std::string>& fragments) {
+  testing::expect_error<ParseError>(fn, fragments);
 }
 
 const char* kGoodGraph = R"({"format":"aware-graph","version":1,"name":"g","ops":[

@@ -14,6 +14,7 @@
 #include "core/formats.h"
 #include "datasets/load.h"
 #include "datasets/zoo.h"
+#include "tests/expect_error.h"
 
 namespace aware {
 namespace {
@@ -28,13 +29,8 @@ double total_flops(const OpGraph& graph) {
 
 // Expects load_graph(spec) to throw ConfigError mentioning every fragment.
 void expect_spec_error(const std::string& spec, const std::vector<std::string>& fragments) {
-  try {
-    load_graph(spec);
-    FAIL() << "no error for " << spec;
-  } catch (const ConfigError& e) {
-    for (const std::string& f : fragments)
-      EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what() << " lacks " << f;
-  }
+  SCOPED_TRACE(spec);
+  testing::expect_error<ConfigError>([&] { load_graph(spec); }, fragments);
 }
 
 TEST(ZooSpec, OptionsReachTheBuilder) {

@@ -9,6 +9,7 @@
 #include "sim/analytic/analytic_simulator.h"
 #include "sim/cost_table_cases.h"
 #include "test_graphs.h"
+#include "tests/expect_error.h"
 
 namespace aware {
 namespace {
@@ -81,15 +82,11 @@ TEST(AnalyticCostTable, RegisteredOptionDescribedAndKeptByClones) {
 
 TEST(AnalyticCostTable, BadTableNamesTheOptionAndTheFile) {
   const std::string missing = std::string(AWARE_TEST_TMPDIR) + "/no-such.costs.json";
-  try {
-    AnalyticSimulator::from_options({{"costs", missing}});
-    FAIL() << "a missing table was accepted";
-  } catch (const ParseError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("evaluator 'analytic'"), std::string::npos) << what;
-    EXPECT_NE(what.find("option 'costs'"), std::string::npos) << what;
-    EXPECT_NE(what.find(missing), std::string::npos) << what;
-  }
+  testing::expect_error<ParseError>(
+      [&] {
+        AnalyticSimulator::from_options({{"costs", missing}});
+      },
+      {"evaluator 'analytic'", "option 'costs'", missing});
 }
 
 }  // namespace

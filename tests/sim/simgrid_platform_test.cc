@@ -30,6 +30,7 @@
 #include "core/op_graph.h"
 #include "core/placement.h"
 #include "sim/simgrid/simgrid_evaluator.h"
+#include "tests/expect_error.h"
 #include "tests/sim/simgrid_test_support.h"
 #include "tests/test_graphs.h"
 
@@ -42,6 +43,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::child_pids;
+using testing::expect_error;
 
 // Long enough for a loaded 2-core machine; a load that takes it is a finding.
 constexpr double kLoadTimeout_s = 20;
@@ -314,28 +316,15 @@ TEST(SimGridPlatformMutants, AMissingRouteIsRefusedNotMadeFree) {
   text.erase(at, text.find('\n', at) - at);
   const std::string path = dir + "/noroute.xml";
   write_file(path, text);
-  try {
-    cluster_from_simgrid_xml(path);
-    FAIL() << "a platform without a gpu1-gpu3 route loaded";
-  } catch (const ParseError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(path), std::string::npos) << what;
-    EXPECT_NE(what.find("no route"), std::string::npos) << what;
-    EXPECT_NE(what.find("'gpu1'"), std::string::npos) << what;
-    EXPECT_NE(what.find("'gpu3'"), std::string::npos) << what;
-  }
+  expect_error<ParseError>([&] { cluster_from_simgrid_xml(path); },
+                           {path, "no route", "'gpu1'", "'gpu3'"});
   // One way only (symmetrical="NO"): the way back is missing.
   text = read_file(std::string(AWARE_TEST_PLATFORMS) + "/star4.xml");
   const std::string one_way = "<route src=\"gpu2\" dst=\"gpu3\"";
   text.insert(text.find(one_way) + one_way.size(), " symmetrical=\"NO\"");
   write_file(path, text);
-  try {
-    cluster_from_simgrid_xml(path);
-    FAIL() << "a one-way gpu2 -> gpu3 route loaded";
-  } catch (const ParseError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("from host 'gpu3' to host 'gpu2'"), std::string::npos) << what;
-  }
+  expect_error<ParseError>([&] { cluster_from_simgrid_xml(path); },
+                           {"from host 'gpu3' to host 'gpu2'"});
   EXPECT_TRUE(child_pids().empty());
   fs::remove_all(dir);
 }
@@ -381,16 +370,9 @@ TEST(SimGridPlatformMutants, ALinkDeclaredTwiceAbortsTheWorkerNotTheCaller) {
   text.insert(text.find(pcie1), pcie1 + "\n    ");
   const std::string path = dir + "/duplink.xml";
   write_file(path, text);
-  try {
-    cluster_from_simgrid_xml(path);
-    FAIL() << "a link declared twice loaded";
-  } catch (const ParseError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(path), std::string::npos) << what;
-    EXPECT_NE(what.find("SIGABRT"), std::string::npos) << what;
-    EXPECT_NE(what.find("'pcie1' declared several times"), std::string::npos) << what;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-  }
+  const std::string what = expect_error<ParseError>(
+      [&] { cluster_from_simgrid_xml(path); }, {path, "SIGABRT", "'pcie1' declared several times"});
+  EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   EXPECT_TRUE(child_pids().empty());
   fs::remove_all(dir);
 }

@@ -19,13 +19,14 @@
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "core/evaluator.h"
+#include "core/graph_algorithms.h"
 #include "core/op_graph.h"
 #include "core/placement.h"
-#include "core/graph_algorithms.h"
 #include "datasets/zoo.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "sim/simgrid/bench_inputs.h"
 #include "sim/simgrid/simgrid_evaluator.h"
+#include "tests/expect_error.h"
 #include "tests/sim/simgrid_test_support.h"
 #include "tests/test_graphs.h"
 
@@ -33,6 +34,7 @@ namespace aware {
 namespace {
 
 using testing::child_pids;
+using testing::expect_error;
 
 Device make_device(const std::string& name, double peak_flops = 1e12) {
   Device d;
@@ -398,12 +400,7 @@ TEST(SimGridBadInput, MalformedXmlIsAParseError) {
   REQUIRE_WORKER();
   const std::string path = write_temp(
       "aware_bad.xml", std::string(kPlatformHead) + "    <host id=\"a\" speed=\"1Gf\">\n");
-  try {
-    cluster_from_simgrid_xml(path);
-    FAIL() << "expected ParseError";
-  } catch (const ParseError& e) {
-    EXPECT_NE(std::string(e.what()).find("aware_bad.xml"), std::string::npos) << e.what();
-  }
+  expect_error<ParseError>([&] { cluster_from_simgrid_xml(path); }, {"aware_bad.xml"});
   EXPECT_THROW(cluster_from_simgrid_xml(::testing::TempDir() + "no_such_platform.xml"), ParseError);
   EXPECT_TRUE(child_pids().empty());
 }
@@ -418,14 +415,7 @@ TEST(SimGridBadInput, HostWithoutMemoryIsADeviceError) {
           "    <link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\"/>\n"
           "    <route src=\"gpu0\" dst=\"gpu1\"><link_ctn id=\"l\"/></route>\n"
           "  </zone>\n</platform>\n");
-  try {
-    cluster_from_simgrid_xml(path);
-    FAIL() << "expected DeviceError";
-  } catch (const DeviceError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("gpu1"), std::string::npos) << what;
-    EXPECT_NE(what.find("memory_bytes"), std::string::npos) << what;
-  }
+  expect_error<DeviceError>([&] { cluster_from_simgrid_xml(path); }, {"gpu1", "memory_bytes"});
   EXPECT_TRUE(child_pids().empty());
 }
 
@@ -461,12 +451,8 @@ TEST(SimGridBadInput, UnknownCfgKeyIsAConfigErrorAndLeavesNoWorkers) {
     SimGridOptions o = small_pool(2);
     o.cfg = {"network/no-such-key:1"};
     SimGridEvaluator s(o);
-    try {
-      s.evaluate(g, cl, random_placement(g, 2, 1));
-      FAIL() << "expected ConfigError";
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find("network/no-such-key"), std::string::npos) << e.what();
-    }
+    expect_error<ConfigError>([&] { s.evaluate(g, cl, random_placement(g, 2, 1)); },
+                              {"network/no-such-key"});
   }
   EXPECT_THROW(SimGridEvaluator::from_options({{"cfg", "nokeyvalue"}}), ConfigError);
   EXPECT_THROW(SimGridEvaluator::from_options({{"colour", "blue"}}), ConfigError);
@@ -548,14 +534,8 @@ TEST(SimGridWorkers, WorkerThatAlwaysFailsIsReportedWithItsStderr) {
   {
     SimGridEvaluator s(o);
     const OpGraph g = measured_layered_dag(10, 1);
-    try {
-      s.evaluate(g, bench_star_cluster(2), random_placement(g, 2, 1));
-      FAIL() << "expected aware::Error";
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("boom-from-worker"), std::string::npos) << what;
-      EXPECT_NE(what.find("failed twice"), std::string::npos) << what;
-    }
+    expect_error<Error>([&] { s.evaluate(g, bench_star_cluster(2), random_placement(g, 2, 1)); },
+                        {"boom-from-worker", "failed twice"});
   }
   EXPECT_TRUE(child_pids().empty());
 }

@@ -18,6 +18,7 @@
 #include "core/evaluator.h"
 #include "hw/cuda_backend.h"
 #include "hw/executor.h"
+#include "tests/expect_error.h"
 #include "tests/hw/hw_checks.h"
 
 namespace aware {
@@ -48,12 +49,9 @@ TEST(CudaExecutor, WithoutAGpuCreatingItThrowsOneLine) {
   const std::string reason = cuda_unavailable_reason();
   EXPECT_NE(reason.find("no CUDA device"), std::string::npos) << reason;
   EXPECT_EQ(reason.find('\n'), std::string::npos) << reason;
-  try {
-    EvaluatorRegistry::instance().create("cuda");
-    FAIL() << "created a cuda evaluator without a GPU";
-  } catch (const HardwareError& e) {
-    EXPECT_EQ(std::string(e.what()), reason);
-  }
+  EXPECT_EQ(testing::expect_error<HardwareError>(
+                [] { EvaluatorRegistry::instance().create("cuda"); }, {}),
+            reason);
   EXPECT_THROW(make_cluster_preset("cuda-host"), HardwareError);
   EXPECT_THROW(make_cuda_backend({}), HardwareError);
   // A bad option is the same mistake on every machine: refused before the GPU is asked for.
@@ -227,13 +225,8 @@ TEST(CudaExecutor, StalledStepEndsAtItsTimeoutAndFreesTheGpu) {
   g.add_op(timed_op("long", 30e6));  // 30 s
   auto cuda = cuda_evaluator({{"repeats", "1"}, {"warmup", "0"}, {"timeout_ms", "200"}});
   const auto started = std::chrono::steady_clock::now();
-  try {
-    cuda->evaluate(g, on_gpu0(1), Placement({0}));
-    FAIL() << "a 30 s op finished under a 200 ms timeout";
-  } catch (const HardwareError& e) {
-    EXPECT_NE(std::string(e.what()).find("did not finish within"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("'long'"), std::string::npos) << e.what();
-  }
+  testing::expect_error<HardwareError>([&] { cuda->evaluate(g, on_gpu0(1), Placement({0})); },
+                                       {"did not finish within", "'long'"});
   // The abort flag ended the spin: no waiting out its 30 s.
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
   // The GPU is usable afterwards.
