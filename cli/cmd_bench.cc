@@ -95,6 +95,13 @@ Measured measure_threads(const Evaluator& prototype, const OpGraph& graph, const
   return m;
 }
 
+// What every bench report of one graph starts with: which benchmark, on what.
+nlohmann::json bench_report(const std::string& benchmark, const OpGraph& graph,
+                            const Cluster& cluster, const Evaluator& evaluator) {
+  return {{"benchmark", benchmark},    {"graph", graph.name()},
+          {"ops", graph.num_ops()},    {"edges", graph.num_edges()},
+          {"cluster", cluster.name()}, {"evaluator", evaluator.describe()}};
+}
 
 void run_bench_simulate(const BenchArgs& a) {
   if (!a.out.empty()) prepare_output_path(a.out, "-o");
@@ -130,21 +137,16 @@ void run_bench_simulate(const BenchArgs& a) {
                     {"speedup", t_per_s / first_per_s}});
   }
   const double per_s = m.evaluations / m.seconds;
-  nlohmann::json out = {{"benchmark", "simulate"},
-                        {"graph", graph.name()},
-                        {"ops", graph.num_ops()},
-                        {"edges", graph.num_edges()},
-                        {"cluster", cluster.name()},
-                        {"devices", cluster.num_devices()},
-                        {"evaluator", evaluator->describe()},
-                        {"evaluations", m.evaluations},
-                        {"seconds", m.seconds},
-                        {"evaluations_per_second", per_s},
-                        {"us_per_evaluation", 1e6 / per_s},
-                        {"placements", a.placement.empty() ? std::string("random") : a.placement},
-                        {"mean_step_us", m.mean_step_us},
-                        {"threads", thread_counts.front()},
-                        {"by_threads", rows}};
+  nlohmann::json out = bench_report("simulate", graph, cluster, *evaluator);
+  out.update({{"devices", cluster.num_devices()},
+              {"evaluations", m.evaluations},
+              {"seconds", m.seconds},
+              {"evaluations_per_second", per_s},
+              {"us_per_evaluation", 1e6 / per_s},
+              {"placements", a.placement.empty() ? std::string("random") : a.placement},
+              {"mean_step_us", m.mean_step_us},
+              {"threads", thread_counts.front()},
+              {"by_threads", rows}});
   if (!a.out.empty()) write_json_file(a.out, out);
   if (a.json) {
     std::cout << out.dump(1) << "\n";
@@ -315,20 +317,15 @@ void run_bench_moves(const BenchArgs& a) {
   const bool identical = moved.checksum == full.checksum;
   const double moved_per_s = moved.evaluations / moved.seconds;
   const double full_per_s = full.evaluations / full.seconds;
-  nlohmann::json out = {{"benchmark", "moves"},
-                        {"graph", graph.name()},
-                        {"ops", graph.num_ops()},
-                        {"edges", graph.num_edges()},
-                        {"cluster", cluster.name()},
-                        {"evaluator", evaluator->describe()},
-                        {"start", a.placement.empty() ? std::string("random") : a.placement},
-                        {"ops_per_move", a.ops_per_move},
-                        {"accept", a.accept},
-                        {"evaluations", moved.evaluations},
-                        {"evaluate_move_per_second", moved_per_s},
-                        {"evaluate_per_second", full_per_s},
-                        {"speedup", moved_per_s / full_per_s},
-                        {"identical", identical}};
+  nlohmann::json out = bench_report("moves", graph, cluster, *evaluator);
+  out.update({{"start", a.placement.empty() ? std::string("random") : a.placement},
+              {"ops_per_move", a.ops_per_move},
+              {"accept", a.accept},
+              {"evaluations", moved.evaluations},
+              {"evaluate_move_per_second", moved_per_s},
+              {"evaluate_per_second", full_per_s},
+              {"speedup", moved_per_s / full_per_s},
+              {"identical", identical}});
   if (!a.out.empty()) write_json_file(a.out, out);
   if (a.json) {
     std::cout << out.dump(1) << "\n";
