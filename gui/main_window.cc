@@ -485,6 +485,22 @@ void MainWindow::reportError(const QString& message) {
   statusBar()->showMessage(QStringLiteral("error: ") + message, 10000);
 }
 
+bool MainWindow::reportingErrors(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::refusedWhileSearching(const QString& what) {
+  if (!searchRunning()) return false;
+  reportError(QStringLiteral("a search is running; cancel it before ") + what);
+  return true;
+}
+
 void MainWindow::refreshStrategyEntries() {
   // The hybrid entry follows the chosen method: "hybrid:2x<method>".
   for (int i = 0; i < strategy_combo_->count(); ++i)

@@ -4,6 +4,7 @@
 // registries and runners as the CLI. GUI thread only.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include <QMainWindow>
@@ -165,6 +166,12 @@ class MainWindow : public QMainWindow {
   void buildUi();
   void buildMenus();
   void reportError(const QString& message);
+  // Runs `action`: true when it returns; what it throws (std::exception) is
+  // reported and makes the result false.
+  bool reportingErrors(const std::function<void()>& action);
+  // While a search runs, reports "a search is running; cancel it before `what`"
+  // and returns true: the caller leaves the workbench as it is.
+  bool refusedWhileSearching(const QString& what);
   void onGraphChanged();
   void onPlacementChanged();
   void onSearchFinished();

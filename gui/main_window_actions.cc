@@ -34,55 +34,34 @@
 namespace aware::gui {
 
 bool MainWindow::openGraph(const QString& spec) {
-  if (searchRunning()) {
-    reportError(QStringLiteral("a search is running; cancel it before opening another graph"));
-    return false;
-  }
-  try {
-    workbench_->loadGraph(spec.toStdString());
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
+  if (refusedWhileSearching(QStringLiteral("opening another graph"))) return false;
+  if (!reportingErrors([&] { workbench_->loadGraph(spec.toStdString()); })) return false;
   graph_combo_->setCurrentText(spec);
   return true;
 }
 
 bool MainWindow::openCluster(const QString& spec) {
-  if (searchRunning()) {
-    reportError(QStringLiteral("a search is running; cancel it before changing the cluster"));
-    return false;
-  }
-  try {
-    workbench_->loadCluster(spec.toStdString());
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
+  if (refusedWhileSearching(QStringLiteral("changing the cluster"))) return false;
+  if (!reportingErrors([&] { workbench_->loadCluster(spec.toStdString()); })) return false;
   cluster_combo_->setCurrentText(spec);
   return true;
 }
 
 bool MainWindow::openPlacement(const QString& path) {
-  if (searchRunning()) {
-    reportError(QStringLiteral("a search is running; cancel it before opening a placement"));
-    return false;
-  }
+  if (refusedWhileSearching(QStringLiteral("opening a placement"))) return false;
   if (!workbench_->hasGraph()) {
     reportError(path + QStringLiteral(": open a graph first (--graph): a placement names its ops"));
     return false;
   }
-  try {
+  const bool opened = reportingErrors([&] {
     // Read against the opened graph before leaving a strategy's rewrite, so
     // that a file that does not fit changes nothing.
     const Placement placement =
         read_placement_file(path.toStdString(), *workbench_->baseGraphPtr(), workbench_->cluster());
     workbench_->restoreBaseGraph();
     workbench_->setPlacement(placement, "placement " + path.toStdString());
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
+  });
+  if (!opened) return false;
   const StepResult& r = workbench_->result();
   if (r.feasible)
     best_label_->setText(QStringLiteral("step: %1 ms").arg(r.step_time_us / 1e3, 0, 'f', 2));
@@ -91,13 +70,7 @@ bool MainWindow::openPlacement(const QString& path) {
 }
 
 bool MainWindow::setEvaluator(const QString& name) {
-  try {
-    workbench_->setEvaluator(name.toStdString());
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
-  return true;
+  return reportingErrors([&] { workbench_->setEvaluator(name.toStdString()); });
 }
 
 void MainWindow::onGraphChanged() {
@@ -526,14 +499,10 @@ void MainWindow::onCompareFinished() {
 
 bool MainWindow::loadCompareTable(const QString& path) {
 #ifdef AWARE_GUI_HAVE_BASELINES
-  try {
+  return reportingErrors([&] {
     const std::string file = path.toStdString();
     compare_view_->setTable(compare_from_json(parse_json_text(read_text_file(file), file), file));
-    return true;
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
+  });
 #else
   reportError(QStringLiteral("this build has no placers, so no compare view: ") + path);
   return false;

@@ -48,14 +48,10 @@ bool MainWindow::exportPlacement(const QString& path) {
     reportError(QStringLiteral("export: nothing is placed yet"));
     return false;
   }
-  try {
+  return reportingErrors([&] {
     write_placement_file(workbench_->graph(), workbench_->cluster(), workbench_->placement(),
                          path.toStdString());
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
-  return true;
+  });
 }
 
 bool MainWindow::exportTrace(const QString& path) {
@@ -63,15 +59,11 @@ bool MainWindow::exportTrace(const QString& path) {
     reportError(QStringLiteral("export: no trace yet (place the graph first)"));
     return false;
   }
-  try {
+  return reportingErrors([&] {
     const nlohmann::json doc =
         trace_to_chrome(workbench_->graph(), workbench_->cluster(), workbench_->trace());
     write_text_file_atomic(path.toStdString(), doc.dump(1));
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
-  return true;
+  });
 }
 
 bool MainWindow::exportCompareCsv(const QString& path) {
@@ -80,15 +72,11 @@ bool MainWindow::exportCompareCsv(const QString& path) {
     reportError(QStringLiteral("export: no comparison yet"));
     return false;
   }
-  try {
+  return reportingErrors([&] {
     std::ostringstream out;
     write_compare_csv(compare_view_->table(), out);
     write_text_file_atomic(path.toStdString(), out.str());
-  } catch (const std::exception& e) {
-    reportError(QString::fromStdString(e.what()));
-    return false;
-  }
-  return true;
+  });
 #else
   (void)path;
   reportError(QStringLiteral("export: this build has no compare runner"));
