@@ -3,6 +3,7 @@
 // window only draws what it reports.
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <fstream>
 
 #include <QApplication>
@@ -32,6 +33,19 @@
 #include "strategies/strategy.h"
 
 namespace aware::gui {
+namespace {
+
+// Processes the GUI's events while `running` holds, for at most `timeout_ms`;
+// true when it stopped holding (the job finished and its signals were delivered).
+bool processEventsWhile(const std::function<bool()>& running, int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (running() && timer.elapsed() < timeout_ms)
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+  return !running();
+}
+
+}  // namespace
 
 bool MainWindow::openGraph(const QString& spec) {
   if (refusedWhileSearching(QStringLiteral("opening another graph"))) return false;
@@ -145,11 +159,7 @@ void MainWindow::cancelSearch() {
 }
 
 bool MainWindow::waitForSearch(int timeout_ms) {
-  QElapsedTimer timer;
-  timer.start();
-  while (searchRunning() && timer.elapsed() < timeout_ms)
-    QApplication::processEvents(QEventLoop::AllEvents, 20);
-  return !searchRunning();
+  return processEventsWhile([this] { return searchRunning(); }, timeout_ms);
 }
 
 void MainWindow::onSearchFinished() {
@@ -356,11 +366,7 @@ QString MainWindow::comparisonEvaluator() const { return timeline_page_->compari
 bool MainWindow::comparisonRunning() const { return comparison_job_ && comparison_job_->running(); }
 
 bool MainWindow::waitForComparison(int timeout_ms) {
-  QElapsedTimer timer;
-  timer.start();
-  while (comparisonRunning() && timer.elapsed() < timeout_ms)
-    QApplication::processEvents(QEventLoop::AllEvents, 20);
-  return !comparisonRunning();
+  return processEventsWhile([this] { return comparisonRunning(); }, timeout_ms);
 }
 
 void MainWindow::refreshComparison() {
@@ -431,11 +437,7 @@ void MainWindow::onComparisonFinished() {
 bool MainWindow::compareRunning() const { return compare_job_ && compare_job_->running(); }
 
 bool MainWindow::waitForCompare(int timeout_ms) {
-  QElapsedTimer timer;
-  timer.start();
-  while (compareRunning() && timer.elapsed() < timeout_ms)
-    QApplication::processEvents(QEventLoop::AllEvents, 20);
-  return !compareRunning();
+  return processEventsWhile([this] { return compareRunning(); }, timeout_ms);
 }
 
 QString MainWindow::compareError() const {
