@@ -14,6 +14,7 @@
 #include "core/placer.h"
 #include "core/search_exchange.h"
 #include "tests/agents/placer_runs.h"
+#include "tests/expect_error.h"
 #include "tests/test_graphs.h"
 
 namespace aware {
@@ -115,20 +116,11 @@ TEST(SearchChains, AnnealAndRandomSearchRunAsChainsThatEndWithOneBest) {
 TEST(SearchChains, TooLittleWorkOrAMethodThatCannotRunAsChainsIsRefused) {
   const OpGraph g = testing::layered_dag(20, 2);
   const Cluster c = testing::star_cluster(2);
-  try {
-    run_chains("anneal", g, c, 40, 4);
-    ADD_FAILURE() << "10 evaluations a chain were accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("40 evaluations split over 4 chains leaves fewer than 16 each"),
-              std::string::npos)
-        << e.what();
-  }
-  try {
-    run_chains("heft", g, c, 400, 2);
-    ADD_FAILURE() << "heft ran as chains";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("does not run as parallel chains"), std::string::npos) << e.what();
-  }
+  testing::expect_error<ConfigError>(
+      [&] { run_chains("anneal", g, c, 40, 4); },
+      {"40 evaluations split over 4 chains leaves fewer than 16 each"});
+  testing::expect_error<ConfigError>([&] { run_chains("heft", g, c, 400, 2); },
+                                     {"does not run as parallel chains"});
   EXPECT_THROW(run_chains("anneal", g, c, 400, 2, 1, {{"exchange_every", "-1"}}), ConfigError);
 }
 

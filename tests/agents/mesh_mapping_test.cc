@@ -8,6 +8,7 @@
 #include "core/evaluator.h"
 #include "datasets/load.h"
 #include "datasets/snn.h"
+#include "tests/expect_error.h"
 #include "tests/test_graphs.h"
 
 namespace aware::baselines {
@@ -67,20 +68,12 @@ TEST(MeshMapping, ForceDirectedNeverRaisesItsCost) {
 
 TEST(MeshMapping, NetworksThatDoNotFitAreRefused) {
   const MeshTraffic big = build_snn_traffic(parse_snn_spec("snn:layered:100000"));
-  try {
-    map_hilbert(parse_mesh_spec("mesh:4x4"), big);
-    ADD_FAILURE();
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("the network has 100000 neurons, the mesh mesh:4x4 holds 4096"), std::string::npos)
-        << e.what();
-  }
+  testing::expect_error<ConfigError>(
+      [&] { map_hilbert(parse_mesh_spec("mesh:4x4"), big); },
+      {"the network has 100000 neurons, the mesh mesh:4x4 holds 4096"});
   const MeshTraffic fat = build_snn_traffic(parse_snn_spec("snn:layered:4800:group=300"));
-  try {
-    map_sequential(parse_mesh_spec("mesh:8x8"), fat);
-    ADD_FAILURE();
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("'layer0/g0' has 300 neurons"), std::string::npos) << e.what();
-  }
+  testing::expect_error<ConfigError>([&] { map_sequential(parse_mesh_spec("mesh:8x8"), fat); },
+                                     {"'layer0/g0' has 300 neurons"});
 }
 
 TEST(MeshMapping, PlacersKeepGroupsTogetherWithinCapacity) {

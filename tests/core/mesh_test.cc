@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/formats.h"
 #include "core/mesh.h"
+#include "tests/expect_error.h"
 
 namespace aware {
 namespace {
@@ -103,13 +104,8 @@ TEST(Mesh, SpecsParseAndBadOnesNameTheField) {
                                                      {"mesh:4x4,capacity", "is not KEY=VALUE"},
                                                      {"mesh:2000x2", "1 <= W, H <= 1024"}};
   for (const auto& [spec, message] : bad) {
-    try {
-      parse_mesh_spec(spec);
-      ADD_FAILURE() << spec;
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(spec), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
+    SCOPED_TRACE(spec);
+    testing::expect_error<ConfigError>([&] { parse_mesh_spec(spec); }, {spec, message});
   }
 }
 

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "datasets/load.h"
 #include "datasets/snn.h"
+#include "tests/expect_error.h"
 
 namespace aware {
 namespace {
@@ -99,13 +100,8 @@ TEST(Snn, BadSpecsNameTheField) {
       {"snn:layered:1000:rate", "is not key=value"},
       {"snn:layered:4:layers=8", "cannot make 8 layers"}};
   for (const auto& [spec, message] : bad) {
-    try {
-      parse_snn_spec(spec);
-      ADD_FAILURE() << spec;
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find(spec), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
+    SCOPED_TRACE(spec);
+    testing::expect_error<ConfigError>([&] { parse_snn_spec(spec); }, {spec, message});
   }
 }
 

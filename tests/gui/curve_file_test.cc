@@ -14,6 +14,7 @@
 #include "gui/curve_view.h"
 #include "gui/gui_testing.h"
 #include "gui/main_window.h"
+#include "tests/expect_error.h"
 
 namespace aware::gui {
 namespace {
@@ -65,13 +66,8 @@ TEST(CurveFile, BadFilesNameTheLineAndColumn) {
       {"", "empty"}};
   for (const auto& [text, expected] : cases) {
     const std::string path = write_file("curve-bad.csv", text);
-    try {
-      read_curve_csv(path);
-      ADD_FAILURE() << "accepted: " << text;
-    } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-    }
+    SCOPED_TRACE(text);
+    testing::expect_error<std::runtime_error>([&] { read_curve_csv(path); }, {path, expected});
   }
   EXPECT_THROW(read_curve_csv(tmp_path("no-such-curve.csv")), std::runtime_error);
 }
