@@ -32,6 +32,15 @@ struct Where {
   throw ParseError(w.prefix() + "field '" + field + "' " + what);
 }
 
+// Where element `index` of an array of `kind`s is ("op #3"), until the caller
+// names it by its own fields; throws ParseError unless the element is an object.
+Where array_element(const std::string& source, const char* kind, size_t index,
+                    const json& element) {
+  Where w{source, std::string(kind) + " #" + std::to_string(index)};
+  if (!element.is_object()) throw ParseError(w.prefix() + "must be an object");
+  return w;
+}
+
 // Strict readers: a field this format does not have (a misspelt "flps") is
 // refused, so that a cost is never silently dropped.
 void check_fields(const json& obj, std::initializer_list<const char*> known, const Where& w) {
@@ -155,8 +164,7 @@ OpGraph graph_from_json(const json& doc, const std::string& source) {
   std::vector<std::string> forward_of(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const json& o = ops[i];
-    Where w{source, "op #" + std::to_string(i)};
-    if (!o.is_object()) throw ParseError(w.prefix() + "must be an object");
+    Where w = array_element(source, "op", i, o);
     Op op;
     op.name = get_string(o, "name", w, true);
     w.object = "op '" + op.name + "'";
@@ -206,8 +214,7 @@ OpGraph graph_from_json(const json& doc, const std::string& source) {
   std::set<std::tuple<int, int, int>> seen_edges;
   for (size_t i = 0; i < edges.size(); ++i) {
     const json& e = edges[i];
-    Where w{source, "edge #" + std::to_string(i)};
-    if (!e.is_object()) throw ParseError(w.prefix() + "must be an object");
+    Where w = array_element(source, "edge", i, e);
     const std::string src = get_string(e, "src", w, true);
     const std::string dst = get_string(e, "dst", w, true);
     w.object = "edge '" + src + "' -> '" + dst + "'";
@@ -299,8 +306,7 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
   }
   for (size_t i = 0; i < devices.size(); ++i) {
     const json& o = devices[i];
-    Where w{source, "device #" + std::to_string(i)};
-    if (!o.is_object()) throw ParseError(w.prefix() + "must be an object");
+    Where w = array_element(source, "device", i, o);
     Device d;
     d.name = get_string(o, "name", w, true);
     w.object = "device '" + d.name + "'";
@@ -343,8 +349,7 @@ Cluster cluster_from_json(const json& doc, const std::string& source) {
     };
     for (size_t i = 0; i < it->size(); ++i) {
       const json& o = (*it)[i];
-      Where w{source, "link #" + std::to_string(i)};
-      if (!o.is_object()) throw ParseError(w.prefix() + "must be an object");
+      Where w = array_element(source, "link", i, o);
       Link l;
       l.name = get_string(o, "name", w, false);
       if (!l.name.empty()) w.object = "link '" + l.name + "'";
