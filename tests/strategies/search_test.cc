@@ -11,11 +11,17 @@ namespace {
 using namespace strategy_tests;
 using testing::timed_op;
 
-TEST(StrategySearch, TriesEveryCandidateAndKeepsTheFastest) {
+// Every search case: mlp2 on fast_star(4), scored by the analytic simulator,
+// with the options each test sets.
+class StrategySearch : public ::testing::Test {
+ protected:
   const OpGraph g = mlp2();
   const Cluster c = fast_star(4);
-  auto sim = EvaluatorRegistry::instance().create("analytic");
+  std::unique_ptr<Evaluator> sim = EvaluatorRegistry::instance().create("analytic");
   StrategySearchOptions options;
+};
+
+TEST_F(StrategySearch, TriesEveryCandidateAndKeepsTheFastest) {
   options.methods = {"round-robin", "m-etf"};
   options.collectives = {"ring", "ps"};
   const StrategySearchResult r = search_strategies(g, c, *sim, options);
@@ -32,11 +38,7 @@ TEST(StrategySearch, TriesEveryCandidateAndKeepsTheFastest) {
   EXPECT_NEAR(step_us(r.best_strategy, c), r.best_step_us, 1e-9);
 }
 
-TEST(StrategySearch, StopsAtTheBudgetAndRefinesTheWinner) {
-  const OpGraph g = mlp2();
-  const Cluster c = fast_star(4);
-  auto sim = EvaluatorRegistry::instance().create("analytic");
-  StrategySearchOptions options;
+TEST_F(StrategySearch, StopsAtTheBudgetAndRefinesTheWinner) {
   options.methods = {"round-robin"};
   options.collectives = {"ring"};
   options.budget_evals = 3;
@@ -59,11 +61,7 @@ TEST(StrategySearch, StopsAtTheBudgetAndRefinesTheWinner) {
   EXPECT_THROW(search_strategies(g, c, *sim, options), ConfigError);
 }
 
-TEST(StrategySearch, ABudgetIsKeptAndTheUntriedAreListed) {
-  const OpGraph g = mlp2();
-  const Cluster c = fast_star(4);
-  auto sim = EvaluatorRegistry::instance().create("analytic");
-  StrategySearchOptions options;
+TEST_F(StrategySearch, ABudgetIsKeptAndTheUntriedAreListed) {
   options.methods = {"round-robin"};
   options.collectives = {"ring", "ps"};
   options.budget_evals = 3;
