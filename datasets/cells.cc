@@ -50,7 +50,7 @@ Tensor apply_op(GraphBuilder& b, const std::string& name, CellOp op, const Tenso
 }  // namespace
 
 Tensor build_cell(GraphBuilder& b, const std::string& name, const CellSpec& spec,
-                  const Tensor& prev, const Tensor& prev_prev, double filters) {
+                  const Tensor& prev, const Tensor& prev_prev, double filters, bool keep_prev) {
   const std::string saved_prefix = b.prefix();
   b.set_prefix(name);
   // Inputs are calibrated when first read: a sampled cell may ignore one, and an
@@ -88,6 +88,14 @@ Tensor build_cell(GraphBuilder& b, const std::string& name, const CellSpec& spec
                          : add(b, bn + "/add", {a, c}));
   }
   std::vector<Tensor> outputs;
+  // A previous cell that no block reads and no later cell reads either would be
+  // cut off from the loss; ENAS concatenates unread inputs, so do that here, brought
+  // to the blocks' size first in a reduction cell. Cells that read it are unchanged.
+  if (keep_prev && !used[0]) {
+    outputs.push_back(spec.reduction ? apply_op(b, "keep_prev", CellOp::kIdentity, state(0), 2,
+                                                filters, spec.sep_conv_repeats)
+                                     : state(0));
+  }
   // In a reduction cell the inputs are larger than the blocks: they cannot join.
   if (!spec.reduction) {
     for (int s : spec.extra_concat) outputs.push_back(state(s));
@@ -100,26 +108,47 @@ Tensor build_cell(GraphBuilder& b, const std::string& name, const CellSpec& spec
   return out;
 }
 
+bool reads_state(const CellSpec& spec, int state) {
+  for (const CellBlock& block : spec.blocks) {
+    if (block.input_a == state || block.input_b == state) return true;
+  }
+  return false;
+}
+
 Tensor stack_cell_stages(GraphBuilder& b, const CellSpec& normal, const CellSpec& reduction,
                          Tensor prev, Tensor prev_prev, double filters, int cells_per_stage) {
+  // The cells in build order, so each one can ask whether the next reads its input.
+  struct PlannedCell {
+    const CellSpec* spec;
+    std::string block;
+    std::string name;
+    double filters;
+  };
+  std::vector<PlannedCell> cells;
   int cell = 0;
   for (int stage = 0; stage < 3; ++stage) {
     if (stage > 0) {
       filters *= 2;
       const std::string name = "reduction_cell_" + std::to_string(stage - 1);
-      b.set_block(name);
-      const Tensor next = build_cell(b, name, reduction, prev, prev_prev, filters);
-      prev_prev = prev;
-      prev = next;
+      cells.push_back({&reduction, name, name, filters});
     }
     const std::string block = "stage" + std::to_string(stage + 1);
-    b.set_block(block);
     for (int i = 0; i < cells_per_stage; ++i, ++cell) {
-      const Tensor next =
-          build_cell(b, block + "/cell_" + std::to_string(cell), normal, prev, prev_prev, filters);
-      prev_prev = prev;
-      prev = next;
+      cells.push_back({&normal, block, block + "/cell_" + std::to_string(cell), filters});
     }
+  }
+  for (std::size_t k = 0; k < cells.size(); ++k) {
+    // Cell k's `prev` reaches the loss through cell k itself (state 0), or through
+    // the next cell (its state 1); for the first cell `prev` may also be `prev_prev`.
+    const bool prev_read_elsewhere = k + 1 < cells.size() && reads_state(*cells[k + 1].spec, 1);
+    const bool prev_is_prev_prev = prev.op == prev_prev.op && prev.output == prev_prev.output;
+    const bool keep_prev =
+        !prev_read_elsewhere && !(prev_is_prev_prev && reads_state(*cells[k].spec, 1));
+    b.set_block(cells[k].block);
+    const Tensor next =
+        build_cell(b, cells[k].name, *cells[k].spec, prev, prev_prev, cells[k].filters, keep_prev);
+    prev_prev = prev;
+    prev = next;
   }
   return prev;
 }

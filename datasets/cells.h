@@ -31,15 +31,24 @@ struct CellSpec {
 };
 
 // Adds one cell; `prev` is the previous cell's output, `prev_prev` the one before.
+// With `keep_prev`, a cell none of whose blocks reads `prev` still concatenates it
+// (calibrated, and reduced in a reduction cell) into its output, so that `prev`
+// reaches the loss when no later cell reads it either.
 Tensor build_cell(GraphBuilder& b, const std::string& name, const CellSpec& spec,
-                  const Tensor& prev, const Tensor& prev_prev, double filters);
+                  const Tensor& prev, const Tensor& prev_prev, double filters,
+                  bool keep_prev = false);
+
+// Whether some block of `spec` reads state `state` (0 = previous cell, 1 = the one before).
+bool reads_state(const CellSpec& spec, int state);
 
 // The body of a NASNet / ENAS network after its stem: three stages ("stage1" to
 // "stage3" blocks) of `cells_per_stage` `normal` cells each, named
 // "stageS/cell_N" with N counted across stages, and before stages 2 and 3 a
 // `reduction` cell ("reduction_cell_0", "reduction_cell_1") that doubles the
 // filters (`filters` is the first stage's). `prev` and `prev_prev` are the two
-// states the first cell reads; returns the last cell's output.
+// states the first cell reads; returns the last cell's output. A cell whose output
+// neither of the next two cells would read is kept in the next cell's output, so
+// every cell's weights reach the loss whatever cells a seed draws.
 Tensor stack_cell_stages(GraphBuilder& b, const CellSpec& normal, const CellSpec& reduction,
                          Tensor prev, Tensor prev_prev, double filters, int cells_per_stage);
 
