@@ -55,6 +55,11 @@ void write_text_file_atomic(const std::string& path, const std::string& text) {
 }
 
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  // An empty name would become the temporary ".tmp.PID" in the working folder and
+  // then fail to rename ("error: : cannot rename ..."): say what is wrong instead.
+  for (const auto& file : files) {
+    if (file.first.empty()) throw ConfigError("the output file name is empty");
+  }
   std::vector<std::string> temporaries;
   try {
     for (const auto& [path, text] : files) temporaries.push_back(write_temporary(path, text));
@@ -107,6 +112,11 @@ void prepare_output_path(const std::string& path, const std::string& flag) {
     if (!out) throw ConfigError(flag + " " + path + ": cannot write there");
   }
   std::remove(probe.c_str());
+}
+
+void prepare_required_output_path(const std::string& path, const std::string& flag) {
+  if (path.empty()) throw ConfigError(flag + " is empty");
+  prepare_output_path(path, flag);
 }
 
 namespace {

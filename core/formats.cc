@@ -157,7 +157,12 @@ OpGraph graph_from_json(const json& doc, const std::string& source) {
   check_fields(doc, {"format", "version", "name", "batch", "ops", "edges"}, top);
   OpGraph graph(get_string(doc, "name", top, false, source));
   graph.set_source(source);
-  if (doc.contains("batch")) graph.set_batch(get_number(doc, "batch", top, true));
+  if (doc.contains("batch")) {
+    // 0 would read as "no batch recorded" and print per-sample figures of batch 0.
+    const double batch = get_number(doc, "batch", top, true);
+    if (batch <= 0) fail(top, "batch", "must be > 0 (the samples one step processes), got 0");
+    graph.set_batch(batch);
+  }
   const json& ops = require(doc, "ops", top);
   if (!ops.is_array()) fail(top, "ops", "must be an array");
   if (ops.empty()) fail(top, "ops", "is empty: a training step needs at least one op");

@@ -51,12 +51,16 @@ void write_json_file(const std::string& path, const nlohmann::json& doc);
 // The JSON document in `path`; ParseError naming the file and the position.
 nlohmann::json read_json_file(const std::string& path);
 // Writes every (path, text) to its temporary file first, then renames them all:
-// a failed write (disk full, no permission) leaves none of them behind.
+// a failed write (disk full, no permission) leaves none of them behind. An empty
+// path is refused with ConfigError before anything is written.
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);
 // Before long work: creates `path`'s missing parent folders and checks that a file
 // can be written there. Throws ConfigError naming `flag` and `path`. Does nothing
 // for an empty path.
 void prepare_output_path(const std::string& path, const std::string& flag);
+// prepare_output_path for an output the command always writes: an empty `path`
+// (-o "") is refused with ConfigError "FLAG is empty" instead of being skipped.
+void prepare_required_output_path(const std::string& path, const std::string& flag);
 // Creates output folder `folder` (and its missing parents) for option `flag`
 // given `path`; returns whether it created anything (so that a failed run can
 // remove what it made). Refuses, with ConfigError, a folder whose nearest

@@ -6,11 +6,26 @@ namespace aware {
 
 namespace {
 
+// Beyond this magnitude fixed notation prints a wall of digits (1e300 is 301 of
+// them) that no reader counts: such values are written with an exponent instead.
+constexpr double kLargestFixed = 1e12;
+
+// `value` as "%.*f", or as "%.4e" beyond kLargestFixed, followed by `unit`.
+std::string fixed_or_exponent(double value, int decimals, const char* unit) {
+  char buffer[96];
+  if (value >= kLargestFixed || value <= -kLargestFixed) {
+    std::snprintf(buffer, sizeof buffer, "%.4e%s", value, unit);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.*f%s", decimals, value, unit);
+  }
+  return buffer;
+}
+
 // One snprintf per unit: the precision of each unit is the only thing the styles vary.
 std::string with_unit(double bytes, int gb_decimals, int mb_decimals, int kb_decimals) {
   char buffer[64];
   if (bytes >= 1e9) {
-    std::snprintf(buffer, sizeof buffer, "%.*f GB", gb_decimals, bytes / 1e9);
+    return fixed_or_exponent(bytes / 1e9, gb_decimals, " GB");
   } else if (bytes >= 1e6) {
     std::snprintf(buffer, sizeof buffer, "%.*f MB", mb_decimals, bytes / 1e6);
   } else {
@@ -27,11 +42,8 @@ std::string format_bytes(double bytes, BytesStyle style) {
       return with_unit(bytes, 2, 2, 1);
     case BytesStyle::kCompact:
       return with_unit(bytes, 2, 1, 0);
-    case BytesStyle::kGigabytes: {
-      char buffer[64];
-      std::snprintf(buffer, sizeof buffer, "%.3f GB", bytes / 1e9);
-      return buffer;
-    }
+    case BytesStyle::kGigabytes:
+      return fixed_or_exponent(bytes / 1e9, 3, " GB");
   }
   return with_unit(bytes, 2, 2, 1);  // unreachable: every style is handled above
 }
@@ -53,11 +65,7 @@ std::string format_ms(double us) {
   return buffer;
 }
 
-std::string format_fixed(double value, int decimals) {
-  char buffer[512];  // "%.0f" of 1e308 is 309 digits
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
+std::string format_fixed(double value, int decimals) { return fixed_or_exponent(value, decimals, ""); }
 
 std::string format_number(double value) {
   char buffer[32];

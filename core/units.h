@@ -20,6 +20,7 @@ enum class BytesStyle {
 };
 
 // `bytes` in `style`; GB from 1e9 bytes up, MB from 1e6, KB below (kTable, kCompact).
+// From 1e12 GB up the number has an exponent ("1.0000e+291 GB"), as in format_fixed.
 // The style has no default on purpose: every caller says which output it keeps.
 std::string format_bytes(double bytes, BytesStyle style);
 
@@ -33,6 +34,7 @@ std::string format_ms(double us);
 
 // `value` with exactly `decimals` digits after the point and no unit, as printf's
 // "%.*f" writes it ("0.12", "45.7", "3"): table cells whose unit is in the header.
+// From 1e12 in magnitude, "%.4e" ("4.6125e+299"): never hundreds of digits.
 std::string format_fixed(double value, int decimals);
 
 // `value` as printf's "%g" (and an ostream's default) writes it: six significant

@@ -250,6 +250,19 @@ TEST(Units, FixedNumberBytesAndMilliseconds) {
   EXPECT_EQ(first_line(""), "");
 }
 
+// Issue 39 (F-g_flopshuge, S24): FLOPs of 1e300 printed as 301 digits. Beyond 1e12
+// the formatters switch to an exponent; below it nothing changes.
+TEST(Units, HugeValuesHaveAnExponentNotHundredsOfDigits) {
+  EXPECT_EQ(format_fixed(999999999999.0, 1), "999999999999.0");
+  EXPECT_EQ(format_fixed(1e300, 3), "1.0000e+300");
+  EXPECT_EQ(format_fixed(-4.6125e299, 3), "-4.6125e+299");
+  EXPECT_EQ(format_bytes(1e300, BytesStyle::kTable), "1.0000e+291 GB");
+  EXPECT_EQ(format_bytes(1e300, BytesStyle::kCompact), "1.0000e+291 GB");
+  EXPECT_EQ(format_bytes(1e300, BytesStyle::kGigabytes), "1.0000e+291 GB");
+  EXPECT_EQ(format_bytes(2.5e12, BytesStyle::kTable), "2500.00 GB");
+  EXPECT_EQ(format_ms(1e300), "1.0000e+297 ms");
+}
+
 // A need just over the capacity reads differently from it (issue 39: "needs
 // 0.120 GB, has 0.120 GB").
 TEST(Units, MemoryShortfallReadsDifferently) {
