@@ -145,7 +145,7 @@ void print_step_result(const StepResult& r, const Cluster& cluster, const LowerB
   std::printf("lower bound    %s  (critical path %s, work %s)\n", format_ms(bound.bound_us()).c_str(),
               format_ms(bound.critical_path_us).c_str(), format_ms(bound.work_us).c_str());
   if (bound.bound_us() > 0)
-    std::printf("ratio to bound %.3f\n", r.step_time_us / bound.bound_us());
+    std::printf("ratio to bound %s\n", format_fixed(r.step_time_us / bound.bound_us(), 3).c_str());
   std::printf("bytes moved    %s in %d transfers\n",
               format_bytes(r.bytes_moved, BytesStyle::kTable).c_str(), r.transfers);
   std::printf("%-16s %12s %8s %12s\n", "device", "busy", "util", "peak mem");

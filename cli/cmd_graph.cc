@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <unistd.h>
 
 #include "cli/cli_common.h"
 #include "core/cost_model.h"
@@ -68,28 +69,84 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 void run_build(const BuildArgs& a) {
-  prepare_output_path(a.out, "-o");
+  prepare_required_output_path(a.out, "-o");
+  // As zoo:NAME:key=value refuses a key the model does not read, so do its flags:
+  // --seq-len on resnet50 would otherwise be ignored without a word.
+  const std::vector<std::string> used = zoo_model_option_keys(a.model);
+  ModelOptions options = a.options;
+  for (const std::string& key : model_option_keys()) {
+    if (*model_option_field(options, key) == 0) continue;
+    if (std::find(used.begin(), used.end(), key) != used.end()) continue;
+    auto flag = [](std::string name) {
+      std::replace(name.begin(), name.end(), '_', '-');
+      return "--" + name;
+    };
+    std::string flags;
+    for (const std::string& u : used) flags += (flags.empty() ? "" : ", ") + flag(u);
+    throw ConfigError(flag(key) + ": zoo model '" + a.model + "' does not use it (it uses: " +
+                      flags + ")");
+  }
   OpGraph graph = build_zoo_model(a.model, a.options);
   write_graph_file(graph, a.out);
   std::printf("wrote %s: %d ops, %d edges\n", a.out.c_str(), graph.num_ops(), graph.num_edges());
 }
 
-void run_family(const FamilyArgs& a) {
-  if (a.count < 1) throw ConfigError("--count must be at least 1");
-  if (a.seed < 0) throw ConfigError("--seed must not be negative");
-  create_output_folder(a.out_dir, "-o", a.out_dir);
+// Writes the family into `staging` (inside the output folder, so that the final
+// renames stay on one file system); returns the names of the files written there.
+std::vector<std::string> stage_family(const FamilyArgs& a, const std::filesystem::path& staging) {
   nlohmann::json split = {{"family", a.family}, {"train", nlohmann::json::array()},
                           {"test", nlohmann::json::array()}};
-  for (int i = 0; i < a.count; ++i) {
-    const std::uint64_t seed = static_cast<std::uint64_t>(a.seed) + i;
-    OpGraph graph = build_family_graph(a.family, seed);
-    const std::string file = graph.name() + ".json";
-    write_graph_file(graph, (std::filesystem::path(a.out_dir) / file).string());
-    split[seed % 4 == 0 ? "test" : "train"].push_back(file);
-    std::fprintf(stderr, "\r%s %d/%d", a.family.c_str(), i + 1, a.count);
+  std::vector<std::string> files;
+  try {
+    for (int i = 0; i < a.count; ++i) {
+      const std::uint64_t seed = static_cast<std::uint64_t>(a.seed) + i;
+      OpGraph graph = build_family_graph(a.family, seed);
+      const std::string file = graph.name() + ".json";
+      write_graph_file(graph, (staging / file).string());
+      files.push_back(file);
+      split[seed % 4 == 0 ? "test" : "train"].push_back(file);
+      std::fprintf(stderr, "\r%s %d/%d", a.family.c_str(), i + 1, a.count);
+    }
+  } catch (...) {
+    if (!files.empty()) std::fprintf(stderr, "\n");  // the error on a line of its own
+    throw;
   }
   std::fprintf(stderr, "\n");
-  write_json_file((std::filesystem::path(a.out_dir) / "split.json").string(), split);
+  write_json_file((staging / "split.json").string(), split);
+  files.push_back("split.json");
+  return files;
+}
+
+void run_family(const FamilyArgs& a) {
+  namespace fs = std::filesystem;
+  if (a.count < 1) throw ConfigError("--count must be at least 1");
+  if (a.seed < 0) throw ConfigError("--seed must not be negative");
+  if (a.out_dir.empty()) throw ConfigError("-o is empty");
+  const bool created = create_output_folder(a.out_dir, "-o", a.out_dir);
+  // Nothing half-written: the graphs and split.json go to a staging folder and are
+  // moved into place only once all of them are written; a failure (a seed that does
+  // not build, a full disk) removes the staging folder and a folder this run made.
+  const fs::path out(a.out_dir);
+  const fs::path staging = out / (".aware-family.tmp." + std::to_string(::getpid()));
+  std::error_code ec;
+  try {
+    fs::create_directory(staging, ec);
+    if (ec) throw ConfigError("-o " + a.out_dir + ": cannot write there (" + ec.message() + ")");
+    const std::vector<std::string> files = stage_family(a, staging);
+    for (const std::string& file : files) {
+      if (fs::is_directory(out / file, ec))
+        throw ConfigError("-o " + a.out_dir + ": '" + file + "' is a folder, not a file");
+    }
+    for (const std::string& file : files) {
+      fs::rename(staging / file, out / file, ec);
+      if (ec) throw ConfigError("-o " + a.out_dir + ": cannot move '" + file + "' into place (" + ec.message() + ")");
+    }
+    fs::remove(staging, ec);
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    if (created) fs::remove_all(out, ec);
+    throw;
+  }
   std::printf("wrote %d %s graphs and split.json to %s\n", a.count, a.family.c_str(),
               a.out_dir.c_str());
 }
@@ -101,17 +158,20 @@ void run_info(const InfoArgs& a) {
   const LowerBound bound = lower_bound(graph, cluster, costs);
   const CriticalPath path = compute_critical_path(graph, costs);
   std::map<std::string, int> phases, forward_types;
-  double output_bytes = 0, params = 0, forward_flops = 0;
+  double output_bytes = 0, weight_bytes = 0, forward_flops = 0;
   for (const Op& op : graph.ops()) {
     ++phases[phase_name(op.phase)];
     output_bytes += op.total_output_bytes();
-    if (op.type == "VariableV2") params += op.param_bytes / 4;  // fp32 weights
     if (op.phase == Phase::kForward) {
+      // The weights are what forward ops hold (the builders' VariableV2s; any op of
+      // a random or hand-written graph); update ops hold the optimizer's slots.
+      weight_bytes += op.param_bytes;
       forward_flops += op.flops;
       if (op.type != "VariableV2" && op.type != "Placeholder") ++forward_types[op.type];
     }
   }
-  const double per_sample = graph.batch() > 0 ? forward_flops / graph.batch() : forward_flops;
+  const double params = weight_bytes / 4;  // fp32 weights
+  const bool has_batch = graph.batch() > 0;
   if (a.json) {
     nlohmann::json out = {{"graph", graph.name()},
                           {"ops", graph.num_ops()},
@@ -120,9 +180,7 @@ void run_info(const InfoArgs& a) {
                           {"flops", graph.total_flops()},
                           {"param_bytes", graph.total_param_bytes()},
                           {"trainable_params", params},
-                          {"batch", graph.batch()},
                           {"forward_flops", forward_flops},
-                          {"forward_flops_per_sample", per_sample},
                           {"forward_op_types", forward_types},
                           {"output_bytes", output_bytes},
                           {"cluster", cluster.name()},
@@ -130,6 +188,11 @@ void run_info(const InfoArgs& a) {
                           {"critical_path_ops", path.ops.size()},
                           {"work_bound_us", bound.work_us},
                           {"lower_bound_us", bound.bound_us()}};
+    // Without a batch there are no per-sample figures (not "per sample of batch 0").
+    if (has_batch) {
+      out["batch"] = graph.batch();
+      out["forward_flops_per_sample"] = forward_flops / graph.batch();
+    }
     std::cout << out.dump(1) << "\n";
     return;
   }
@@ -137,10 +200,18 @@ void run_info(const InfoArgs& a) {
   std::printf("ops            %d (forward %d, backward %d, update %d)\n", graph.num_ops(),
               phases["forward"], phases["backward"], phases["update"]);
   std::printf("edges          %d\n", graph.num_edges());
-  std::printf("FLOPs          %.3f GFLOP\n", graph.total_flops() / 1e9);
-  std::printf("parameters     %.0f trainable (%s with the optimizer's state)\n", params,
+  std::printf("FLOPs          %s GFLOP\n", format_fixed(graph.total_flops() / 1e9, 3).c_str());
+  std::printf("parameters     %s trainable (%s of weights, %s with the optimizer's state)\n",
+              format_fixed(params, 0).c_str(), format_bytes(weight_bytes, BytesStyle::kTable).c_str(),
               format_bytes(graph.total_param_bytes(), BytesStyle::kTable).c_str());
-  std::printf("forward       %.3f GFLOP per sample (batch %.0f)\n", per_sample / 1e9, graph.batch());
+  if (has_batch) {
+    std::printf("forward       %s GFLOP per sample (batch %s)\n",
+                format_fixed(forward_flops / graph.batch() / 1e9, 3).c_str(),
+                format_fixed(graph.batch(), 0).c_str());
+  } else {
+    std::printf("forward       %s GFLOP (no batch recorded)\n",
+                format_fixed(forward_flops / 1e9, 3).c_str());
+  }
   std::vector<std::pair<int, std::string>> types;
   for (const auto& [type, count] : forward_types) types.push_back({-count, type});
   std::sort(types.begin(), types.end());
@@ -178,7 +249,7 @@ OpGraph import_model(const std::string& path, const ModelImportOptions& options,
 }
 
 void run_import(const ImportArgs& a) {
-  prepare_output_path(a.out, "-o");
+  prepare_required_output_path(a.out, "-o");
   ModelImportOptions options;
   options.batch = a.batch;
   options.optimizer = a.optimizer;

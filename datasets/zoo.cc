@@ -1,6 +1,8 @@
 // The zoo registry: model name -> builder. Builders live one family per file.
 #include "datasets/zoo.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -82,6 +84,60 @@ const ZooEntry& find_entry(const std::string& name) {
   return it->second;
 }
 
+// The most ops a zoo graph may have, as for random:N (datasets/README.md): a
+// million-op graph builds in a few seconds and about 1 GB, and its JSON is the
+// largest that `aware bench read` measures (docs/performance.md).
+constexpr double kMaxZooOps = 1000000;
+
+std::string with_commas(double value) {
+  std::string digits = std::to_string(static_cast<long long>(value));
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return digits;
+}
+
+// Refuses options whose graph would pass kMaxZooOps, before building it: the op
+// count grows only with `layers` (a stack or a cell per layer) and `seq_len` (an
+// unrolled step per token), linearly in each and so bilinearly in both, so builds
+// at 2 and 3 give the count at any size (within a few ops) in milliseconds.
+void check_zoo_size(const std::string& name, const ZooEntry& entry, const ModelOptions& options) {
+  const auto uses = [&](const std::string& key) {
+    return std::find(entry.keys.begin(), entry.keys.end(), key) != entry.keys.end();
+  };
+  const bool layers = uses("layers") && options.layers > 0;
+  const bool seq_len = uses("seq_len") && options.seq_len > 0;
+  if (!layers && !seq_len) return;
+  const auto ops_at = [&](int layer_count, int steps) {
+    ModelOptions probe = options;
+    if (layers) probe.layers = layer_count;
+    if (seq_len) probe.seq_len = steps;
+    return static_cast<double>(entry.build(probe).num_ops());
+  };
+  const double base = ops_at(2, 2);
+  const double per_layer = layers ? ops_at(3, 2) - base : 0;
+  const double per_step = seq_len ? ops_at(2, 3) - base : 0;
+  const double per_both = layers && seq_len ? ops_at(3, 3) - base - per_layer - per_step : 0;
+  const double l = layers ? options.layers - 2.0 : 0, s = seq_len ? options.seq_len - 2.0 : 0;
+  const double estimate = base + per_layer * l + per_step * s + per_both * l * s;
+  if (estimate <= kMaxZooOps) return;
+  std::string given;
+  if (layers) given = "layers=" + std::to_string(options.layers);
+  if (seq_len) given += (given.empty() ? "" : " and ") + std::string("seq_len=") +
+                        std::to_string(options.seq_len);
+  std::string most;
+  if (layers != seq_len) {
+    // The largest value of the one key that stays within the limit.
+    const double slope = layers ? per_layer : per_step;
+    if (slope > 0) {
+      const double top = 2 + std::floor((kMaxZooOps - base) / slope);
+      most = "; " + std::string(layers ? "layers" : "seq_len") + " up to " + with_commas(top) +
+             " here";
+    }
+  }
+  throw ConfigError("zoo model '" + name + "': " + given + " would make about " +
+                    with_commas(estimate) + " ops, above the limit of " + with_commas(kMaxZooOps) +
+                    " ops per graph" + most);
+}
+
 }  // namespace
 
 std::vector<std::string> zoo_model_names() {
@@ -122,13 +178,13 @@ OpGraph build_zoo_model(const std::string& name, const ModelOptions& options) {
                         "for the model's default), got " + std::to_string(value));
     }
   }
-  for (int value : {options.batch, options.seq_len, options.hidden, options.layers, options.vocab,
-                    options.image_size}) {
+  for (const auto& [field, value] : fields) {
     if (value > 1000000) {
-      throw ConfigError("zoo model '" + name + "': option value " + std::to_string(value) +
-                        " is too large");
+      throw ConfigError("zoo model '" + name + "': option '" + field + "' is " +
+                        std::to_string(value) + ", above the limit of 1000000");
     }
   }
+  check_zoo_size(name, entry, options);
   OpGraph graph = entry.build(options);
   graph.set_name(name);
   graph.set_source("zoo:" + name);
