@@ -1,17 +1,60 @@
 #include "cli/cli_common.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/errors.h"
 #include "core/formats.h"
+#include "core/units.h"
 #include "datasets/families.h"
 #include "datasets/load.h"
 #include "datasets/zoo.h"
 
 namespace aware::cli {
+
+CLI::Validator whole_range(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& input) -> std::string {
+        std::size_t used = 0;
+        long long value = 0;
+        try {
+          value = std::stoll(input, &used);
+        } catch (const std::out_of_range&) {
+          return "'" + input + "' is too large (" + std::to_string(min) + ".." + std::to_string(max) + ")";
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (input.empty() || used != input.size()) return "'" + input + "' is not a whole number";
+        if (value < min || value > max)
+          return "'" + input + "' is out of range " + std::to_string(min) + ".." + std::to_string(max);
+        return "";
+      },
+      "INT in " + std::to_string(min) + ".." + std::to_string(max));
+}
+
+CLI::Validator number_range(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& input) -> std::string {
+        std::size_t used = 0;
+        double value = 0;
+        try {
+          value = std::stod(input, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (input.empty() || used != input.size()) return "'" + input + "' is not a number";
+        if (!std::isfinite(value)) return "'" + input + "' is not a finite number";
+        if (value < min || value > max)
+          return "'" + input + "' is out of range " + format_number(min) + ".." + format_number(max);
+        return "";
+      },
+      "NUMBER in " + format_number(min) + ".." + format_number(max));
+}
 
 const std::string& graph_spec_help() {
   static const std::string text = [] {
@@ -45,7 +88,12 @@ void add_evaluator_options(CLI::App* command, EvaluatorChoice& choice, const std
 
 Options evaluator_options(const EvaluatorChoice& choice) {
   Options opts = parse_kv(choice.options, "--option");
-  if (!choice.mode.empty()) opts["mode"] = choice.mode;
+  if (!choice.mode.empty()) {
+    const auto given = opts.find("mode");
+    if (given != opts.end() && given->second != choice.mode)
+      throw ConfigError("--mode " + choice.mode + " and --option mode=" + given->second + " disagree");
+    opts["mode"] = choice.mode;
+  }
   return opts;
 }
 
@@ -63,6 +111,7 @@ StepInputs load_step_inputs(const std::string& graph_spec, const std::string& cl
                             std::uint64_t seed, long long budget_evals) {
   StepInputs in{load_graph(graph_spec), load_cluster(cluster_spec), make_evaluator(evaluator),
                 std::nullopt};
+  if (evaluator.name == "cpu") require_cpu_devices(in.cluster, cluster_spec, "--evaluator cpu");
   if (!strategy_spec.empty())
     in.strategy = run_strategy_rewrite(strategy_spec, in.original, in.cluster, in.evaluator.get(),
                                        seed, budget_evals);
@@ -73,18 +122,27 @@ std::string table_format(const std::string& format, bool json, const std::string
   if (json && !format.empty() && format != "json")
     throw ConfigError("--json and --format " + format + " disagree");
   std::string f = json ? "json" : format;
-  if (f.empty()) {
-    const auto ends_with = [&](const char* suffix) {
-      const std::string s(suffix);
-      return out.size() >= s.size() && out.compare(out.size() - s.size(), s.size(), s) == 0;
-    };
-    f = ends_with(".md") ? "md" : ends_with(".csv") ? "csv" : ends_with(".json") ? "json" : "table";
-  }
-  if (f != "table" && f != "md" && f != "csv" && f != "json")
+  if (f != "" && f != "table" && f != "md" && f != "csv" && f != "json")
     throw ConfigError("--format must be table, md, csv or json, got '" + f + "'");
+  // What -o's extension says: .md, .csv, .json, .txt (the plain table); none
+  // says nothing. Another extension, or one that contradicts --format/--json,
+  // would write one format into a file named for another: refused.
+  const std::string ext = std::filesystem::path(out).extension().string();
+  std::string from_ext;
+  if (ext == ".md") from_ext = "md";
+  else if (ext == ".csv") from_ext = "csv";
+  else if (ext == ".json") from_ext = "json";
+  else if (ext == ".txt") from_ext = "table";
+  else if (!ext.empty() && f.empty())
+    throw ConfigError("-o " + out + ": '" + ext +
+                      "' is not a table file's extension (.md, .csv, .json, or .txt for the plain table); "
+                      "or give --format");
+  if (!f.empty() && !from_ext.empty() && f != from_ext)
+    throw ConfigError((json ? std::string("--json") : "--format " + f) + " and -o " + out + " (a " + from_ext +
+                      " file by its extension) disagree");
+  if (f.empty()) f = from_ext.empty() ? "table" : from_ext;
   return f;
 }
-
 
 nlohmann::json step_result_json(const StepResult& r, const Cluster& cluster, const LowerBound& bound) {
   nlohmann::json devices = nlohmann::json::array();

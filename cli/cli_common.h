@@ -84,13 +84,21 @@ StepInputs load_step_inputs(const std::string& graph_spec, const std::string& cl
 std::string registered_names_help(const std::string& label, const std::vector<std::string>& names,
                                   const std::string& list_kind);
 
+// Option checks in the place of CLI::Range, whose message reads "Value abc not
+// in range 1 to 10" for a word and lets "nan" through a floating range:
+// whole_range refuses anything but a whole number (naming it), then the range;
+// number_range refuses anything but a finite number, then the range.
+CLI::Validator whole_range(long long min, long long max);
+CLI::Validator number_range(double min, double max);
+
 // The help text of every --graph option: what a graph spec may be, with the
 // zoo's model names from the zoo itself.
 const std::string& graph_spec_help();
 
 // The format of a results table: --json wins, then an explicit --format, then the
-// extension of -o (.md, .csv, .json), else "table". Throws ConfigError for an
-// unknown format or a --json that contradicts --format.
+// extension of -o (.md, .csv, .json, .txt for "table"), else "table". Throws
+// ConfigError for an unknown format, a --json that contradicts --format, an -o
+// extension that contradicts either, or an unknown -o extension without --format.
 std::string table_format(const std::string& format, bool json, const std::string& out);
 
 

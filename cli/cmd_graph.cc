@@ -335,7 +335,7 @@ void add_graph_commands(CLI::App& app) {
   CLI::App* b = graph->add_subcommand("build", "Build a zoo model's training-step graph");
   b->add_option("--model", build->model, "Model: " + join(zoo_model_names()))->required();
   b->add_option("--batch", build->options.batch, "Batch size (default: the model's)")
-      ->check(CLI::Range(1, 1000000));
+      ->check(whole_range(1, 1000000));
   b->add_option("--seq-len", build->options.seq_len, "Sequence length (recurrent/attention models)");
   b->add_option("--hidden", build->options.hidden, "Hidden size (recurrent/attention models)");
   b->add_option("--layers", build->options.layers, "Layers per stack");
@@ -362,7 +362,7 @@ void add_graph_commands(CLI::App& app) {
   auto imp = std::make_shared<ImportArgs>();
   CLI::App* m = graph->add_subcommand("import", "Import an ONNX or TorchScript model as a training-step graph");
   m->add_option("model", imp->model, "MODEL.onnx, or a TorchScript MODEL.pt (.pth, .ts)")->required();
-  m->add_option("--batch", imp->batch, "Batch size: the data inputs' first dimension")->check(CLI::Range(1, 10000000));
+  m->add_option("--batch", imp->batch, "Batch size: the data inputs' first dimension")->check(whole_range(1, 10000000));
   m->add_option("--input-shape", imp->input_shapes, "NAME=AxBx... for a data input (repeatable)");
   m->add_option("--optimizer", imp->optimizer, "sgd, momentum, rmsprop or adam")->capture_default_str();
   m->add_option("-o,--output", imp->out, "Output graph JSON")->required();

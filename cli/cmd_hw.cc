@@ -61,15 +61,7 @@ void run_calibrate(const CalibrateArgs& a) {
   const Cluster base = host_cluster(spec, a.devices);
   // The cpu backend measures this machine's cores: a cluster of other devices
   // (preset:k40x4) would come out as K40s with 12 GB and this CPU's rates.
-  if (a.backend == "cpu") {
-    for (int d = 0; d < base.num_devices(); ++d) {
-      const Device& dev = base.device(d);
-      if (dev.kind != "cpu")
-        throw ConfigError("--cluster " + spec + ": device '" + dev.name + "' is a " + dev.kind +
-                          ", but --backend cpu measures this machine's CPU cores; give a cluster of cpu "
-                          "devices (the default, preset:cpu-host, or a file)");
-    }
-  }
+  if (a.backend == "cpu") require_cpu_devices(base, spec, "--backend cpu");
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.backend, "", a.options);
   HardwareEvaluator& hw = as_hardware(*evaluator, a.backend);
 
@@ -160,7 +152,7 @@ void add_hw_commands(CLI::App& app) {
     c->add_option("--rounds", args->rounds,
                   "Profile every graph this many times, round after round (median of the rounds)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 1000));
+        ->check(whole_range(1, 1000));
     c->add_flag("--json", args->json, "Print one JSON object");
     c->callback([args, devices] {
       args->devices_given = devices->count() > 0;

@@ -41,9 +41,9 @@ void add_reproduce_command(CLI::App& app) {
   c->add_option("--seeds", a->seeds, "Seeds, comma-separated (default: the budget's)");
   c->add_option("--evals", a->evals,
                 "Evaluations per search (>= 1), replacing the budget's (its cases stay; fusion keeps its own)")
-      ->check(CLI::Range(0LL, 100000000LL));
+      ->check(whole_range(0, 100000000));
   c->add_option("--jobs", a->jobs, "Cells run at once, each a process (default: the cores)")
-      ->check(CLI::Range(0, 256));
+      ->check(whole_range(0, 256));
   c->add_option("-o,--output", a->out, "Folder for the cells, REPORT.md and summary.json")->required();
   c->add_option("--gui", a->gui,
                 "aware-gui, which draws the compare charts (default: found next to this binary or in the "

@@ -1,5 +1,6 @@
 // `aware`: the workbench's command line. Every subcommand has --help; those that
 // print results also take --json and then print one JSON object.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -25,6 +26,39 @@ void report_error(const std::string& message, bool json) {
   if (aware::stderr_progress_line_open()) std::fputc('\n', stderr);
   std::fprintf(stderr, "error: %s\n", message.c_str());
   if (json) std::printf("%s\n", nlohmann::json({{"error", message}}).dump().c_str());
+}
+
+// Every floating option of every command refuses nan and inf: CLI11 parses both,
+// and a range check lets nan through (each comparison with it is false). One pass
+// over the tree, so that an option added later has the check too.
+void refuse_non_finite_numbers(CLI::App& app) {
+  const CLI::Validator finite(
+      [](std::string& input) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(input.c_str(), &end);
+        if (!input.empty() && *end == '\0' && !std::isfinite(value))
+          return "'" + input + "' is not a finite number";
+        return "";  // a finite number, or not a number at all (the conversion says so)
+      },
+      "");
+  for (CLI::Option* option : app.get_options())
+    if (option->get_type_name() == "FLOAT") option->check(finite);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_non_finite_numbers(*sub);
+}
+
+// "aware graph build --help": the subcommands named on the command line.
+std::string help_command(CLI::App& app, int argc, char** argv) {
+  std::string command = "aware";
+  CLI::App* at = &app;
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    CLI::App* sub = nullptr;
+    for (CLI::App* s : at->get_subcommands([](CLI::App*) { return true; }))
+      if (s->get_name() == argv[i]) sub = s;
+    if (sub == nullptr) break;
+    command += std::string(" ") + argv[i];
+    at = sub;
+  }
+  return command + " --help";
 }
 
 bool wants_json(int argc, char** argv) {
@@ -93,6 +127,7 @@ int main(int argc, char** argv) {
 #ifdef AWARE_HAVE_RL
   aware::cli::add_search_commands(app);
 #endif
+  refuse_non_finite_numbers(app);
   // CLI11 would answer "A subcommand is required" for a misspelt one: name it.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -107,11 +142,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and friends exit 0 through here; a real parse error with --json
-    // also gets its JSON line.
-    const int code = app.exit(e);
-    if (code != 0 && json) std::printf("%s\n", nlohmann::json({{"error", e.what()}}).dump().c_str());
-    return code;
+    // --help and friends exit 0 through here and print what they print. A real
+    // parse error is one line like every other error, naming the command's help.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    return fail(std::string(e.what()) + " (see " + help_command(app, argc, argv) + ")", e.get_exit_code());
   } catch (const aware::Error& e) {
     return fail(e.what(), 1);
   } catch (const std::exception& e) {

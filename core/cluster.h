@@ -158,4 +158,10 @@ namespace aware {
 // The first `count` devices of `cluster` with every switch and the links among
 // them (for "the same box with fewer GPUs"). Throws ConfigError on a bad count.
 Cluster restrict_devices(const Cluster& cluster, int count);
+
+// For the cpu executor and its calibration: every device of `cluster` must be of
+// kind "cpu" (this machine's cores). Throws ConfigError naming `cluster_spec`,
+// the first other device and its kind, and `who` ("--backend cpu"), so that a
+// preset of GPUs is never "measured" on CPU cores.
+void require_cpu_devices(const Cluster& cluster, const std::string& cluster_spec, const std::string& who);
 }  // namespace aware

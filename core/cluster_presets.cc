@@ -280,6 +280,16 @@ Cluster load_cluster(const std::string& spec) {
   return read_cluster_file(spec);
 }
 
+void require_cpu_devices(const Cluster& cluster, const std::string& cluster_spec, const std::string& who) {
+  for (int d = 0; d < cluster.num_devices(); ++d) {
+    const Device& dev = cluster.device(d);
+    if (dev.kind != "cpu")
+      throw ConfigError("--cluster " + cluster_spec + ": device '" + dev.name + "' is a " + dev.kind + ", but " +
+                        who + " runs on this machine's CPU cores; give a cluster of cpu devices "
+                        "(preset:cpu-host, or one that aware calibrate wrote)");
+  }
+}
+
 Cluster restrict_devices(const Cluster& cluster, int count) {
   if (count < 1 || count > cluster.num_devices()) {
     throw ConfigError("cluster '" + cluster.name() + "' has " +

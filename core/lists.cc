@@ -1,5 +1,6 @@
 #include "core/lists.h"
 
+#include <set>
 #include <sstream>
 
 #include "core/errors.h"
@@ -50,9 +51,24 @@ Options parse_kv(const std::vector<std::string>& items, const std::string& flag)
   for (const auto& kv : items) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) throw ConfigError(flag + " '" + kv + "' must be KEY=VALUE");
-    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+    // The same key twice would keep the last value without a word.
+    if (!out.emplace(kv.substr(0, eq), kv.substr(eq + 1)).second)
+      throw ConfigError(flag + ": key '" + kv.substr(0, eq) + "' is given twice");
   }
   return out;
+}
+
+void refuse_repeated(const std::vector<std::string>& items, const std::string& flag) {
+  std::set<std::string> seen;
+  for (const std::string& item : items)
+    if (!seen.insert(item).second)
+      throw ConfigError(flag + ": '" + item + "' is given twice (each item once)");
+}
+
+void refuse_repeated(const std::vector<int>& items, const std::string& flag) {
+  std::vector<std::string> text;
+  for (int item : items) text.push_back(std::to_string(item));
+  refuse_repeated(text, flag);
 }
 
 }  // namespace aware

@@ -18,7 +18,14 @@ std::vector<std::string> split_list(const std::string& text);
 std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min, int max,
                                 const std::string& what);
 
-// {"k=v", ...} -> Options; throws ConfigError naming `flag` for an item without '='.
+// Throws ConfigError naming `flag` and the first item that appears twice in
+// `items` ("--collectives: 'ring' is given twice"): a repeated item would be
+// run and listed twice.
+void refuse_repeated(const std::vector<std::string>& items, const std::string& flag);
+void refuse_repeated(const std::vector<int>& items, const std::string& flag);
+
+// {"k=v", ...} -> Options; throws ConfigError naming `flag` for an item without '='
+// or a key given twice.
 Options parse_kv(const std::vector<std::string>& items, const std::string& flag);
 
 }  // namespace aware

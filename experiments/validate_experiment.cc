@@ -105,6 +105,7 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   std::vector<OpGraph> graphs;
   for (const std::string& spec : a.graphs) graphs.push_back(load_graph(spec));
   const Cluster cluster = load_cluster(a.cluster);
+  if (a.backend == "cpu") require_cpu_devices(cluster, a.cluster, "--backend cpu");
   // The uncalibrated column's cluster: named by the user, or this machine's host
   // preset; an error names which, and the --cluster it has to match.
   const std::string uncalibrated_spec =

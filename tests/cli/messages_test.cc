@@ -126,18 +126,35 @@ TEST(CliMessages, CalibrateRefusesDeviceCountsBelowOneAndOtherDevices) {
   }
   const Outcome k40 = aware("calibrate --devices 1 --cluster preset:k40x4 -o " + tmp("cal-39.json"));
   EXPECT_EQ(k40.exit_code, 1);
-  EXPECT_TRUE(contains(k40.output, "device 'gpu0' is a K40, but --backend cpu measures this machine's CPU cores"))
+  EXPECT_TRUE(contains(k40.output, "device 'gpu0' is a K40, but --backend cpu runs on this machine's CPU cores"))
       << k40.output;
   EXPECT_FALSE(std::filesystem::exists(tmp("cal-39.json")));
 }
 
 TEST(CliMessages, ValidateNamesTheUncalibratedClusterItDefaultedTo) {
   if (!has_command("validate")) GTEST_SKIP() << "this build has no hardware executors";
-  const Outcome r = aware("validate --graph zoo:resnet50:batch=1,image_size=32 --cluster preset:k40x4 "
-                          "--methods m-etf --random 0 --rounds 1 --simulators analytic");
+  // A cluster of GPUs is refused for the cpu backend, naming the device.
+  const Outcome k40 = aware("validate --graph zoo:resnet50:batch=1,image_size=32 --cluster preset:k40x4 "
+                            "--methods m-etf --random 0 --rounds 1 --simulators analytic");
+  EXPECT_EQ(k40.exit_code, 1);
+  EXPECT_TRUE(contains(k40.output, "device 'gpu0' is a K40, but --backend cpu runs on this machine's CPU cores"))
+      << k40.output;
+  // Four cpu devices: more than the default uncalibrated cluster (preset:cpu-host,
+  // two cores) gives, and the message names both, and which one the user did not give.
+  std::string devices, links;
+  for (int d = 0; d < 4; ++d) {
+    const std::string name = "cpu" + std::to_string(d);
+    devices += std::string(d ? "," : "") + R"({"name":")" + name +
+               R"(","kind":"cpu","peak_flops":1e11,"memory_bytes":1e10,"memory_Bps":1e10})";
+    links += std::string(d ? "," : "") + R"({"name":"l)" + std::to_string(d) + R"(","a":")" + name +
+             R"(","b":"mem","bandwidth_Bps":1e10,"latency_us":1})";
+  }
+  write(tmp("cpu4-39.json"), R"({"format":"aware-cluster","version":1,"name":"cpu4","devices":[)" + devices +
+                                 R"(],"switches":["mem"],"links":[)" + links + "]}");
+  const Outcome r = aware("validate --graph zoo:resnet50:batch=1,image_size=32 --cluster " + tmp("cpu4-39.json") +
+                          " --methods m-etf --random 0 --rounds 1 --simulators analytic");
   EXPECT_EQ(r.exit_code, 1);
-  // It names both clusters, and which one the user did not give.
-  EXPECT_TRUE(contains(r.output, "--cluster preset:k40x4 has 4 devices")) << r.output;
+  EXPECT_TRUE(contains(r.output, "cpu4-39.json has 4 devices")) << r.output;
   EXPECT_TRUE(contains(r.output, "preset:cpu-host (the default for --backend cpu)")) << r.output;
 }
 
@@ -211,6 +228,61 @@ TEST(CliMessages, CompareDeviceCountsSayTheRange) {
   const Outcome word = aware("compare --models resnet50 --cluster k40x4 --methods m-etf --devices 2x");
   EXPECT_EQ(word.exit_code, 1);
   EXPECT_TRUE(contains(word.output, "'2x' is not a device count")) << word.output;
+}
+
+}  // namespace
+
+namespace {
+
+// Fresh-corpus rows: command-line parse errors are one `error:` line naming the
+// command's help; numbers are checked as numbers; a table's format and -o's
+// extension agree; an option is not given twice or two ways.
+TEST(CliMessages, ParseErrorsAreOneErrorLine) {
+  const Outcome missing = aware("graph build -o " + tmp("x.json"));
+  EXPECT_EQ(missing.output, "error: --model is required (see aware graph build --help)\n");
+  EXPECT_NE(missing.exit_code, 0);
+  const Outcome word = aware("graph build --model resnet50 --batch abc -o " + tmp("x.json"));
+  EXPECT_EQ(word.output, "error: --batch: 'abc' is not a whole number (see aware graph build --help)\n");
+  const Outcome half = aware("graph build --model resnet50 --batch 2.5 -o " + tmp("x.json"));
+  EXPECT_TRUE(contains(half.output, "'2.5' is not a whole number")) << half.output;
+  const Outcome big = aware("graph build --model resnet50 --batch 99999999999999999999 -o " + tmp("x.json"));
+  EXPECT_TRUE(contains(big.output, "is too large (1..1000000)")) << big.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp("x.json")));
+}
+
+TEST(CliMessages, TableFormatAndExtensionAgree) {
+  const std::string place = "compare --models resnet50 --cluster k40x2 --methods m-topo ";
+  const Outcome xml = aware(place + "-o " + tmp("cmp-39.xml"));
+  EXPECT_EQ(xml.exit_code, 1);
+  EXPECT_TRUE(contains(xml.output, "'.xml' is not a table file's extension")) << xml.output;
+  const Outcome clash = aware(place + "--format csv -o " + tmp("cmp-39.json"));
+  EXPECT_EQ(clash.exit_code, 1);
+  EXPECT_TRUE(contains(clash.output, "--format csv and -o " + tmp("cmp-39.json") + " (a json file by its extension) disagree"))
+      << clash.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp("cmp-39.xml")));
+  EXPECT_FALSE(std::filesystem::exists(tmp("cmp-39.json")));
+  // An explicit --format with an extension of its own choosing is the user's call.
+  const Outcome ok = aware(place + "--format csv -o " + tmp("cmp-39.dat"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
+TEST(CliMessages, EvaluatorOptionsAreGivenOnce) {
+  const std::string sim = "simulate --graph zoo:resnet50:batch=1,image_size=32 --cluster preset:k40x2 ";
+  const Outcome both = aware(sim + "--mode contention --option mode=placeto");
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_TRUE(contains(both.output, "--mode contention and --option mode=placeto disagree")) << both.output;
+  const Outcome twice = aware(sim + "--option mode=contention --option mode=placeto");
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_TRUE(contains(twice.output, "--option: key 'mode' is given twice")) << twice.output;
+  EXPECT_EQ(aware(sim + "--mode placeto --option mode=placeto").exit_code, 0);  // agreeing is fine
+}
+
+TEST(CliMessages, CpuEvaluatorRefusesAClusterOfGpus) {
+  if (!has_command("calibrate")) GTEST_SKIP() << "this build has no hardware executors";
+  const Outcome r = aware("simulate --graph zoo:resnet50:batch=1,image_size=32 --cluster preset:k40x2 --evaluator cpu");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output, "device 'gpu0' is a K40, but --evaluator cpu runs on this machine's CPU cores"))
+      << r.output;
 }
 
 }  // namespace
