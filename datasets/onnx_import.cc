@@ -68,6 +68,39 @@ std::vector<std::int64_t> ints_attr(const onnx::NodeProto& n, const std::string&
   return a != nullptr ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end()) : std::vector<std::int64_t>{};
 }
 
+// Whether `text` is well-formed UTF-8: no stray continuation byte, no overlong
+// form, no surrogate, nothing past U+10FFFF.
+bool valid_utf8(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = byte(i);
+    size_t extra = 0;
+    std::uint32_t code = 0;
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    } else if ((lead & 0xE0) == 0xC0) {
+      extra = 1, code = lead & 0x1F;
+    } else if ((lead & 0xF0) == 0xE0) {
+      extra = 2, code = lead & 0x0F;
+    } else if ((lead & 0xF8) == 0xF0) {
+      extra = 3, code = lead & 0x07;
+    } else {
+      return false;
+    }
+    if (i + extra >= text.size()) return false;  // cut short
+    for (size_t k = 1; k <= extra; ++k) {
+      if ((byte(i + k) & 0xC0) != 0x80) return false;
+      code = (code << 6) | (byte(i + k) & 0x3F);
+    }
+    const std::uint32_t smallest[] = {0, 0x80, 0x800, 0x10000};
+    if (code < smallest[extra] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
 // Ops whose output size is known only when the model runs, whatever the input
 // shapes: a dynamic dimension they give comes from the data.
 bool sized_by_data(const std::string& op) {
@@ -206,6 +239,33 @@ class Importer : public datasets_detail::ImporterBase {
     if (bytes.empty()) throw ParseError(path_ + ": empty file (not an ONNX model)");
     if (!model_.ParseFromString(bytes) || !model_.has_graph() || model_.graph().node_size() == 0)
       throw ParseError(path_ + ": not an ONNX model, or truncated (the protobuf does not parse to a graph with nodes)");
+    check_names();
+  }
+
+  // The names the graph file and messages carry are text: protobuf (proto2)
+  // does not check that a string field is UTF-8, and JSON cannot hold other bytes.
+  void check_names() const {
+    const auto check = [&](const std::string& text, const std::string& what) {
+      if (!valid_utf8(text)) throw ParseError(path_ + ": " + what + " is not valid UTF-8 text");
+    };
+    check(graph().name(), "the graph's name");
+    for (int i = 0; i < graph().node_size(); ++i) {
+      const auto& n = graph().node(i);
+      const std::string which = "node " + std::to_string(i);
+      check(n.name(), which + "'s name");
+      check(n.op_type(), which + "'s op type");
+      check(n.domain(), which + "'s domain");
+      for (const auto& t : n.input()) check(t, "an input name of " + which);
+      for (const auto& t : n.output()) check(t, "an output name of " + which);
+      for (const auto& a : n.attribute()) check(a.name() + a.s(), "an attribute of " + which);
+    }
+    for (const auto& t : graph().initializer()) check(t.name(), "an initializer's name");
+    for (const auto* list : {&graph().input(), &graph().output(), &graph().value_info()})
+      for (const auto& v : *list) {
+        check(v.name(), "a graph input, output or value name");
+        if (v.type().has_tensor_type())
+          for (const auto& d : v.type().tensor_type().shape().dim()) check(d.dim_param(), "the dimension names of '" + v.name() + "'");
+      }
   }
 
   void check_opset() {
@@ -439,6 +499,10 @@ class Importer : public datasets_detail::ImporterBase {
     if (const auto it = tensors_.find(name); it != tensors_.end()) return it->second;
     if (params_.count(name)) {
       const std::vector<double> dims = shapes_.at(name);
+      for (double d : dims)
+        if (!(d >= 1))
+          throw ParseError(path_ + ": parameter '" + name + "' has the shape " + datasets_detail::dims_text(dims) +
+                           " (an empty or negative dimension)");
       const Tensor v = b.variable(name, dims.empty() ? std::vector<double>{1} : dims);
       report_.params += product(dims);
       tensors_[name] = v;
@@ -452,9 +516,14 @@ class Importer : public datasets_detail::ImporterBase {
     GraphBuilder b(name, datasets_detail::optimizer_named(options_.optimizer));
     for (const std::string& in : data_inputs_) tensors_[in] = b.input(in, shapes_.at(in));
     if (!data_inputs_.empty() && !shapes_.at(data_inputs_.front()).empty()) b.set_batch(shapes_.at(data_inputs_.front()).front());
+    const std::vector<bool> live = reaches_an_output();
     for (int i = 0; i < graph().node_size(); ++i) {
       const auto& n = graph().node(i);
       ++report_.nodes;
+      if (!live[static_cast<size_t>(i)]) {  // a dead branch: no part of the step
+        ++report_.static_nodes;
+        continue;
+      }
       std::vector<std::optional<Tensor>> ins;
       bool any = false;
       for (const auto& in : n.input()) {
@@ -545,6 +614,23 @@ class Importer : public datasets_detail::ImporterBase {
           fail_node(index, "the input has " + std::to_string(static_cast<long long>((*a)[1])) +
                                " channels, " + n.input(slot) + " is " + shape_text(*p));
     }
+  }
+
+  // By node: whether a graph output reads what it writes, directly or through
+  // other nodes (the checker has the nodes in topological order). A node that
+  // reaches none computes nothing the loss sees, and its weights would get no
+  // gradient.
+  std::vector<bool> reaches_an_output() const {
+    std::set<std::string> needed;
+    for (const auto& out : graph().output()) needed.insert(out.name());
+    std::vector<bool> live(static_cast<size_t>(graph().node_size()), false);
+    for (int i = graph().node_size() - 1; i >= 0; --i) {
+      const auto& n = graph().node(i);
+      for (const auto& o : n.output()) live[static_cast<size_t>(i)] = live[static_cast<size_t>(i)] || needed.count(o) > 0;
+      if (live[static_cast<size_t>(i)])
+        for (const auto& in : n.input()) needed.insert(in);
+    }
+    return live;
   }
 
   void add_node(GraphBuilder& b, int index, const std::vector<std::optional<Tensor>>& ins) {

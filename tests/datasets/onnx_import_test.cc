@@ -217,6 +217,64 @@ TEST(OnnxImport, AWeightThatDoesNotFitItsInputIsNamed) {
       [](const std::string& path) { import_onnx(path, {}); });
 }
 
+// Found by fuzz_onnx.cc: protobuf does not check that names are UTF-8, and a
+// node named with other bytes made `graph import` fail writing the JSON, with
+// nlohmann's message and no file named. Refused on reading.
+TEST(OnnxImport, NamesThatAreNotUtf8AreRefused) {
+  const auto model = [](const std::string& node_name, const std::string& file) {
+    Maker m;
+    m.input("x", {2, 4});
+    m.weight("w", {4, 3}, true);
+    m.node("MatMul", {"x", "w"}, {"y"}, node_name);
+    m.output("y", 2);
+    return m.write(file);
+  };
+  expect_one_line_errors({{model("dense\xff", "utf8-stray.onnx"), "node 0's name is not valid UTF-8 text"},
+                          {model("dense\xc0\xaf", "utf8-overlong.onnx"), "node 0's name is not valid UTF-8 text"},
+                          {model("dense\xed\xa0\x80", "utf8-surrogate.onnx"), "node 0's name is not valid UTF-8 text"},
+                          {model("dense\xe2\x82", "utf8-cut.onnx"), "node 0's name is not valid UTF-8 text"}},
+                         [](const std::string& path) { import_onnx(path, {}); });
+  // Well-formed text of any script is a name like another.
+  EXPECT_NO_THROW(import_onnx(model("dichte-Schicht-\xc3\xa4-\xe5\xb1\x82-\xf0\x9f\x99\x82", "utf8-ok.onnx"), {}));
+}
+
+// Found by fuzz_onnx.cc: a weight with a negative or zero dimension (which the
+// ONNX checker lets through when it holds no data) and a weight on a branch no
+// output reads both broke a builder invariant ("internal check failed"). The
+// first is refused naming the weight; the dead branch is left out of the step.
+TEST(OnnxImport, EmptyWeightsAreRefusedAndDeadBranchesLeftOut) {
+  Maker negative;
+  negative.input("x", {2, 4, 6, 6});
+  negative.weight("w", {-1, 4, 1, 1}, true);
+  Maker::ints(negative.node("Conv", {"x", "w"}, {"y"}, "conv"), "kernel_shape", {1, 1});
+  negative.output("y", 4);
+  // With data, as the fuzzer's input had: the checker compares no count against a negative product.
+  const std::string negative_path = negative.write("weight-negative.onnx");
+  {
+    onnx::ModelProto model;
+    std::ifstream in(negative_path, std::ios::binary);
+    ASSERT_TRUE(model.ParseFromIstream(&in));
+    for (int i = 0; i < 16; ++i) model.mutable_graph()->mutable_initializer(0)->add_float_data(0.0f);
+    std::ofstream out(negative_path, std::ios::binary | std::ios::trunc);
+    model.SerializeToOstream(&out);
+  }
+  expect_one_line_errors({{negative_path, "parameter 'w' has the shape [-1,4,1,1]"}},
+                         [](const std::string& path) { import_onnx(path, {}); });
+  Maker dead;
+  dead.input("x", {2, 4});
+  dead.weight("w", {4, 3}, true);
+  dead.weight("unused", {4, 5}, true);
+  dead.node("MatMul", {"x", "w"}, {"y"}, "dense");
+  dead.node("MatMul", {"x", "unused"}, {"z"}, "dead_branch");
+  dead.output("y", 2);
+  ModelImportReport report;
+  const OpGraph g = import_onnx(dead.write("dead-branch.onnx"), {}, &report);
+  EXPECT_DOUBLE_EQ(report.params, 4 * 3);
+  EXPECT_EQ(report.nodes, 2);
+  EXPECT_EQ(report.static_nodes, 1);
+  EXPECT_EQ(count_type(g, "MatMul"), 1);
+}
+
 TEST(OnnxImport, BadFilesAreOneLineErrorsNamingTheFile) {
   const std::string truncated = truncated_copy(tiny_cnn(true, "tiny-good.onnx"), "truncated.onnx");
   const std::string garbage = tmp("garbage.onnx");
