@@ -4,6 +4,7 @@
 // keys each reads) and plugins; every kind when none is named.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -112,10 +113,14 @@ std::vector<RegistryInfo> entries_of(const std::string& what) {
 nlohmann::json entry_json(const RegistryInfo& e) {
   nlohmann::json options = nlohmann::json::array();
   for (const OptionSpec& o : e.options) {
-    options.push_back({{"name", o.name},
-                       {"type", option_type_name(o.type)},
-                       {"default", o.default_value},
-                       {"help", o.help}});
+    nlohmann::json option = {{"name", o.name},
+                             {"type", option_type_name(o.type)},
+                             {"default", o.default_value},
+                             {"help", o.help}};
+    // The range a number must lie in, where it has one.
+    if (o.min_value > -std::numeric_limits<double>::infinity()) option["min"] = o.min_value;
+    if (o.max_value < std::numeric_limits<double>::infinity()) option["max"] = o.max_value;
+    options.push_back(option);
   }
   return {{"name", e.name}, {"description", e.description}, {"options", options}};
 }

@@ -173,6 +173,7 @@ void run_mesh(const MeshArgs& a) {
     throw ConfigError("--mesh: give one mesh for every --network (" + std::to_string(a.networks.size()) +
                       "), or one for all; got " + std::to_string(a.meshes.size()));
   std::vector<std::string> methods = split_list(a.methods);
+  refuse_repeated(methods, "--methods");
   for (const std::string& m : methods)
     if (std::find(mesh_methods().begin(), mesh_methods().end(), m) == mesh_methods().end())
       throw ConfigError("--methods: '" + m + "' unknown (sequential, random, metis, hilbert, force-directed)");

@@ -249,6 +249,11 @@ void run_compare_command(const CompareArgs& args) {
   request.strategies = split_strategy_list(a.strategies);
   request.evaluator = a.evaluator.name;
   request.evaluator_options = evaluator_options(a.evaluator);
+  // A repeated item would be run and listed twice.
+  refuse_repeated(request.models, "--models");
+  refuse_repeated(request.devices, "--devices");
+  refuse_repeated(request.methods, "--methods");
+  refuse_repeated(request.strategies, "--strategies");
   request.budget_evals = a.budget_evals;
   request.seed = static_cast<std::uint64_t>(a.seed);
   prepare_output_path(a.resume, "--resume");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "agents/rl/thread_training.h"
@@ -129,6 +130,23 @@ struct TrainSetup {
   rl::TrainOptions options;
 };
 
+// What `search`, `pretrain` and `bench agent` check before any work: counts that
+// must not be negative, and a --resume that names a folder (or nothing yet).
+void check_train_args(const TrainArgs& a) {
+  if (a.checkpoint_every_s < 0) throw ConfigError("--checkpoint-every must not be negative (seconds)");
+  if (a.checkpoint_every_updates < 0) throw ConfigError("--checkpoint-every-updates must not be negative");
+  if (a.imitate_steps < 0) throw ConfigError("--imitate-steps must not be negative");
+  if (a.few_shot < 0) throw ConfigError("--few-shot must not be negative");
+  if (a.threads < 1) throw ConfigError("--threads must be at least 1");
+  if (a.workers < 1) throw ConfigError("--workers must be at least 1");
+  if (!a.resume.empty()) {
+    std::error_code ec;
+    if (std::filesystem::exists(a.resume, ec) && !std::filesystem::is_directory(a.resume, ec))
+      throw ConfigError("--resume " + a.resume + ": is a file, not a folder (the checkpoint folder)");
+    create_output_folder(a.resume, "--resume", a.resume);
+  }
+}
+
 // The agents' options, named from their registered option lists (a new option is listed).
 std::string agent_options_help() {
   std::string text = "Agent option KEY=VALUE (repeatable):";
@@ -206,6 +224,7 @@ void run_search(const SearchArgs& a) {
     throw ConfigError("search needs a budget: --budget-evals N and/or --budget-seconds S (> 0), "
                       "or --init POLICY alone to place zero-shot with its greedy policy");
   rl::rl_agent_description(a.agent);  // unknown agent -> ConfigError before any work
+  check_train_args(a);
   // Unwritable outputs fail now, not after the training.
   prepare_output_path(a.out, "-o");
   prepare_output_path(a.curve, "--curve");
@@ -317,6 +336,7 @@ void run_pretrain(const PretrainArgs& a) {
   if (a.budget_evals == 0 && a.budget_seconds == 0)
     throw ConfigError("pretrain needs a budget: --budget-evals N and/or --budget-seconds S (> 0)");
   rl::rl_agent_description(a.agent);
+  check_train_args(a);
   prepare_output_path(a.curve, "--curve");
   prepare_output_path(a.save_policy, "--save-policy");
   const FamilySplit split = family_split(a.count);
@@ -385,6 +405,7 @@ void run_bench_agent(const BenchAgentArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.budget_evals <= 0) throw ConfigError("bench agent needs --budget-evals N (> 0)");
   rl::rl_agent_description(a.agent);
+  check_train_args(a);
   prepare_output_path(a.out, "-o");
   const auto in = std::make_unique<TrainSetup>(a.graph, a, a.algorithm);
   const rl::TrainResult r = rl::train_agent_workers(a.agent, in->graph, in->cluster, *in->evaluator, in->options, a.workers);

@@ -56,9 +56,25 @@ nlohmann::json strategy_json(const StrategyResult& s, const StepResult& step) {
 
 namespace {
 
+// Before the work: -o must name a folder that exists or can be made, and that
+// takes files. A folder the check makes is removed again (the run writes it at
+// its end, or leaves nothing when it fails).
 void check_output_dir(const std::string& out) {
-  if (std::filesystem::exists(out) && !std::filesystem::is_directory(out))
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     throw ConfigError("-o " + out + " exists and is not a directory");
+  fs::path top = fs::absolute(out, ec);  // the topmost folder the check will make
+  while (!top.parent_path().empty() && top.parent_path() != top && !fs::exists(top.parent_path(), ec))
+    top = top.parent_path();
+  const bool created = create_output_folder(out, "-o", out);
+  try {
+    prepare_output_path((fs::path(out) / "graph.json").string(), "-o");
+  } catch (...) {
+    if (created) fs::remove_all(top, ec);
+    throw;
+  }
+  if (created) fs::remove_all(top, ec);
 }
 
 // DIR/graph.json, placement.json, strategy.json (and the trace), all or none; a
@@ -163,6 +179,8 @@ void run_search(const SearchArgs& a) {
   options.methods = split_list(a.methods);
   options.collectives = split_list(a.collectives);
   if (options.methods.empty())
+  refuse_repeated(options.methods, "--methods");
+  refuse_repeated(options.collectives, "--collectives");
     throw ConfigError("--methods '" + a.methods + "' names no placer: give one or more (`aware list placers`)");
   if (options.collectives.empty())
     throw ConfigError("--collectives '" + a.collectives +

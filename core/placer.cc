@@ -16,6 +16,8 @@ class OptionCheckedPlacer final : public Placer {
   Placement place(const OpGraph& graph, const Cluster& cluster,
                   const PlaceContext& context) override {
     check_options_against(context.options, options_, owner_);
+    // An unwritable save_policy or curve fails now, not after the training.
+    prepare_output_options(context.options, options_, owner_);
     if (context.exchange != nullptr && !inner_->runs_as_chains())
       throw ConfigError(inner_->name() + " does not run as parallel chains (anneal, random-search and random-sampling do)");
     return inner_->place(graph, cluster, context);

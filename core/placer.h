@@ -59,8 +59,11 @@ class PlacerRegistry : public Registry<Placer> {
  public:
   static PlacerRegistry& instance();
   // The named placer, wrapped so that place() first checks context.options
-  // against the entry's OptionSpecs (ConfigError naming the valid ones): a placer
-  // never sees an option it did not declare. Throws ConfigError for an unknown name.
+  // against the entry's OptionSpecs (ConfigError naming the valid ones, or the
+  // range a number must lie in) and prepares its output paths
+  // (prepare_output_options): a placer never sees an option it did not declare,
+  // and an unwritable output fails before any work. Throws ConfigError for an
+  // unknown name.
   std::unique_ptr<Placer> create(const std::string& name) const;
 
  private:

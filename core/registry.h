@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,22 +26,37 @@ using Options = std::map<std::string, std::string>;
 
 // One option an entry takes. A name ending in ".*" ("cfg.*") stands for every key
 // with that prefix.
+// kOutputPath names a file the entry writes and kOutputFolder a folder it writes
+// into (and may read back): prepare_output_options() checks both before any work.
 struct OptionSpec {
-  enum class Type { kString, kInt, kDouble, kBool, kPath };
+  enum class Type { kString, kInt, kDouble, kBool, kPath, kOutputPath, kOutputFolder };
   std::string name;
   Type type = Type::kString;
   std::string default_value;  // as text; empty when the default depends on the input
   std::string help;
+  // kInt and kDouble: the values allowed (inclusive), checked with the type by
+  // check_options_against, so that a size such as hidden=100000000 is refused
+  // before a network is built. A number is always finite (no nan, no inf).
+  double min_value = -std::numeric_limits<double>::infinity();
+  double max_value = std::numeric_limits<double>::infinity();
 };
 
 // Option type names for help text ("int", "number", ...).
 const char* option_type_name(OptionSpec::Type type);
 
 // Throws ConfigError naming `owner` when `options` holds a key no spec in `specs`
-// covers (the message lists the valid ones), or a value that does not parse as
-// its spec's type (int, number, bool 0/1/true/false/on/off).
+// covers (the message lists the valid ones), a value that does not parse as its
+// spec's type (int, number, bool 0/1/true/false/on/off), a number that is not
+// finite, or one outside the spec's [min_value, max_value] (the message gives the range).
 void check_options_against(const Options& options, const std::vector<OptionSpec>& specs,
                            const std::string& owner);
+
+// For every option in `options` whose spec is kOutputPath or kOutputFolder:
+// creates the missing parent folders and checks a file can be written there (a
+// folder: that the name is not a file), so that a run fails before its work
+// rather than after it. Throws ConfigError naming `owner`, the option and the path.
+void prepare_output_options(const Options& options, const std::vector<OptionSpec>& specs,
+                            const std::string& owner);
 
 // "name (type, default D): help" lines, one per option, each indented by `indent`.
 std::string format_option_specs(const std::vector<OptionSpec>& specs, const std::string& indent);

@@ -142,12 +142,24 @@ class CellJournal {
     if (path_.empty()) return;
     std::ifstream in(path_);
     std::string line;
+    long long number = 0;
     while (std::getline(in, line)) {
+      ++number;
+      if (line.empty()) continue;
       try {
         const nlohmann::json cell = nlohmann::json::parse(line);
         cells_[cell.at("key").get<std::string>()] = cell;
       } catch (const std::exception&) {
-        // A line torn by a kill: that cell runs again.
+        // A line torn by a kill (the start of a record: records begin with their
+        // key): that cell runs again. Anything else is not our journal, and
+        // appending records to someone's file would damage it.
+        static const std::string kStart = "{\"key\":";
+        const bool torn = line.compare(0, kStart.size(), kStart, 0, std::min(line.size(), kStart.size())) == 0;
+        if (!torn)
+          throw ConfigError("--resume " + path_ + ": line " + std::to_string(number) +
+                            " is not a compare journal record ('" + line.substr(0, 40) +
+                            (line.size() > 40 ? "...'" : "'") +
+                            "): give a journal an earlier compare wrote, or a new file");
       }
     }
     // A kill mid-line leaves no newline: end that line so the next record stands alone.
@@ -433,11 +445,25 @@ void write_compare_text(const CompareTable& table, std::ostream& out) {
   }
   out << "\nplacement time, s\n";
   write_grid(time_grid(table), false, out);
+  // Why cells failed, below the tables and each reason once: one cause (a graph
+  // without a batch, say) shared by many cells would otherwise fill the screen.
+  std::vector<std::pair<std::string, std::vector<std::string>>> reasons;  // reason, its cells
+  const auto note = [&reasons](const std::string& reason, const std::string& cell) {
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first == reason; });
+    if (it == reasons.end()) it = reasons.insert(reasons.end(), {reason, {}});
+    it->second.push_back(cell);
+  };
   for (const CompareRow& row : table.rows) {
-    if (!row.error.empty()) out << row.model << ": " << row.error << "\n";
+    if (!row.error.empty()) note(row.error, row.model);
     for (const MethodResult& r : row.results)
-      if (!r.ok() && !r.reason.empty())
-        out << row.model << " / " << row.cluster << " / " << r.method << ": " << r.reason << "\n";
+      if (!r.ok() && !r.reason.empty()) note(r.reason, row.model + " / " + row.cluster + " / " + r.method);
+  }
+  if (!reasons.empty()) out << "\n";
+  for (const auto& [reason, cells] : reasons) {
+    constexpr size_t kShown = 3;
+    for (size_t i = 0; i < cells.size() && i < kShown; ++i) out << (i == 0 ? "" : ", ") << cells[i];
+    if (cells.size() > kShown) out << " and " << cells.size() - kShown << " more";
+    out << ": " << reason << "\n";
   }
 }
 

@@ -423,6 +423,12 @@ void serve_cells(CellMessenger& job) {
 
 void run(const RunRequest& a) {
   if (a.out.empty()) throw ConfigError("-o: give the folder for the cells and the report");
+  // The modes exclude each other; taking one silently would answer another question.
+  std::vector<std::string> modes;
+  for (const auto& [given, flag] : {std::pair{a.list, "--list"}, std::pair{a.report_only, "--report-only"},
+                                    std::pair{a.pack, "--pack"}, std::pair{a.unpack, "--unpack"}})
+    if (given) modes.push_back(flag);
+  if (modes.size() > 1) throw ConfigError(modes[0] + " and " + modes[1] + ": give one");
   // In a job of several processes rank 0 plans, runs cells and writes the
   // report; the other ranks run the cells it sends them (serve_cells).
   CellMessenger* job = a.messenger != nullptr && a.messenger->size() > 1 ? a.messenger : nullptr;

@@ -34,11 +34,11 @@ void register_baseline_placers() {
         make_m_sct_placer);
   const OptionSpec threads{"threads", T::kInt, "1",
                            "evaluate batches on this many clones of the evaluator at once "
-                           "(the same placements and result as one thread)"};
+                           "(the same placements and result as one thread)", 1, 256};
   const OptionSpec anneal_threads{"threads", T::kInt, "1",
                                   "evaluate each move with the N-1 proposals that would follow its "
                                   "rejection, on N clones of the evaluator at once (the same placements "
-                                  "and result as one thread)"};
+                                  "and result as one thread)", 1, 256};
   r.add("random-search",
         "the best cheap placer (m-etf, heft, m-sct, expert, m-topo, single, round-robin), then "
         "random placements within the evaluator budget; the best seen",

@@ -81,10 +81,15 @@ class SearchLoop {
       best_placement_ = p;
     }
   }
+  // Reports every 1/200 of the budget and, so that a huge budget still shows
+  // life, at least every kReportEveryS seconds.
   void report(bool final, const std::string& final_message = "done") {
     if (context_.progress == nullptr) return;
     const long long every = std::max<long long>(1, budget_ / 200);
-    if (!final && used_ % every != 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!final && used_ % every != 0 && now - last_report_ < std::chrono::duration<double>(kReportEveryS))
+      return;
+    last_report_ = now;
     Progress pr;
     pr.task = task_;
     pr.done = used_;
@@ -121,6 +126,8 @@ class SearchLoop {
   Score best_;
   Placement best_placement_;
   std::chrono::steady_clock::time_point begin_;
+  std::chrono::steady_clock::time_point last_report_ = begin_;
+  static constexpr double kReportEveryS = 0.5;
 };
 
 // The "threads" option: an EvaluatorPool of that many clones of the context's

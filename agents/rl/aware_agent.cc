@@ -562,18 +562,18 @@ class AwareAgent final : public Agent {
 std::vector<OptionSpec> aware_agent_options() {
   using T = OptionSpec::Type;
   return {
-      {"hidden", T::kInt, "32", "embedding width"},
-      {"rounds", T::kInt, "4", "DAG message-passing rounds"},
-      {"layers", T::kInt, "2", "P-GNN layers"},
-      {"anchors", T::kInt, "16", "P-GNN anchor sets"},
-      {"hops", T::kInt, "6", "P-GNN distance cut-off (hops)"},
+      {"hidden", T::kInt, "32", "embedding width", 1, 4096},
+      {"rounds", T::kInt, "4", "DAG message-passing rounds", 0, 64},
+      {"layers", T::kInt, "2", "P-GNN layers", 1, 64},
+      {"anchors", T::kInt, "16", "P-GNN anchor sets", 1, 1024},
+      {"hops", T::kInt, "6", "P-GNN distance cut-off (hops)", 0, 1e6},
       {"position", T::kString, "on", "position-aware features: on or off"},
       {"fusion", T::kString, "on", "comm/compute-aware fusion: on or off"},
-      {"groups", T::kInt, "200", "fusion target size"},
-      {"threshold", T::kDouble, "1", "fusion comm/compute threshold"},
+      {"groups", T::kInt, "200", "fusion target size", 0, 1e7},
+      {"threshold", T::kDouble, "1", "fusion comm/compute threshold", 1e-12, 1e12},
       {"state", T::kString, "start", "reference state: start or best"},
-      {"anchor_seed", T::kInt, "12345", "seed of the anchor sets"},
-      {"steps", T::kInt, "8", "decision steps per episode"},
+      {"anchor_seed", T::kInt, "12345", "seed of the anchor sets", 0},
+      {"steps", T::kInt, "8", "decision steps per episode", 1, 10000},
       {"batch", T::kString, "on", "play an update's episodes together through batched passes: on or off (the same episodes)"},
       {"decode", T::kString, "argmax",
        "the greedy placement (zero-shot, and after training): argmax (the paper's: each group's most likely "

@@ -389,12 +389,12 @@ class HierarchicalAgent final : public Agent {
 std::vector<OptionSpec> hierarchical_agent_options() {
   using T = OptionSpec::Type;
   return {
-      {"groups", T::kInt, "", "grouper's groups (default min(256, 20 x devices))"},
-      {"hidden", T::kInt, "64", "placer LSTM width"},
-      {"grouper_hidden", T::kInt, "64", "grouper MLP width"},
-      {"samples", T::kInt, "8", "placements sampled per grouping"},
-      {"tanh", T::kDouble, "5", "logit clipping C in C*tanh(x)"},
-      {"temperature", T::kDouble, "1", "softmax temperature"},
+      {"groups", T::kInt, "", "grouper's groups (default min(256, 20 x devices))", 1, 4096},
+      {"hidden", T::kInt, "64", "placer LSTM width", 1, 4096},
+      {"grouper_hidden", T::kInt, "64", "grouper MLP width", 1, 4096},
+      {"samples", T::kInt, "8", "placements sampled per grouping", 1, 4096},
+      {"tanh", T::kDouble, "5", "logit clipping C in C*tanh(x)", 1e-6, 1e6},
+      {"temperature", T::kDouble, "1", "softmax temperature", 1e-6, 1e6},
   };
 }
 

@@ -530,9 +530,9 @@ class PlacetoAgent final : public Agent {
 std::vector<OptionSpec> placeto_agent_options() {
   using T = OptionSpec::Type;
   return {
-      {"hidden", T::kInt, "32", "embedding width"},
-      {"rounds", T::kInt, "8", "message-passing rounds"},
-      {"chunk", T::kInt, "0", "ops decided per step; 0: ceil(units/10), at most 10 steps"},
+      {"hidden", T::kInt, "32", "embedding width", 1, 4096},
+      {"rounds", T::kInt, "8", "message-passing rounds", 0, 64},
+      {"chunk", T::kInt, "0", "ops decided per step; 0: ceil(units/10), at most 10 steps", 0, 1e9},
       {"start", T::kString, "random", "episode start: random, zero or best"},
       {"order", T::kString, "topo", "decision order: topo or random"},
       {"reward", T::kString, "linear", "per-step reward: linear, log or final"},

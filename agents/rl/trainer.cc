@@ -251,6 +251,16 @@ TrainResult Trainer::run() {
   const auto run_t0 = Clock::now();
   if (opt_.budget_evals < 0 || opt_.budget_seconds < 0) throw ConfigError("budgets must not be negative");
   if (opt_.few_shot < 0) throw ConfigError("few_shot must not be negative");
+  // A nan or inf setting would train on silently (every comparison with nan is false).
+  const std::pair<const char*, double> numbers[] = {{"learning rate (--lr)", opt_.learning_rate},
+                                                    {"entropy bonus (--entropy)", opt_.entropy_coef},
+                                                    {"entropy end (--entropy-end)", opt_.entropy_end},
+                                                    {"--checkpoint-every", opt_.checkpoint_every_s},
+                                                    {"--budget-seconds", opt_.budget_seconds}};
+  for (const auto& [name, value] : numbers)
+    if (!std::isfinite(value)) throw ConfigError(std::string(name) + " must be a finite number");
+  if (opt_.checkpoint_every_s < 0 || opt_.checkpoint_every_updates < 0)
+    throw ConfigError("--checkpoint-every and --checkpoint-every-updates must not be negative");
   check_self_imitation_options();
   const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0;
   if (zero_shot && opt_.init_policy.empty())
@@ -378,6 +388,14 @@ TrainResult Trainer::run() {
   // learned agent and a search given N evaluations really use N each.
   // (Placeto with evaluate=step makes one per step: all of them are kept back.)
   const long long greedy_cost = std::max(1, agent_->greedy_evaluations());
+  // Fewer would be overspent: the greedy episode runs whatever the budget left.
+  // (A resumed run's budget counts what the checkpoint spent already.)
+  if (opt_.greedy_eval && !zero_shot && !resuming && graphs_.size() == 1 && parallel_ == nullptr &&
+      opt_.budget_evals > 0 && opt_.budget_evals <= greedy_cost)
+    throw ConfigError("--budget-evals " + std::to_string(opt_.budget_evals) + " is below the " +
+                      std::to_string(greedy_cost + 1) + " evaluations agent " + name_ +
+                      " needs: one sampled episode's and " + std::to_string(greedy_cost) +
+                      " for the greedy episode after training");
   reserve_greedy_ = opt_.greedy_eval && !zero_shot && graphs_.size() == 1 && opt_.budget_evals > greedy_cost
                         ? greedy_cost
                         : 0;
@@ -416,6 +434,9 @@ TrainResult Trainer::run() {
   // Progress counts against the whole budget (the greedy episode's evaluation
   // included), names the graph being trained on, and shows a best step time only
   // for one graph: across a family the "best" of different graphs is meaningless.
+  // The greedy episode's step once it has run: the final report's best is the
+  // result's, which is the better of the samples' best and the greedy placement.
+  double greedy_best_us = -1;
   const auto report = [&](bool final, long long extra_evaluations) {
     if (opt_.progress == nullptr) return;
     Progress pr;
@@ -428,6 +449,8 @@ TrainResult Trainer::run() {
     pr.total = budget > 0 ? std::max(budget, pr.done) : 0;
     pr.best_step_us =
         graphs_.size() == 1 && env_->best_feasible() ? env_->best_step_us() : -1;
+    if (graphs_.size() == 1 && greedy_best_us >= 0 && (pr.best_step_us < 0 || greedy_best_us < pr.best_step_us))
+      pr.best_step_us = greedy_best_us;
     pr.elapsed_s = env_->elapsed_s();
     const double f = fraction_spent();
     pr.eta_s = f > 0 ? pr.elapsed_s / f * (1 - f) : -1;
@@ -533,6 +556,7 @@ TrainResult Trainer::run() {
   result.self_imitation_updates = self_imitation_updates_;
   result.self_imitation_probability = self_imitation_probability_;
   result.imitation_evaluations = imitation.imitation_evaluations;
+  if (result.greedy.size() > 0 && result.greedy_feasible) greedy_best_us = result.greedy_step_us;
   report(true, result.greedy_evaluations);
   if (zero_shot) {
     result.best = result.greedy;
@@ -589,18 +613,35 @@ TrainResult Trainer::run() {
 
 }  // namespace detail
 
+namespace {
+// The agents' boundary: LibTorch's own errors (c10::Error, whose what() carries
+// a stack trace of thirty lines) leave as one Error line naming the agent.
+template <class Run>
+TrainResult torch_errors_as_ours(const std::string& agent, Run run) {
+  try {
+    return run();
+  } catch (const c10::Error& e) {
+    throw Error("agent " + agent + ": LibTorch: " + first_line(e.what_without_backtrace()));
+  }
+}
+}  // namespace
+
 TrainResult train_agent(const std::string& agent, const OpGraph& graph, const Cluster& cluster,
                         Evaluator& evaluator, const TrainOptions& options) {
-  detail::Trainer trainer(agent, {&graph}, cluster, evaluator, options);
-  return trainer.run();
+  return torch_errors_as_ours(agent, [&] {
+    detail::Trainer trainer(agent, {&graph}, cluster, evaluator, options);
+    return trainer.run();
+  });
 }
 
 TrainResult train_agent_multi(const std::string& agent, const std::vector<const OpGraph*>& graphs,
                               const Cluster& cluster, Evaluator& evaluator,
                               const TrainOptions& options) {
   if (graphs.empty()) throw ConfigError("train_agent_multi needs at least one graph");
-  detail::Trainer trainer(agent, graphs, cluster, evaluator, options);
-  return trainer.run();
+  return torch_errors_as_ours(agent, [&] {
+    detail::Trainer trainer(agent, graphs, cluster, evaluator, options);
+    return trainer.run();
+  });
 }
 
 }  // namespace aware::rl

@@ -1,0 +1,261 @@
+// Issue 39's fresh bad-input corpus, the place / search / pretrain / strategy
+// search / compare / reproduce rows: each bad input is refused before any work,
+// with one line naming what is wrong (row ids from the corpus in the comments).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cli_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A small graph with a batch (the zoo's NMT, a few hundred ops) and one without.
+const std::string kNmt = " --graph zoo:nmt2:batch=8,seq_len=4,hidden=32,vocab=100";
+const std::string kNoBatch = "random:20:1";
+
+bool have_agents() {
+  const Outcome help = aware("search --help");
+  return help.exit_code == 0 && contains(help.output, "Train a learned placement agent");
+}
+
+// A path no file can be written to: its parent is a file, not a folder.
+std::string unwritable(const std::string& name) {
+  const std::string file = tmp("fresh-search-a-file");
+  write(file, "not a folder\n");
+  return file + "/" + name;
+}
+
+int lines_in(const std::string& text) {
+  int n = 0;
+  for (char c : text) n += c == '\n';
+  return n;
+}
+
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// R07: every agent size option has a range, checked before a network is built
+// (hidden=100000000 took 40 s and 10.8 GB, then a LibTorch stack trace).
+TEST(FreshSearch, AgentSizeOptionsAreRangeCheckedFirst) {
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  const Outcome r =
+      aware("search" + kNmt + " --agent placeto --agent-option hidden=100000000 --budget-evals 5");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "'hidden' must be 1..4096, got '100000000'")) << r.output;
+  EXPECT_EQ(lines_in(r.output), 1) << r.output;  // no progress, no stack trace
+  const Outcome layers = aware("search" + kNmt + " --agent aware --agent-option layers=0 --budget-evals 5");
+  EXPECT_NE(layers.exit_code, 0);
+  EXPECT_TRUE(contains(layers.output, "'layers' must be 1..64")) << layers.output;
+  // The ranges are documented where the options are listed.
+  const Outcome list = aware("list agents");
+  EXPECT_TRUE(contains(list.output, "1..4096")) << list.output;
+}
+
+// P20: a budget too large to finish still shows progress, by time, not only at
+// every 1/200 of the budget (which 99999999999 evaluations never reach).
+TEST(FreshSearch, AHugeBudgetStillReportsProgress) {
+  const std::string cmd = "timeout 3 " + std::string(AWARE_BIN) + " place" + kNmt +
+                          " --method random-search --budget-evals 99999999999 2>&1 >/dev/null";
+  std::string output;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  pclose(pipe);
+  EXPECT_TRUE(contains(output, "random-search on nmt2 ")) << output;
+  EXPECT_TRUE(contains(output, "/99999999999 (0%) best")) << output;
+}
+
+// R17: --resume names a checkpoint folder; a file is refused before training.
+TEST(FreshSearch, ResumeThatIsAFileIsRefusedFirst) {
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  const std::string file = tmp("fresh-search-resume.json");
+  write(file, "{}\n");
+  const Outcome r = aware("search" + kNmt + " --agent aware --budget-evals 5 --resume " + file);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "--resume " + file + ": is a file, not a folder")) << r.output;
+  EXPECT_EQ(lines_in(r.output), 1) << r.output;
+  EXPECT_EQ(slurp_file(file), "{}\n");
+}
+
+// P35: a learned method's output options (save_policy, curve, resume) are
+// checked before the training, as search's --save-policy is.
+TEST(FreshSearch, MethodOutputOptionsAreCheckedBeforeTraining) {
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  for (const std::string option : {"save_policy", "curve"}) {
+    const std::string path = unwritable("x.out");
+    const Outcome r = aware("place" + kNmt + " --method aware --budget-evals 5 --method-option " + option + "=" + path);
+    EXPECT_NE(r.exit_code, 0) << option;
+    EXPECT_TRUE(contains(r.output, "option '" + option + "' " + path)) << r.output;
+    EXPECT_FALSE(contains(r.output, "aware on nmt2")) << r.output;  // no training started
+  }
+  const std::string file = tmp("fresh-search-resume-option.json");
+  write(file, "{}\n");
+  const Outcome r = aware("place" + kNmt + " --method aware --budget-evals 5 --method-option resume=" + file);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "is a file, not a folder")) << r.output;
+}
+
+// T38: strategy search checks -o before it runs the candidates.
+TEST(FreshSearch, StrategySearchChecksItsOutputFirst) {
+  const std::string out = unwritable("ss");
+  const Outcome r = aware("strategy search --graph zoo:resnet50:batch=8 --cluster preset:k40x4 -o " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "-o " + out)) << r.output;
+  EXPECT_EQ(lines_in(r.output), 1) << r.output;  // no progress: nothing ran
+  // A folder the check makes for a good -o is not left behind when the run then fails.
+  const std::string fresh = tmp("fresh-search-ss-new/sub");
+  fs::remove_all(tmp("fresh-search-ss-new"));
+  const Outcome bad = aware("strategy search --graph zoo:resnet50:batch=8 --cluster preset:k40x4 "
+                            "--methods nonsense -o " + fresh);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_FALSE(fs::exists(tmp("fresh-search-ss-new"))) << bad.output;
+}
+
+// P23/P24: a method option out of its range is refused before the first
+// evaluation (it used to print a progress line first).
+TEST(FreshSearch, MethodOptionRangesAreCheckedBeforeAnyEvaluation) {
+  for (const std::string threads : {"0", "100000"}) {
+    const Outcome r = aware("place" + kNmt + " --method anneal --method-option threads=" + threads +
+                            " --budget-evals 30");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_TRUE(contains(r.output, "'threads' must be 1..256, got '" + threads + "'")) << r.output;
+    EXPECT_EQ(lines_in(r.output), 1) << r.output;
+  }
+  const Outcome nan = aware("place" + kNmt + " --method anneal --method-option temperature=nan --budget-evals 30");
+  EXPECT_NE(nan.exit_code, 0);
+  EXPECT_TRUE(contains(nan.output, "'temperature' must be a finite number")) << nan.output;
+}
+
+// P26/R15: a learned agent needs one sampled episode and its greedy episode; a
+// smaller budget is refused with the minimum instead of being overspent, and
+// the progress line's best is the result's.
+TEST(FreshSearch, LearnedAgentsKeepTheirBudgetAndReportTheResultsBest) {
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  const Outcome one = aware("place" + kNmt + " --method placeto --budget-evals 1 --cluster preset:k40x2");
+  EXPECT_NE(one.exit_code, 0);
+  EXPECT_TRUE(contains(one.output, "--budget-evals 1 is below the 2 evaluations agent placeto needs")) << one.output;
+  const Outcome search = aware("search" + kNmt + " --agent placeto --budget-evals 1 --cluster preset:k40x2");
+  EXPECT_NE(search.exit_code, 0);
+  EXPECT_TRUE(contains(search.output, "is below the 2 evaluations")) << search.output;
+  const Outcome two = aware("place" + kNmt + " --method placeto --budget-evals 2 --cluster preset:k40x2");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_TRUE(contains(two.output, " 2/2 (100%)")) << two.output;
+  // "best 1.198 ms" on the last progress line, "step time      1.198 ms" in the result.
+  const size_t best = two.output.rfind(" best ");
+  const size_t step = two.output.find("step time      ");
+  ASSERT_NE(best, std::string::npos);
+  ASSERT_NE(step, std::string::npos);
+  const std::string progress_ms = two.output.substr(best + 6, two.output.find(" ms", best) - best - 6);
+  const std::string result_ms = two.output.substr(step + 15, two.output.find(" ms", step) - step - 15);
+  EXPECT_EQ(progress_ms, result_ms) << two.output;
+}
+
+// R08/R14/R11: nan and inf are refused in every floating option, and negative counts.
+TEST(FreshSearch, NonFiniteNumbersAndNegativeCountsAreRefused) {
+  // Any command's floating option, also one without the agents.
+  const Outcome bench = aware("bench simulate --graph zoo:nmt2 --seconds nan");
+  EXPECT_NE(bench.exit_code, 0);
+  EXPECT_TRUE(contains(bench.output, "'nan' is not a finite number")) << bench.output;
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  for (const std::string bad : {"--lr nan", "--entropy nan", "--entropy-end inf"}) {
+    const Outcome r = aware("search" + kNmt + " --agent aware --budget-evals 5 " + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_TRUE(contains(r.output, "is not a finite number")) << bad << ": " << r.output;
+  }
+  const Outcome pre = aware("pretrain --family cifar10 --count 2 --agent aware --budget-evals 5 --save-policy " +
+                            tmp("fresh-pre.pt") + " --lr nan");
+  EXPECT_NE(pre.exit_code, 0);
+  EXPECT_TRUE(contains(pre.output, "is not a finite number")) << pre.output;
+  const Outcome option = aware("place" + kNmt + " --method aware --budget-evals 5 --method-option lr=nan");
+  EXPECT_NE(option.exit_code, 0);
+  EXPECT_TRUE(contains(option.output, "'lr' must be a finite number")) << option.output;
+}
+
+// R11: a negative count is refused before the training.
+TEST(FreshSearch, NegativeTrainingCountsAreRefused) {
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  for (const std::string bad : {"--checkpoint-every -1", "--checkpoint-every-updates -1", "--few-shot -2"}) {
+    const Outcome r = aware("search" + kNmt + " --agent aware --budget-evals 5 " + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_TRUE(contains(r.output, "must not be negative")) << bad << ": " << r.output;
+    EXPECT_EQ(lines_in(r.output), 1) << r.output;
+  }
+}
+
+// K13: --resume of a file that is not a compare journal is refused, naming the
+// line, and the file is left as it was.
+TEST(FreshSearch, CompareResumeRefusesAFileThatIsNotAJournal) {
+  const std::string file = tmp("fresh-search-not-journal.txt");
+  write(file, "hello\n");
+  const Outcome r = aware("compare --models " + kNoBatch + " --methods m-etf --cluster k40x2 --resume " + file);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "--resume " + file + ": line 1 is not a compare journal record ('hello')"))
+      << r.output;
+  EXPECT_EQ(slurp_file(file), "hello\n");
+  // A journal torn by a kill (a record cut short) still resumes.
+  const std::string journal = tmp("fresh-search-journal.txt");
+  fs::remove(journal);
+  ASSERT_EQ(aware("compare --models " + kNoBatch + " --methods m-etf --cluster k40x2 --resume " + journal).exit_code, 0);
+  std::ofstream(journal, std::ios::app) << "{\"key\":\"cut";
+  const Outcome again = aware("compare --models " + kNoBatch + " --methods m-etf --cluster k40x2 --resume " + journal);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_TRUE(contains(again.output, "1 cells taken")) << again.output;
+}
+
+// K22: a failed cell's reason is printed below the text table, once per reason.
+TEST(FreshSearch, CompareTextSaysWhyACellFailed) {
+  const Outcome r = aware("compare --models " + kNoBatch + ",random:30:2 --methods none --strategies dp:2 --cluster k40x2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "error")) << r.output;
+  const size_t below = r.output.find("placement time, s");
+  ASSERT_NE(below, std::string::npos) << r.output;
+  const std::string reasons = r.output.substr(below);
+  EXPECT_TRUE(contains(reasons, "batch")) << r.output;  // the graphs record no batch
+  EXPECT_TRUE(contains(reasons, " / dp:2: ")) << r.output;
+}
+
+// T34/M18/K03/K05: an item given twice in one list is refused, named.
+TEST(FreshSearch, RepeatedListItemsAreRefused) {
+  const Outcome collectives = aware("strategy search --graph zoo:resnet50:batch=8 --cluster preset:k40x4 "
+                                    "--collectives ring,ring --no-pipelines -o " + tmp("fresh-ss6"));
+  EXPECT_NE(collectives.exit_code, 0);
+  EXPECT_TRUE(contains(collectives.output, "--collectives: 'ring' is given twice")) << collectives.output;
+  const Outcome mesh = aware("mesh map --network snn:layered:100 --mesh mesh:4x4 --methods hilbert,hilbert");
+  EXPECT_NE(mesh.exit_code, 0);
+  EXPECT_TRUE(contains(mesh.output, "--methods: 'hilbert' is given twice")) << mesh.output;
+}
+
+TEST(FreshSearch, RepeatedCompareListItemsAreRefused) {
+  const Outcome models = aware("compare --models " + kNoBatch + "," + kNoBatch + " --methods m-etf --cluster k40x2");
+  EXPECT_NE(models.exit_code, 0);
+  EXPECT_TRUE(contains(models.output, "--models: '" + kNoBatch + "' is given twice")) << models.output;
+  const Outcome devices = aware("compare --models " + kNoBatch + " --methods m-etf --devices 2,2");
+  EXPECT_NE(devices.exit_code, 0);
+  EXPECT_TRUE(contains(devices.output, "--devices: '2' is given twice")) << devices.output;
+  const Outcome methods = aware("compare --models " + kNoBatch + " --methods m-etf,m-etf --cluster k40x2");
+  EXPECT_NE(methods.exit_code, 0);
+  EXPECT_TRUE(contains(methods.output, "--methods: 'm-etf' is given twice")) << methods.output;
+}
+
+// X11: reproduce's modes exclude each other.
+TEST(FreshSearch, ReproduceRefusesTwoModes) {
+  const std::string out = tmp("fresh-search-r11");
+  fs::remove_all(out);
+  const Outcome r = aware("reproduce --list --report-only -o " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.output, "--list and --report-only: give one")) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
