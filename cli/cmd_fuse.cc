@@ -105,6 +105,7 @@ Side measure(const OpGraph& graph, const Cluster& cluster, Evaluator& evaluator)
 void run_fuse(const FuseArgs& a) {
   if (a.graph.empty())
     throw ConfigError("aware fuse: --graph is required (or use `aware fuse report`)");
+  check_distinct_files({{"-o", a.out}, {"--mapping", a.mapping}}, {{"--graph", a.graph}, {"--cluster", a.cluster}});
   prepare_output_path(a.out, "-o");
   prepare_output_path(a.mapping, "--mapping");
   const OpGraph graph = load_graph(a.graph);

@@ -249,6 +249,7 @@ OpGraph import_model(const std::string& path, const ModelImportOptions& options,
 }
 
 void run_import(const ImportArgs& a) {
+  check_distinct_files({{"-o", a.out}}, {{"model", a.model}});
   prepare_required_output_path(a.out, "-o");
   ModelImportOptions options;
   options.batch = a.batch;

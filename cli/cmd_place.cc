@@ -119,6 +119,8 @@ void run_place(const PlaceArgs& a) {
     throw ConfigError("method '" + method + "' does not run as parallel chains (anneal, random-search and "
                       "random-sampling do)" + (ranks > 1 ? ": run it without mpirun" : ""));
   if (!a.strategy.empty()) parse_strategy_spec(a.strategy);
+  check_distinct_files({{"-o", a.out}, {"--trace", a.trace}, {"--curve", a.curve}},
+                       {{"--graph", a.graph}, {"--cluster", a.cluster}, {"--start", a.start}});
   prepare_output_path(a.out, "-o");  // before the work: an unwritable path fails now
   prepare_output_path(a.trace, "--trace");
   prepare_output_path(a.curve, "--curve");
@@ -247,13 +249,13 @@ void run_compare_command(const CompareArgs& args) {
     request.devices = parse_int_list(a.devices, "--devices", 1, kMaxRoutedClusterDevices, "a device count");
   request.methods = a.methods == "none" ? std::vector<std::string>{} : split_list(a.methods);
   request.strategies = split_strategy_list(a.strategies);
-  request.evaluator = a.evaluator.name;
-  request.evaluator_options = evaluator_options(a.evaluator);
   // A repeated item would be run and listed twice.
   refuse_repeated(request.models, "--models");
   refuse_repeated(request.devices, "--devices");
   refuse_repeated(request.methods, "--methods");
   refuse_repeated(request.strategies, "--strategies");
+  request.evaluator = a.evaluator.name;
+  request.evaluator_options = evaluator_options(a.evaluator);
   request.budget_evals = a.budget_evals;
   request.seed = static_cast<std::uint64_t>(a.seed);
   prepare_output_path(a.resume, "--resume");

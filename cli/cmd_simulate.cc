@@ -48,6 +48,8 @@ std::string coverage_line(const CostTableCoverage& c, const std::string& path, i
 }
 
 void run_simulate(const SimulateArgs& a) {
+  check_distinct_files({{"--trace", a.trace}},
+                       {{"--graph", a.graph}, {"--cluster", a.cluster}, {"--placement", a.placement}});
   prepare_output_path(a.trace, "--trace");
   if (!a.strategy.empty() && a.placement_given)
     throw ConfigError("--placement and --strategy both give a placement: a strategy places its "

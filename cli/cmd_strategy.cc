@@ -126,6 +126,7 @@ void run_apply(const ApplyArgs& a) {
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
   check_strategy_spec(a.strategy);  // a bad spec fails before anything is read or written
   check_output_dir(a.out);
+  check_distinct_files({{"--trace", a.trace}}, {{"--graph", a.graph}, {"--cluster", a.cluster}});
   prepare_output_path(a.trace, "--trace");
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
@@ -178,9 +179,9 @@ void run_search(const SearchArgs& a) {
   StrategySearchOptions options;
   options.methods = split_list(a.methods);
   options.collectives = split_list(a.collectives);
-  if (options.methods.empty())
   refuse_repeated(options.methods, "--methods");
   refuse_repeated(options.collectives, "--collectives");
+  if (options.methods.empty())
     throw ConfigError("--methods '" + a.methods + "' names no placer: give one or more (`aware list placers`)");
   if (options.collectives.empty())
     throw ConfigError("--collectives '" + a.collectives +

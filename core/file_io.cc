@@ -75,6 +75,40 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
   }
 }
 
+namespace {
+
+// Two paths name one file: the same existing file (links, ./, ../ resolved), or
+// the same path once made absolute and normal (for a file not there yet).
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  const fs::path na = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  const fs::path nb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  return !na.empty() && na == nb;
+}
+
+}  // namespace
+
+void check_distinct_files(const std::vector<std::pair<std::string, std::string>>& outputs,
+                          const std::vector<std::pair<std::string, std::string>>& inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [flag, path] = outputs[i];
+    if (path.empty()) continue;
+    for (const auto& [in_flag, in_path] : inputs) {
+      std::error_code ec;
+      if (in_path.empty() || !std::filesystem::is_regular_file(in_path, ec)) continue;
+      if (same_file(path, in_path))
+        throw ConfigError(flag + " " + path + " is the " + in_flag + " input: writing it would replace it");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (!outputs[j].second.empty() && same_file(path, outputs[j].second))
+        throw ConfigError(flag + " " + path + " and " + outputs[j].first + " " + outputs[j].second +
+                          " are one file: give each output its own");
+    }
+  }
+}
+
 bool create_output_folder(const std::string& folder, const std::string& flag, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -61,6 +61,13 @@ void prepare_output_path(const std::string& path, const std::string& flag);
 // prepare_output_path for an output the command always writes: an empty `path`
 // (-o "") is refused with ConfigError "FLAG is empty" instead of being skipped.
 void prepare_required_output_path(const std::string& path, const std::string& flag);
+// One command's files, as (option, path) pairs: `outputs` it will write and
+// `inputs` it reads (specs that are not files, such as zoo:resnet50, and empty
+// paths are skipped). Throws ConfigError when an output is the same file as an
+// input ("-o same.json is the --graph input: writing it would replace it") or
+// as another output, before any work.
+void check_distinct_files(const std::vector<std::pair<std::string, std::string>>& outputs,
+                          const std::vector<std::pair<std::string, std::string>>& inputs);
 // Creates output folder `folder` (and its missing parents) for option `flag`
 // given `path`; returns whether it created anything (so that a failed run can
 // remove what it made). Refuses, with ConfigError, a folder whose nearest

@@ -286,3 +286,30 @@ TEST(CliMessages, CpuEvaluatorRefusesAClusterOfGpus) {
 }
 
 }  // namespace
+
+namespace {
+
+// An output never replaces an input, and two outputs are never one file.
+TEST(CliMessages, OutputsAreNeitherInputsNorEachOther) {
+  ASSERT_EQ(aware("graph build --model resnet50 --batch 2 --image-size 32 -o " + tmp("same-39.json")).exit_code, 0);
+  const std::string before = [] {
+    std::ifstream in(tmp("same-39.json"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  const Outcome place = aware("place --graph " + tmp("same-39.json") + " --cluster preset:k40x2 --method m-topo -o " +
+                              AWARE_TEST_TMPDIR + "/./same-39.json");
+  EXPECT_EQ(place.exit_code, 1);
+  EXPECT_TRUE(contains(place.output, "is the --graph input: writing it would replace it")) << place.output;
+  const std::string after = [] {
+    std::ifstream in(tmp("same-39.json"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  EXPECT_EQ(before, after);
+  const Outcome fuse = aware("fuse --graph zoo:resnet50 --target-size 1 -o " + tmp("fz-39.json") + " --mapping " +
+                             tmp("fz-39.json"));
+  EXPECT_EQ(fuse.exit_code, 1);
+  EXPECT_TRUE(contains(fuse.output, "are one file: give each output its own")) << fuse.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp("fz-39.json")));
+}
+
+}  // namespace
