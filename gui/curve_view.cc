@@ -56,10 +56,27 @@ std::vector<CurveRow> read_curve_csv(const std::string& path) {
         throw std::runtime_error(where + ": not a number ('" + f[static_cast<size_t>(c)] + "')");
       }
     };
+    // A best step time is a time, or -1 where no feasible placement was found yet
+    // (pretrain's multi-graph curves); nan, inf or -5 drew an empty, broken chart.
+    const auto step_time = [&](int c) {
+      const double v = value(c);
+      if (!std::isfinite(v) || (v < 0 && v != -1)) {
+        throw std::runtime_error(path + ": line " + std::to_string(number) + ", column '" +
+                                 header[static_cast<size_t>(c)] + "': '" +
+                                 f[static_cast<size_t>(c)] +
+                                 "' is not a step time (microseconds >= 0, or -1 for none yet)");
+      }
+      return v;
+    };
     CurveRow r;
     r.evaluations = value(ev);
+    if (!std::isfinite(r.evaluations) || r.evaluations < 0) {
+      throw std::runtime_error(path + ": line " + std::to_string(number) +
+                               ", column 'evaluations': '" + f[static_cast<size_t>(ev)] +
+                               "' is not a count of evaluations");
+    }
     r.mean_ms = mean >= 0 ? value(mean) / 1e3 : -1;
-    r.best_ms = value(best) / 1e3;
+    r.best_ms = step_time(best) / 1e3;
     r.entropy = entropy >= 0 ? value(entropy) : -1;
     if (lo >= 0 && hi >= 0) {
       r.min_ms = value(lo) / 1e3;

@@ -82,6 +82,20 @@ bool whole_number(const QCommandLineParser& parser, const QCommandLineOption& op
   return false;
 }
 
+// Two messages Qt prints on every headless run that say nothing about the run
+// (no XDG runtime folder in a container; the offscreen platform's missing size
+// hints): dropped, so that an error is the one line the user reads. Everything
+// else goes to the handler Qt had.
+QtMessageHandler qt_default_handler = nullptr;
+
+void drop_known_harmless_qt_messages(QtMsgType type, const QMessageLogContext& context,
+                                     const QString& message) {
+  if (message.startsWith(QStringLiteral("QStandardPaths: XDG_RUNTIME_DIR not set")) ||
+      message == QStringLiteral("This plugin does not support propagateSizeHints()"))
+    return;
+  if (qt_default_handler != nullptr) qt_default_handler(type, context, message);
+}
+
 // The largest window side: a screenshot is W x H x 4 bytes (8192 x 8192: 256 MB);
 // far larger sizes made QPainter fail on a null image and then crash.
 constexpr int kMaxWindowSide = 8192;
@@ -98,6 +112,7 @@ int main(int argc, char** argv) {
   if (wants_offscreen && !has_display() && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
     qputenv("QT_QPA_PLATFORM", "offscreen");
 
+  qt_default_handler = qInstallMessageHandler(drop_known_harmless_qt_messages);
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("aware-gui"));
   aware::register_builtins();
@@ -169,6 +184,19 @@ int main(int argc, char** argv) {
     parser.addOption(o);
   parser.process(app);
 
+  // An option given twice kept only its last value ("--graph A --graph B" showed B):
+  // only --curve-file (overlays) and --graph with --bench-layout take several.
+  for (const QCommandLineOption& o :
+       {graph_opt, cluster_opt, method_opt, budget_opt, evaluator_opt, view_opt, shot_opt, quit_opt,
+        methods_opt, devices_opt, zoom_opt, find_opt, dot_opt, size_opt, compare_with_opt,
+        strategy_opt, table_opt, placement_opt}) {
+    const int given = static_cast<int>(parser.values(o).size());
+    if (given <= 1 || (o.names() == graph_opt.names() && parser.isSet(bench_opt))) continue;
+    std::fprintf(stderr, "error: --%s: given %d times; give it once\n",
+                 o.names().first().toLocal8Bit().constData(), given);
+    return 1;
+  }
+
   // Numbers first, so that a typo fails before any work.
   long long graphviz_max_ops = 0, budget = 0, quit_after_ms = 0;
   if (!whole_number(parser, dot_opt, 0, graphviz_max_ops) || !whole_number(parser, budget_opt, 0, budget))
@@ -199,6 +227,13 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "error: --placement: shows a placement file; give it without --method and --strategy\n");
+    return 1;
+  }
+  if (parser.isSet(method_opt) && parser.isSet(strategy_opt)) {
+    // As aware simulate and place: one of the two places the ops; the other was ignored.
+    std::fprintf(stderr,
+                 "error: --method and --strategy both place the ops: a strategy places them "
+                 "itself (hybrid:2xm-etf names a placer); give one of them\n");
     return 1;
   }
   if (parser.isSet(placement_opt) && !parser.isSet(graph_opt)) {

@@ -15,6 +15,16 @@
 
 namespace aware::gui {
 
+namespace {
+
+ConfigError too_large_for_gui(const std::string& spec, long long ops) {
+  return ConfigError("graph '" + spec + "': " + std::to_string(ops) +
+                     " ops, more than the GUI opens (at most " + std::to_string(kMaxGuiOps) +
+                     "); the CLI (aware graph info, place, simulate) reads it");
+}
+
+}  // namespace
+
 OpGraph load_gui_graph(const std::string& spec) {
   if (spec.rfind("random:", 0) == 0) {
     // random:N[:SEED[:WIDTH]]
@@ -31,12 +41,15 @@ OpGraph load_gui_graph(const std::string& spec) {
     }
     if (parts.empty() || parts.size() > 3 || parts[0] > 1000000)
       throw ConfigError("graph '" + spec + "': expected random:N[:SEED[:WIDTH]], N <= 1000000");
+    if (parts[0] > kMaxGuiOps) throw too_large_for_gui(spec, parts[0]);
     OpGraph g = random_layered_dag(static_cast<int>(parts[0]), parts.size() > 1 ? parts[1] : 1,
                                    parts.size() > 2 ? static_cast<int>(parts[2]) : 8);
     g.set_source(spec);
     return g;
   }
-  return load_graph(spec);
+  OpGraph graph = load_graph(spec);
+  if (graph.num_ops() > kMaxGuiOps) throw too_large_for_gui(spec, graph.num_ops());
+  return graph;
 }
 
 Workbench::Workbench(QObject* parent) : QObject(parent) {

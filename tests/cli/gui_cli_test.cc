@@ -147,4 +147,48 @@ TEST(GuiCommandLine, APlacementFileIsShown) {
   EXPECT_FALSE(fs::exists(png));
 }
 
+// Issue 39, fresh corpus (Q29, Q19): an option given twice kept its last value, and
+// --method beside --strategy was silently ignored. Both are refused in one line,
+// with none of Qt's two harmless start-up messages around it.
+TEST(GuiCommandLine, RepeatedOptionsAndMethodWithStrategyAreRefused) {
+  const std::string png = tmp("gui-fresh-repeat.png");
+  fs::remove(png);
+  const Outcome twice = gui("--graph zoo:resnet50 --graph zoo:nmt2 --screenshot " + png);
+  EXPECT_NE(twice.exit_code, 0);
+  EXPECT_EQ(twice.output, "error: --graph: given 2 times; give it once\n");
+  const Outcome both = gui("--graph zoo:resnet50 --method m-etf --strategy dp:2 --screenshot " + png);
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_TRUE(contains(both.output, "error: --method and --strategy both place the ops"))
+      << both.output;
+  EXPECT_EQ(both.output.find('\n'), both.output.size() - 1) << both.output;
+  EXPECT_FALSE(fs::exists(png));
+}
+
+// Q11: rows whose best_step_us was nan, -5 or inf drew an empty chart, exit 0.
+TEST(GuiCommandLine, CurveRowsWithoutAStepTimeAreRefused) {
+  const std::string png = tmp("gui-fresh-curve.png");
+  const std::string csv = tmp("gui-fresh-curve.csv");
+  for (const char* bad : {"nan", "-5", "inf"}) {
+    write(csv, std::string("evaluations,seconds,best_step_us\n1,0.1,2000\n2,0.2,") + bad + "\n");
+    fs::remove(png);
+    const Outcome r = gui("--view curve --curve-file " + csv + " --screenshot " + png);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_EQ(r.output, "error: " + csv + ": line 3, column 'best_step_us': '" + bad +
+                            "' is not a step time (microseconds >= 0, or -1 for none yet)\n");
+    EXPECT_FALSE(fs::exists(png)) << bad;
+  }
+}
+
+// Q22 / Q31: a 10^6-op graph ran past 60 s and 8.7 GB. Above kMaxGuiOps (200,000)
+// the GUI refuses in one line; random:N before building the graph.
+TEST(GuiCommandLine, GraphsAboveTheGuiLimitAreRefusedInOneLine) {
+  const std::string png = tmp("gui-fresh-big.png");
+  fs::remove(png);
+  const Outcome r = gui("--graph random:200001:1 --cluster preset:k40x2 --screenshot " + png);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.output, "error: graph 'random:200001:1': 200001 ops, more than the GUI opens (at "
+                      "most 200000); the CLI (aware graph info, place, simulate) reads it\n");
+  EXPECT_FALSE(fs::exists(png));
+}
+
 }  // namespace
