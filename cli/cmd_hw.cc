@@ -1,5 +1,6 @@
 // aware calibrate, aware validate: the hardware executors against the simulators.
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -176,7 +177,8 @@ void add_hw_commands(CLI::App& app) {
                   "Measure every placement this many times, each round in a new random order")
         ->capture_default_str();
     v->add_option("--seed", args->seed, "Seed of the random placements and the run order")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole_range(0, std::numeric_limits<long long>::max()));
     v->add_option("--costs", args->costs, "Cost table (aware calibrate --costs-out) for the simulators");
     v->add_option("--uncalibrated", args->uncalibrated,
                   "The cluster of the uncalibrated column (default preset:cpu-host / preset:cuda-host)");

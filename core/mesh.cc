@@ -52,10 +52,14 @@ MeshSpec parse_mesh_spec(const std::string& spec) {
     throw ConfigError("mesh '" + spec + "': size '" + items[0] + "': " + usage + " with 1 <= W, H <= 1024");
   mesh.width = w;
   mesh.height = h;
+  std::vector<std::string> seen;
   for (size_t i = 1; i < items.size(); ++i) {
     const size_t eq = items[i].find('=');
     if (eq == std::string::npos) throw ConfigError("mesh '" + spec + "': '" + items[i] + "' is not KEY=VALUE; " + usage);
     const std::string key = items[i].substr(0, eq), value = items[i].substr(eq + 1);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw ConfigError("mesh '" + spec + "': field '" + key + "' is given twice");
+    seen.push_back(key);
     const double v = parse_positive(spec, key, value);
     if (key == "capacity") mesh.capacity = v;
     else if (key == "link_Bps") mesh.link_Bps = v;

@@ -313,3 +313,19 @@ TEST(CliMessages, OutputsAreNeitherInputsNorEachOther) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliMessages, ValidateSeedAndMeshKeys) {
+  if (has_command("validate")) {
+    const Outcome seed = aware("validate --graph zoo:resnet50:batch=1,image_size=32 --cluster preset:cpu-host "
+                               "--methods m-etf --random 0 --rounds 1 --simulators analytic --seed -1");
+    EXPECT_NE(seed.exit_code, 0);
+    EXPECT_TRUE(contains(seed.output, "--seed: '-1' is out of range 0..")) << seed.output;
+  }
+  const Outcome mesh = aware("mesh map --network snn:layered:100 --mesh mesh:4x4,capacity=64,capacity=8");
+  EXPECT_EQ(mesh.exit_code, 1);
+  EXPECT_TRUE(contains(mesh.output, "field 'capacity' is given twice")) << mesh.output;
+}
+
+}  // namespace
