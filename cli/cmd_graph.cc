@@ -268,7 +268,8 @@ void run_import(const ImportArgs& a) {
       dims.push_back(v);
     }
     if (dims.empty()) throw ConfigError("--input-shape '" + item + "': no dimensions");
-    options.input_shapes[item.substr(0, eq)] = dims;
+    if (!options.input_shapes.emplace(item.substr(0, eq), dims).second)
+      throw ConfigError("--input-shape: input '" + item.substr(0, eq) + "' is given twice");
   }
   ModelImportReport report;
   const OpGraph graph = import_model(a.model, options, report);

@@ -329,3 +329,16 @@ TEST(CliMessages, ValidateSeedAndMeshKeys) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliMessages, ImportRefusesAnInputShapeGivenTwice) {
+  const Outcome r = aware("graph import " + std::string(AWARE_SOURCE_DIR) +
+                          "/tests/fixtures/models/mlp.onnx --input-shape x=2x16 --input-shape x=4x16 -o " +
+                          tmp("twice-39.json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output, "--input-shape: input 'x' is given twice")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp("twice-39.json")));
+}
+
+}  // namespace
