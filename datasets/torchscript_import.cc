@@ -316,9 +316,10 @@ class Importer : public datasets_detail::ImporterBase {
       std::optional<std::vector<double>> dims;
       if (const auto it = shapes_.find(in); it != shapes_.end()) dims = it->second;
       const auto t = std::find(tensors.begin(), tensors.end(), in);
-      if (t != tensors.end() && run.sizes[static_cast<size_t>(t - tensors.begin())])
-        dims = std::vector<double>(run.sizes[static_cast<size_t>(t - tensors.begin())]->begin(),
-                                   run.sizes[static_cast<size_t>(t - tensors.begin())]->end());
+      if (t != tensors.end()) {
+        const auto& sizes = run.sizes[static_cast<size_t>(t - tensors.begin())];
+        if (sizes) dims = std::vector<double>(sizes->begin(), sizes->end());
+      }
       if (dims) read += (read.empty() ? "" : ", ") + datasets_detail::dims_text(*dims);
     }
     fail_node(failed, what + (read.empty() ? "" : " (its tensor inputs: " + read + ")"));
