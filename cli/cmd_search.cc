@@ -182,11 +182,11 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--self-imitation", a.self_imitation,
                 "Self-imitation: every update also clones the best placement found so far, with this "
                 "weight (0: off, the papers'; aware only)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(number_range(0.0, 1e6));
   c->add_option("--self-imitation-cap", a.self_imitation_cap,
                 "Self-imitation pulls only while the policy gives the best placement's actions a mean "
                 "probability below this")
-      ->check(CLI::Range(1e-9, 1.0))
+      ->check(number_range(1e-9, 1.0))
       ->capture_default_str();
   c->add_option("--self-imitation-from", a.self_imitation_from,
                 "Self-imitation clones the best placement evaluated (best: the agent's reference state "
@@ -201,7 +201,7 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "(K more evaluations)")
       ->capture_default_str();
   c->add_option("--lr", a.lr, "Adam learning rate (0: the agent's default)")
-      ->check(CLI::Range(0.0, 1e3));
+      ->check(number_range(0.0, 1e3));
   c->add_option("--entropy", a.entropy, "Entropy bonus weight (< 0: the agent's default)");
   c->add_option("--entropy-end", a.entropy_end,
                 "Entropy schedule: the bonus weight moves linearly from --entropy (or the agent's default) "
