@@ -6,6 +6,7 @@
 // checks skip where the binary has no TorchScript reader (built without
 // LibTorch), ONNX checks where it has no ONNX reader.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -16,6 +17,11 @@
 namespace {
 
 const std::string kFixtures = std::string(AWARE_SOURCE_DIR) + "/tests/fixtures/models";
+
+// ctest runs each test in its own process, several at once: every scratch file
+// and the fresh model folder carry the process id, so that one test's
+// remove_all never pulls files from under another.
+std::string scratch(const std::string& name) { return tmp(std::to_string(::getpid()) + "-" + name); }
 
 // The folders holding the model files: the fixtures, then a fresh set when
 // torch imports. `error` is set when torch imports but the script fails.
@@ -28,9 +34,9 @@ const ModelDirs& model_dirs() {
   static const ModelDirs made = [] {
     ModelDirs d;
     if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) return d;
-    const std::string fresh = tmp("import-models");
+    const std::string fresh = scratch("import-models");
     std::filesystem::remove_all(fresh);
-    const std::string log = tmp("import-models.log");
+    const std::string log = scratch("import-models.log");
     const std::string cmd =
         "/usr/bin/python3 " + kFixtures + "/make_models.py " + fresh + " >" + log + " 2>&1";
     if (std::system(cmd.c_str()) == 0) {
@@ -48,7 +54,7 @@ const ModelDirs& model_dirs() {
 // or libonnx says so in one line).
 bool reads(const std::string& model, const std::string& args) {
   const Outcome run =
-      aware("graph import " + model + " " + args + " -o " + tmp("import-probe.json"));
+      aware("graph import " + model + " " + args + " -o " + scratch("import-probe.json"));
   return !contains(run.output, "this build has no");
 }
 
@@ -70,7 +76,7 @@ std::string trimmed(const std::string& text) {
 void expect_import_error(const std::string& model, const std::string& args,
                          const std::vector<std::string>& parts,
                          const std::vector<std::string>& absent = {}) {
-  const std::string out = tmp("import-error.json");
+  const std::string out = scratch("import-error.json");
   std::filesystem::remove(out);
   const Outcome run = aware("graph import " + model + " " + args + " -o " + out);
   const std::string text = trimmed(run.output);
@@ -90,7 +96,7 @@ void expect_import_error(const std::string& model, const std::string& args,
 
 // `graph import ARGS` succeeds, writes the graph and reports `inputs`.
 void expect_import(const std::string& model, const std::string& args, const std::string& inputs) {
-  const std::string out = tmp("import-ok.json");
+  const std::string out = scratch("import-ok.json");
   std::filesystem::remove(out);
   const Outcome run = aware("graph import " + model + " " + args + " -o " + out);
   SCOPED_TRACE("graph import " + model + " " + args);
@@ -151,17 +157,17 @@ TEST(ImportInput, AbsurdInputShapesAreRefusedUpFront) {
 // Row: a wrong TorchScript file of any kind is one line, never a crash.
 TEST(ImportInput, BadTorchScriptFilesAreOneLine) {
   SKIP_WITHOUT_TORCHSCRIPT();
-  const std::string empty = tmp("import-empty.pt");
+  const std::string empty = scratch("import-empty.pt");
   write(empty, "");
-  const std::string text = tmp("import-text.pt");
+  const std::string text = scratch("import-text.pt");
   write(text, "not a model\n");
-  const std::string truncated = tmp("import-truncated.pt");
+  const std::string truncated = scratch("import-truncated.pt");
   {
     std::ifstream in(kFixtures + "/mlp_traced.pt", std::ios::binary);
     const std::string bytes(std::istreambuf_iterator<char>(in), {});
     std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   }
-  const std::string onnx_as_pt = tmp("import-onnx-as.pt");
+  const std::string onnx_as_pt = scratch("import-onnx-as.pt");
   std::filesystem::copy_file(kFixtures + "/mlp.onnx", onnx_as_pt,
                              std::filesystem::copy_options::overwrite_existing);
   for (const std::string& bad : {empty, text, truncated, onnx_as_pt})
