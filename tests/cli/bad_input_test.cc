@@ -18,19 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
-
 // A refusal: exit 1 and one line, "error: ..." naming `what`.
 void expect_one_line_error(const Outcome& r, const std::string& what) {
   EXPECT_EQ(r.exit_code, 1) << r.output;

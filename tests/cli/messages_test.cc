@@ -69,9 +69,6 @@ TEST(CliMessages, GraphHelpNamesTheZooInsteadOfItself) {
     EXPECT_TRUE(contains(r.output, model)) << model;
 }
 
-}  // namespace
-
-namespace {
 
 TEST(CliMessages, OutputFolderIsNotCreatedAtTheTopOfTheFileSystem) {
   const std::string top = "/aware-no-such-top-folder-39";
@@ -111,9 +108,6 @@ TEST(CliMessages, InfeasibleStepSaysWhyInText) {
       << r.output;
 }
 
-}  // namespace
-
-namespace {
 
 bool has_command(const std::string& name) { return aware(name + " --help").exit_code == 0; }
 
@@ -158,9 +152,6 @@ TEST(CliMessages, ValidateNamesTheUncalibratedClusterItDefaultedTo) {
   EXPECT_TRUE(contains(r.output, "preset:cpu-host (the default for --backend cpu)")) << r.output;
 }
 
-}  // namespace
-
-namespace {
 
 // A cost table made for ResNet-50 (every op at 100 µs on cpu devices) says how
 // much of another model it priced: nothing, and the step is then the roofline's.
@@ -188,9 +179,6 @@ TEST(CliMessages, SimulateSaysHowManyOpsTheCostTablePriced) {
   EXPECT_EQ(doc.at("cost_table").at("ops_missed").get<int>(), 0);
 }
 
-}  // namespace
-
-namespace {
 
 // simulate and place compute util from the timeline, as strategy apply does: a
 // data-parallel step's compute and communication streams overlap, and their
@@ -200,11 +188,7 @@ TEST(CliMessages, SimulateUtilNeverPassesTheStep) {
   const Outcome r = aware("simulate --graph zoo:resnet50 --cluster preset:k40x4 --strategy dp:4");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   int rows = 0;
-  size_t start = 0;
-  while (start < r.output.size()) {
-    const size_t end = r.output.find('\n', start);
-    const std::string line = r.output.substr(start, end - start);
-    start = end == std::string::npos ? r.output.size() : end + 1;
+  for (const std::string& line : lines_of(r.output)) {
     if (line.rfind("gpu", 0) != 0) continue;
     ++rows;
     const size_t pct = line.find('%');
@@ -215,9 +199,6 @@ TEST(CliMessages, SimulateUtilNeverPassesTheStep) {
   EXPECT_EQ(rows, 4) << r.output;
 }
 
-}  // namespace
-
-namespace {
 
 TEST(CliMessages, CompareDeviceCountsSayTheRange) {
   for (const char* bad : {"99999999999", "0,2"}) {
@@ -230,9 +211,6 @@ TEST(CliMessages, CompareDeviceCountsSayTheRange) {
   EXPECT_TRUE(contains(word.output, "'2x' is not a device count")) << word.output;
 }
 
-}  // namespace
-
-namespace {
 
 // Fresh-corpus rows: command-line parse errors are one `error:` line naming the
 // command's help; numbers are checked as numbers; a table's format and -o's
@@ -285,26 +263,16 @@ TEST(CliMessages, CpuEvaluatorRefusesAClusterOfGpus) {
       << r.output;
 }
 
-}  // namespace
-
-namespace {
 
 // An output never replaces an input, and two outputs are never one file.
 TEST(CliMessages, OutputsAreNeitherInputsNorEachOther) {
   ASSERT_EQ(aware("graph build --model resnet50 --batch 2 --image-size 32 -o " + tmp("same-39.json")).exit_code, 0);
-  const std::string before = [] {
-    std::ifstream in(tmp("same-39.json"));
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }();
+  const std::string before = read_text(tmp("same-39.json"));
   const Outcome place = aware("place --graph " + tmp("same-39.json") + " --cluster preset:k40x2 --method m-topo -o " +
                               AWARE_TEST_TMPDIR + "/./same-39.json");
   EXPECT_EQ(place.exit_code, 1);
   EXPECT_TRUE(contains(place.output, "is the --graph input: writing it would replace it")) << place.output;
-  const std::string after = [] {
-    std::ifstream in(tmp("same-39.json"));
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }();
-  EXPECT_EQ(before, after);
+  EXPECT_EQ(read_text(tmp("same-39.json")), before);
   const Outcome fuse = aware("fuse --graph zoo:resnet50 --target-size 1 -o " + tmp("fz-39.json") + " --mapping " +
                              tmp("fz-39.json"));
   EXPECT_EQ(fuse.exit_code, 1);
@@ -312,9 +280,6 @@ TEST(CliMessages, OutputsAreNeitherInputsNorEachOther) {
   EXPECT_FALSE(std::filesystem::exists(tmp("fz-39.json")));
 }
 
-}  // namespace
-
-namespace {
 
 TEST(CliMessages, ValidateSeedAndMeshKeys) {
   if (has_command("validate")) {
@@ -328,9 +293,6 @@ TEST(CliMessages, ValidateSeedAndMeshKeys) {
   EXPECT_TRUE(contains(mesh.output, "field 'capacity' is given twice")) << mesh.output;
 }
 
-}  // namespace
-
-namespace {
 
 TEST(CliMessages, ImportRefusesAnInputShapeGivenTwice) {
   const Outcome r = aware("graph import " + std::string(AWARE_SOURCE_DIR) +
