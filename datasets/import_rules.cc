@@ -81,8 +81,12 @@ void check_shape_options(const std::string& path, const ModelImportOptions& opti
     throw ConfigError(path + ": --batch " + number_text(batch) + " is more than the " +
                       number_text(kMaxInputElements) +
                       " (2^31) elements an imported model's input may have");
+  for (const auto& [name, dims] : options.input_shapes) check_input_size(path, name, dims);
+}
+
+void check_batch_agrees_with_shapes(const std::string& path, const ModelImportOptions& options) {
+  const double batch = options.batch;
   for (const auto& [name, dims] : options.input_shapes) {
-    check_input_size(path, name, dims);
     if (batch > 0 && !dims.empty() && static_cast<double>(dims.front()) != batch)
       throw ConfigError(path + ": --batch " + number_text(batch) + " and --input-shape " + name +
                         "=" + shape_text(dims) + " disagree on the first dimension of '" + name +

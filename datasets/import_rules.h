@@ -71,9 +71,13 @@ OpGraph finish_imported(GraphBuilder& b, const std::vector<Tensor>& outputs,
 
 // The checks of the shape options every importer runs before reading the file,
 // each a ConfigError naming `path` and the option: --batch is 0 (none) or a
-// whole number >= 1; --batch and an --input-shape of the same input agree on
-// its first dimension; every --input-shape passes check_input_size().
+// whole number >= 1; every --input-shape passes check_input_size().
 void check_shape_options(const std::string& path, const ModelImportOptions& options);
+
+// --batch and each --input-shape agree on the input's first dimension. Each
+// importer calls it once it has checked that every --input-shape names one of
+// the model's inputs, so that a misspelt name is reported as such first.
+void check_batch_agrees_with_shapes(const std::string& path, const ModelImportOptions& options);
 
 // A data input's final shape: every dimension >= 1 and at most
 // kMaxInputElements elements in all (computed without overflow). Throws

@@ -322,6 +322,7 @@ class Importer : public datasets_detail::ImporterBase {
         for (const auto& d : data_inputs_) known += (known.empty() ? "" : ", ") + d;
         throw ConfigError("--input-shape " + name + ": " + path_ + " has no data input of that name (its inputs: " + known + ")");
       }
+    datasets_detail::check_batch_agrees_with_shapes(path_, options_);
   }
 
   // Data inputs get their shapes (--input-shape, --batch on the first dimension);

@@ -219,6 +219,7 @@ class Importer : public datasets_detail::ImporterBase {
         throw ConfigError("--input-shape " + name + ": " + path_ + " has no forward() argument of that name (its arguments: " +
                           known + ")");
       }
+    datasets_detail::check_batch_agrees_with_shapes(path_, options_);
     if (names.empty()) fail("forward() takes no data input");
     for (size_t i = 1; i < inputs.size(); ++i) {
       const std::string& name = names[i - 1];
@@ -228,7 +229,7 @@ class Importer : public datasets_detail::ImporterBase {
       if (it == options_.input_shapes.end())
         throw ConfigError(path_ + ": forward() argument '" + name + "' has no shape in a TorchScript file: give --input-shape " +
                           name + "=AxBx...");
-      // --batch and this shape agree (check_shape_options), so the shape is final.
+      // --batch and this shape agree (check_batch_agrees_with_shapes), so the shape is final.
       const std::vector<std::int64_t>& dims = it->second;
       datasets_detail::check_input_size(path_, name, dims);
       bool ids = false;  // token ids feed an embedding: integers, not floats

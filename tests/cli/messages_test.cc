@@ -304,3 +304,18 @@ TEST(CliMessages, ImportRefusesAnInputShapeGivenTwice) {
 }
 
 }  // namespace
+
+namespace {
+
+// A misspelt input name is reported as such, before --batch is compared with its
+// shape (fresh corpus row I45).
+TEST(CliMessages, ImportNamesAnUnknownInputBeforeComparingTheBatch) {
+  const Outcome r = aware("graph import " + std::string(AWARE_SOURCE_DIR) +
+                          "/tests/fixtures/models/mlp.onnx --batch 4 --input-shape q=1x1 -o " + tmp("q-39.json"));
+  if (contains(r.output, "this build has no")) GTEST_SKIP() << "this aware has no ONNX reader";
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output, "has no data input of that name (its inputs: x)")) << r.output;
+  EXPECT_FALSE(contains(r.output, "disagree")) << r.output;
+}
+
+}  // namespace
