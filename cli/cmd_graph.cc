@@ -1,5 +1,6 @@
 // aware graph build | family | info | export
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <sstream>
 #include <filesystem>
@@ -262,9 +263,12 @@ void run_import(const ImportArgs& a) {
     std::stringstream in(item.substr(eq + 1));
     for (std::string d; std::getline(in, d, 'x');) {
       char* end = nullptr;
+      errno = 0;
       const long long v = std::strtoll(d.c_str(), &end, 10);
       if (d.empty() || *end != '\0' || v <= 0)
         throw ConfigError("--input-shape '" + item + "': dimension '" + d + "' is not a positive integer");
+      if (errno == ERANGE)
+        throw ConfigError("--input-shape '" + item + "': dimension '" + d + "' is too large");
       dims.push_back(v);
     }
     if (dims.empty()) throw ConfigError("--input-shape '" + item + "': no dimensions");

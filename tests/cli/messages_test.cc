@@ -319,3 +319,15 @@ TEST(CliMessages, ImportNamesAnUnknownInputBeforeComparingTheBatch) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliMessages, ImportInputShapeDimensionPastALongIsTooLarge) {
+  const Outcome r = aware("graph import " + std::string(AWARE_SOURCE_DIR) +
+                          "/tests/fixtures/models/mlp.onnx --input-shape x=99999999999999999999999x16 -o " +
+                          tmp("huge-39.json"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.output, "dimension '99999999999999999999999' is too large")) << r.output;
+}
+
+}  // namespace
