@@ -42,6 +42,7 @@ MpiJob* train_across_ranks(rl::TrainOptions& t) {
 // the trainer settings, with the same flags.
 struct TrainArgs {
   std::string agent;
+  std::string preset;  // "" = default
   std::string cluster = "preset:k40x4";
   EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   std::vector<std::string> agent_options;
@@ -71,13 +72,13 @@ struct TrainArgs {
 
 struct SearchArgs : TrainArgs {
   std::string graph;
-  std::string algorithm = "reinforce";
+  std::string algorithm;  // "": the preset's
   std::string out;
 };
 
 struct BenchAgentArgs : TrainArgs {
   std::string graph;
-  std::string algorithm = "reinforce";
+  std::string algorithm;  // "": the preset's
   std::string out = "bench-agent.json";
 };
 
@@ -91,6 +92,7 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.budget_evals = a.budget_evals;
   t.budget_seconds = a.budget_seconds;
   t.seed = static_cast<std::uint64_t>(a.seed);
+  t.preset = a.preset;
   t.threads = a.threads;
   t.learning_rate = a.lr;
   t.entropy_coef = a.entropy;
@@ -163,6 +165,10 @@ std::string agent_options_help() {
 void add_train_options(CLI::App* c, TrainArgs& a,
                        const std::string& budget_help, const std::string& curve_help) {
   c->add_option("--agent", a.agent, registered_names_help("Agent", rl::rl_agent_names(), "agents"))->required();
+  c->add_option("--preset", a.preset,
+                "The agent's settings: default (ours) or paper (as its paper and code define it; "
+                "docs/agents.md tabulates both)")
+      ->check(CLI::IsMember({"default", "paper"}));
   c->add_option("--cluster", a.cluster, "preset:NAME or a cluster file")->capture_default_str();
   add_evaluator_options(c, a.evaluator);
   c->add_option("--agent-option", a.agent_options, agent_options_help());
@@ -471,7 +477,8 @@ void add_search_commands(CLI::App& app) {
   add_train_options(s, *args,
                     "Simulator evaluations allowed (the final greedy episode's included)",
                     "Write the learning curve CSV here");
-  s->add_option("--algorithm", args->algorithm, "reinforce or ppo")->capture_default_str();
+  s->add_option("--algorithm", args->algorithm, "reinforce or ppo (default: the preset's)")
+      ->check(CLI::IsMember({"reinforce", "ppo"}));
   s->add_option("--save-policy", args->save_policy, "Write the trained policy here");
   s->add_option("-o,--output", args->out, "Write the best placement JSON here");
   s->callback([args] { run_search(*args); });
@@ -494,7 +501,8 @@ void add_search_commands(CLI::App& app) {
       "agent", "One learned agent's training: evaluations per second, and where the time goes");
   b->add_option("--graph", ba->graph, graph_spec_help())->required();
   add_train_options(b, *ba, "Evaluations to train for (required)", "Write the learning curve CSV here");
-  b->add_option("--algorithm", ba->algorithm, "reinforce or ppo")->capture_default_str();
+  b->add_option("--algorithm", ba->algorithm, "reinforce or ppo (default: the preset's)")
+      ->check(CLI::IsMember({"reinforce", "ppo"}));
   b->add_option("-o,--output", ba->out, "Write the figures here as JSON")->capture_default_str();
   b->callback([ba] { run_bench_agent(*ba); });
 }

@@ -51,20 +51,28 @@ std::vector<Episode> Agent::run_episodes(PlacementEnv& env, SampleRng& rng, int 
   return out;
 }
 
-CategoricalTerms categorical_terms(const torch::Tensor& logits,
-                                   const std::vector<int64_t>& actions) {
+CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vector<int64_t>& actions,
+                                   double explore) {
   AWARE_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(actions.size()),
               "logits rows must match actions");
-  const torch::Tensor logp = torch::log_softmax(logits, 1);
+  torch::Tensor logp = torch::log_softmax(logits, 1);
+  if (explore > 0) {
+    // log((1 - e) p + e / D), computed in log space: logaddexp of the two terms.
+    const double d = static_cast<double>(logits.size(1));
+    logp = torch::logaddexp(logp + std::log1p(-explore), torch::full_like(logp, std::log(explore / d)));
+  }
   const torch::Tensor idx = torch::tensor(actions, torch::kInt64).unsqueeze(1);
   CategoricalTerms out;
-  out.log_prob = logp.gather(1, idx).sum();
+  out.log_probs = logp.gather(1, idx).squeeze(1);
+  out.log_prob = out.log_probs.sum();
   out.entropy = -(logp.exp() * logp).sum();
   return out;
 }
 
-std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy) {
-  const torch::Tensor probs = torch::softmax(logits.detach(), 1).contiguous().to(torch::kFloat);
+std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy, double explore) {
+  torch::Tensor probs = torch::softmax(logits.detach(), 1);
+  if (explore > 0 && !greedy) probs = probs * (1 - explore) + explore / static_cast<double>(logits.size(1));
+  probs = probs.contiguous().to(torch::kFloat);
   const int64_t rows = probs.size(0);
   const int cols = static_cast<int>(probs.size(1));
   const float* p = probs.data_ptr<float>();
@@ -181,7 +189,6 @@ json policy_header(int devices, const json& feature_dims, const json& config) {
   return h;
 }
 
-double tenfold_decay(double base, double fraction) { return base * std::pow(0.1, fraction); }
 
 namespace {
 

@@ -22,6 +22,7 @@
 
 #include "agents/rl/agent_registry.h"
 #include "agents/rl/env.h"
+#include "agents/rl/settings.h"
 #include "core/cluster.h"
 #include "core/evaluator.h"
 #include "core/registry.h"
@@ -34,6 +35,9 @@ struct Step {
   torch::Tensor log_prob;  // scalar with grad: log-probability of the actions taken
   torch::Tensor entropy;   // scalar with grad: summed entropy of the sampled distributions
   int decisions = 1;       // how many categorical choices log_prob / entropy cover
+  // [decisions] with grad: each choice's log-probability (log_prob is their sum);
+  // PPO takes one ratio per decision from it. Undefined: the step is one decision.
+  torch::Tensor decision_log_probs;
   double reward = 0;
 };
 
@@ -49,8 +53,6 @@ struct Episode {
   std::shared_ptr<void> replay;  // what the agent needs to recompute log-probs (PPO)
 };
 
-enum class BaselineKind { kPerStepMean, kEma };
-
 // One behaviour-cloning pass (Agent::imitation_loss).
 struct ImitationTerms {
   torch::Tensor loss;            // scalar with grad: mean -log p(target action) per decision
@@ -59,30 +61,13 @@ struct ImitationTerms {
   int decisions = 0;             // how many decisions the mean is over
 };
 
-// Training settings an agent prefers; TrainOptions override them.
-struct AgentDefaults {
-  double learning_rate = 1e-3;
-  double entropy_coef = 0.01;
-  double grad_clip = 1.0;
-  int episodes_per_update = 1;
-  BaselineKind baseline = BaselineKind::kPerStepMean;
-  double ema_decay = 0.9;
-  PenaltyKind penalty = PenaltyKind::kPlacetoMemory;
-  double discount = 1.0;                // reward-to-go discount (sequential episodes)
-  bool standardize_advantages = false;  // per-update zero-mean, unit-std advantages
-};
-
 class Agent {
  public:
   virtual ~Agent() = default;
   virtual std::string kind() const = 0;
-  virtual AgentDefaults defaults() const = 0;
-  // Learning rate at update `update` (0-based) when `fraction` of the budget is spent.
-  virtual double learning_rate(double base, long long update, double fraction) const {
-    (void)update;
-    (void)fraction;
-    return base;
-  }
+  // Called before the episodes of update `update` (0-based): agents whose
+  // sampling changes with training time (Hierarchical's logit noise) read it.
+  virtual void on_update(long long update) { (void)update; }
   // Per-graph preprocessing (features, reachability); called before run_episode on
   // each new graph. Must not change the parameters' shapes.
   virtual void prepare(const OpGraph& graph, const Cluster& cluster) = 0;
@@ -120,10 +105,6 @@ class Agent {
 // that shapes the networks)}. Throws nothing.
 nlohmann::json policy_header(int devices, const nlohmann::json& feature_dims,
                              const nlohmann::json& config);
-
-// `base` decayed geometrically towards a tenth of itself as `fraction` (0 to 1)
-// of the budget is spent: the learning-rate schedule of Placeto and Aware.
-double tenfold_decay(double base, double fraction);
 
 // The options of TrainOptions::agent_options a policy file's "config" overrides
 // when loading (network shapes), merged: explicit `user` settings win only when
@@ -167,11 +148,17 @@ void save_archive_atomic(torch::serialize::OutputArchive& archive, const std::st
 // Sum over the rows of a [rows x classes] logits tensor: log-probs of `actions`
 // (length rows) and entropies of each row, both with grad.
 struct CategoricalTerms {
-  torch::Tensor log_prob;  // scalar
-  torch::Tensor entropy;   // scalar
+  torch::Tensor log_prob;   // scalar
+  torch::Tensor entropy;    // scalar
+  torch::Tensor log_probs;  // [rows]: each row's log-probability (log_prob is the sum)
 };
-CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vector<int64_t>& actions);
-// Samples one action per row of `logits` with `rng` (argmax when greedy).
-std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy);
+// With `explore` = ε > 0 the distribution is the mixture (1 − ε) softmax + ε
+// uniform (an exploration floor of ε / D per device); log-probabilities and
+// entropy are the mixture's.
+CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vector<int64_t>& actions,
+                                   double explore = 0);
+// Samples one action per row of `logits` with `rng` (argmax when greedy), from
+// the ε-mixture above when `explore` > 0 (argmax is the same either way).
+std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy, double explore = 0);
 
 }  // namespace aware::rl

@@ -92,6 +92,11 @@ class AwareAgent final : public Agent {
     if (decode_ != "argmax" && decode_ != "balanced")
       throw ConfigError(who + ": decode must be argmax or balanced, got '" + decode_ + "'");
     steps_ = static_cast<int>(option_int(config, "steps", 8, who));
+    bound_ = option_double(config, "bound", 5.0, who);
+    explore_ = option_double(config, "explore", 0.01, who);
+    scale_ = option_string(config, "scale", "relative");
+    if (scale_ != "relative" && scale_ != "seconds")
+      throw ConfigError(who + ": scale must be relative or seconds, got '" + scale_ + "'");
     if (steps_ < 1) throw ConfigError(who + ": steps >= 1 is required");
     if (hidden_ < 1 || rounds_ < 0 || layers_ < 1 || anchors_ < 1 || groups_ < 0 || threshold_ <= 0)
       throw ConfigError(who + ": hidden >= 1, rounds >= 0, layers >= 1, anchors >= 1, groups >= 0 "
@@ -104,21 +109,6 @@ class AwareAgent final : public Agent {
 
   std::string kind() const override { return "aware"; }
   int feature_dim() const { return kAwareBaseFeatures + 2 * devices_; }
-
-  AgentDefaults defaults() const override {
-    AgentDefaults d;
-    d.learning_rate = 1e-2;  // P-GNN's default
-    d.entropy_coef = 0.01;
-    d.grad_clip = 1.0;
-    d.episodes_per_update = 8;
-    d.baseline = BaselineKind::kPerStepMean;  // one step per episode: mean of the last 10 rewards
-    d.penalty = PenaltyKind::kPlacetoMemory;
-    return d;
-  }
-
-  double learning_rate(double base, long long, double fraction) const override {
-    return tenfold_decay(base, fraction);
-  }
 
   torch::nn::Module& module() override { return *net_; }
 
@@ -241,7 +231,14 @@ class AwareAgent final : public Agent {
 
   // Logits of the leaders `rows` (indices into leaders_) [rows x D].
   torch::Tensor logits(const torch::Tensor& x, const AnchorTensors& anchors, const torch::Tensor& rows) {
-    return net_->forward(x, g_, anchors).index_select(0, leader_idx_.index_select(0, rows));
+    return squash(net_->forward(x, g_, anchors).index_select(0, leader_idx_.index_select(0, rows)));
+  }
+
+  // bound=C > 0 (ours): logits C·tanh(x / C), within ±C, so no device's
+  // probability falls below e^(-2C) / D of another's (Hierarchical bounds its
+  // logits the same way, C·tanh(x/T)); near 0 the map is the identity.
+  torch::Tensor squash(const torch::Tensor& l) const {
+    return bound_ > 0 ? bound_ * torch::tanh(l / bound_) : l;
   }
 
   AnchorTensors episode_anchors(SampleRng& rng, bool greedy) const {
@@ -312,6 +309,7 @@ class AwareAgent final : public Agent {
     std::vector<int> placed(n_, -1);
     BalancedDecode balanced;
     torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({});
+    std::vector<torch::Tensor> per_decision;
     for (int begin = 0; begin < leaders; begin += chunk) {
       const int end = std::min(leaders, begin + chunk);
       const torch::Tensor rows = torch::arange(begin, end, torch::kInt64);
@@ -323,15 +321,16 @@ class AwareAgent final : public Agent {
         anchors = episode_anchors(rng, greedy);
       }
       const torch::Tensor l = logits(x, anchors, rows);
-      const std::vector<int64_t> actions =
-          greedy && decode_ == "balanced" ? balanced_chunk(l, begin, end, balanced) : sample_rows(l, rng, greedy);
-      const CategoricalTerms terms = categorical_terms(l, actions);
+      const std::vector<int64_t> actions = greedy && decode_ == "balanced" ? balanced_chunk(l, begin, end, balanced)
+                                                                          : sample_rows(l, rng, greedy, explore_);
+      const CategoricalTerms terms = categorical_terms(l, actions, explore_);
       log_prob = log_prob + terms.log_prob;
       entropy = entropy + terms.entropy;
+      per_decision.push_back(terms.log_probs);
       place_chunk(placed, begin, end, actions);
       replay->chunks.push_back({x, anchors, rows, actions});
     }
-    return finish(env, placed, log_prob, entropy, replay);
+    return finish(env, placed, log_prob, entropy, torch::cat(per_decision), replay);
   }
 
   // play() for several episodes at once, in lockstep; stops evaluating (and drops
@@ -343,6 +342,7 @@ class AwareAgent final : public Agent {
     std::vector<std::vector<int>> placed(copies, std::vector<int>(n_, -1));
     std::vector<std::shared_ptr<AwareReplay>> replays;
     std::vector<torch::Tensor> log_prob, entropy;
+    std::vector<std::vector<torch::Tensor>> per_decision(copies);
     for (int e = 0; e < copies; ++e) {
       replays.push_back(std::make_shared<AwareReplay>());
       log_prob.push_back(torch::zeros({}));
@@ -371,21 +371,22 @@ class AwareAgent final : public Agent {
         all.anchor = torch::cat(ids);
       }
       const torch::Tensor picked = (offsets + leader_idx_.index_select(0, rows).unsqueeze(0)).reshape({-1});
-      const torch::Tensor l = net_->forward(torch::cat(xs), g, all, copies).index_select(0, picked);
+      const torch::Tensor l = squash(net_->forward(torch::cat(xs), g, all, copies).index_select(0, picked));
       const int64_t r = end - begin;
       for (int e = 0; e < copies; ++e) {
         const torch::Tensor mine = l.narrow(0, e * r, r);
-        const std::vector<int64_t> actions = sample_rows(mine, streams[e], false);
-        const CategoricalTerms terms = categorical_terms(mine, actions);
+        const std::vector<int64_t> actions = sample_rows(mine, streams[e], false, explore_);
+        const CategoricalTerms terms = categorical_terms(mine, actions, explore_);
         log_prob[e] = log_prob[e] + terms.log_prob;
         entropy[e] = entropy[e] + terms.entropy;
+        per_decision[e].push_back(terms.log_probs);
         place_chunk(placed[e], begin, end, actions);
         replays[e]->chunks.back().actions = actions;
       }
     }
     std::vector<Episode> out;
     for (int e = 0; e < copies && !env.exhausted(); ++e)
-      out.push_back(finish(env, placed[e], log_prob[e], entropy[e], replays[e]));
+      out.push_back(finish(env, placed[e], log_prob[e], entropy[e], torch::cat(per_decision[e]), replays[e]));
     return out;
   }
 
@@ -423,8 +424,8 @@ class AwareAgent final : public Agent {
     }
     all.score = torch::cat(scores);
     all.anchor = torch::cat(ids);
-    const torch::Tensor logits = net_->forward(torch::cat(xs), stacked_graph(copies), all, copies)
-                                     .index_select(0, torch::cat(picked));
+    const torch::Tensor logits = squash(net_->forward(torch::cat(xs), stacked_graph(copies), all, copies)
+                                            .index_select(0, torch::cat(picked)));
     const torch::Tensor want = torch::tensor(actions, torch::kInt64);
     const torch::Tensor chosen = torch::log_softmax(logits, 1).gather(1, want.unsqueeze(1)).squeeze(1);
     ImitationTerms out;
@@ -454,7 +455,8 @@ class AwareAgent final : public Agent {
 
   // Evaluates an episode's placement and makes its one step.
   Episode finish(PlacementEnv& env, const std::vector<int>& placed, const torch::Tensor& log_prob,
-                 const torch::Tensor& entropy, std::shared_ptr<AwareReplay> replay) {
+                 const torch::Tensor& entropy, const torch::Tensor& decision_log_probs,
+                 std::shared_ptr<AwareReplay> replay) {
     const Placement coarse{std::vector<int>(placed)};
     Trace fine;
     const double us = env.evaluate(expand_placement(fusion_result_, coarse), &fine);
@@ -469,7 +471,10 @@ class AwareAgent final : public Agent {
     s.log_prob = log_prob;
     s.entropy = entropy;
     s.decisions = static_cast<int>(leaders_.size());
-    s.reward = (reference_us_ - us) / reference_us_;
+    s.decision_log_probs = decision_log_probs;
+    // scale=relative (ours): the gain over the reference state, as a fraction of
+    // its step; scale=seconds (Placeto's unit): the gain in seconds.
+    s.reward = scale_ == "seconds" ? (reference_us_ - us) / 1e6 : (reference_us_ - us) / reference_us_;
     ep.steps.push_back(s);
     ep.final_step_us = us;
     ep.placement = env.last_placement();
@@ -488,13 +493,16 @@ class AwareAgent final : public Agent {
     auto* r = static_cast<AwareReplay*>(episode.replay.get());
     AWARE_CHECK(r != nullptr && episode.steps.size() == 1, "aware replay missing");
     torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({});
+    std::vector<torch::Tensor> per_decision;
     for (const auto& c : r->chunks) {
-      const CategoricalTerms t = categorical_terms(logits(c.features, c.anchors, c.rows), c.actions);
+      const CategoricalTerms t = categorical_terms(logits(c.features, c.anchors, c.rows), c.actions, explore_);
       log_prob = log_prob + t.log_prob;
       entropy = entropy + t.entropy;
+      per_decision.push_back(t.log_probs);
     }
     episode.steps[0].log_prob = log_prob;
     episode.steps[0].entropy = entropy;
+    episode.steps[0].decision_log_probs = torch::cat(per_decision);
   }
 
   // The reward scale, and the state the features read (its placement, step and
@@ -539,6 +547,8 @@ class AwareAgent final : public Agent {
   int devices_;
   int hidden_ = 32, rounds_ = 4, layers_ = 2, anchors_ = 16, hops_ = 6, groups_ = 200, steps_ = 8;
   double threshold_ = 1.0;
+  double bound_ = 5.0, explore_ = 0.01;
+  std::string scale_ = "relative";
   std::uint64_t anchor_seed_ = 12345;
   bool position_ = true, fusion_ = true, batch_ = true;
   std::string state_;
@@ -575,6 +585,10 @@ std::vector<OptionSpec> aware_agent_options() {
       {"anchor_seed", T::kInt, "12345", "seed of the anchor sets", 0},
       {"steps", T::kInt, "8", "decision steps per episode", 1, 10000},
       {"batch", T::kString, "on", "play an update's episodes together through batched passes: on or off (the same episodes)"},
+      {"bound", T::kDouble, "5", "logits squashed to C*tanh(x/C) (ours; 0: unbounded, the paper preset)", 0, 1e6},
+      {"explore", T::kDouble, "0.01",
+       "exploration floor: sample from (1-e) policy + e uniform (ours; 0: none, the paper preset)", 0, 0.5},
+      {"scale", T::kString, "relative", "reward unit: relative (gain / reference step) or seconds"},
       {"decode", T::kString, "argmax",
        "the greedy placement (zero-shot, and after training): argmax (the paper's: each group's most likely "
        "device) or balanced (load-aware: each device takes about the load the policy expects of it)"},

@@ -121,6 +121,26 @@ void PerStepMeanBaseline::add(const std::vector<double>& returns) {
   while (static_cast<int>(history_.size()) > window_) history_.pop_front();
 }
 
+std::vector<std::vector<double>> leave_one_out_advantages(const std::vector<std::vector<double>>& returns) {
+  size_t longest = 0;
+  for (const auto& r : returns) longest = std::max(longest, r.size());
+  std::vector<double> sum(longest, 0.0);
+  std::vector<int> count(longest, 0);
+  for (const auto& r : returns)
+    for (size_t i = 0; i < r.size(); ++i) {
+      sum[i] += r[i];
+      ++count[i];
+    }
+  std::vector<std::vector<double>> out;
+  for (const auto& r : returns) {
+    std::vector<double> a(r.size(), 0.0);
+    for (size_t i = 0; i < r.size(); ++i)
+      if (count[i] > 1) a[i] = r[i] - (sum[i] - r[i]) / (count[i] - 1);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 double EmaBaseline::advance(double reward) {
   if (!initialised_) {
     value_ = reward;

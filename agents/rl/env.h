@@ -115,8 +115,11 @@ class PlacementEnv {
 // with `discount` < 1, sum_{j >= i} discount^(j-i) rewards[j].
 std::vector<double> reward_to_go(const std::vector<double>& rewards, double discount = 1.0);
 
-// Placeto's baseline: per step index, the mean return of that index over the last
-// `window` episodes (those long enough to have the index). Before any history: 0.
+// Leave-one-out advantages of an update's samples: out[e][i] = returns[e][i] −
+// the mean of returns[f][i] over the other samples f that have a step i (0 when
+// no other has). They sum to zero over the samples at every step index.
+std::vector<std::vector<double>> leave_one_out_advantages(const std::vector<std::vector<double>>& returns);
+
 // Adds the seconds of its lifetime to a counter (PlacementEnv::add_features_s).
 class FeatureTimer {
  public:
@@ -132,6 +135,8 @@ class FeatureTimer {
   std::chrono::steady_clock::time_point begin_;
 };
 
+// Placeto's baseline: per step index, the mean return of that index over the last
+// `window` episodes (those long enough to have the index). Before any history: 0.
 class PerStepMeanBaseline {
  public:
   explicit PerStepMeanBaseline(int window = 10) : window_(window) {}

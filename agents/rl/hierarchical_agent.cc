@@ -40,8 +40,20 @@ GroupPlacerImpl::GroupPlacerImpl(int embedding_dim, int hidden, int num_devices,
   out_ = register_module("out", torch::nn::Linear(3 * hidden, num_devices));
 }
 
+torch::Tensor logit_noise(const torch::Tensor& logits, double factor, SampleRng& rng) {
+  const double rms = logits.detach().pow(2).mean().sqrt().item<double>();
+  torch::Tensor eps = torch::empty(logits.sizes(), torch::kFloat);
+  float* e = eps.data_ptr<float>();
+  for (int64_t k = 0; k < eps.numel(); ++k) {
+    // Box-Muller from our own stream (checkpointable; never torch's generator).
+    const double u1 = std::max(1e-300, rng.unit()), u2 = rng.unit();
+    e[k] = static_cast<float>(factor * rms * std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2));
+  }
+  return eps.to(logits.dtype());
+}
+
 DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
-                                     const std::vector<std::vector<int64_t>>* forced) {
+                                     const std::vector<std::vector<int64_t>>* forced, double noise) {
   const int64_t batch = embeddings.size(0);
   const int64_t groups = embeddings.size(1);
   const auto encoded = encoder_->forward(embeddings);
@@ -60,7 +72,12 @@ DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng*
     const torch::Tensor weights = torch::softmax(score, 1);
     const torch::Tensor context = (weights.unsqueeze(2) * enc).sum(1);
     torch::Tensor logits = out_(torch::cat({h, context}, 1));
-    logits = tanh_constant_ * torch::tanh(logits) / temperature_;
+    // C·tanh(x / T) (Mirhoseini et al. 2018, and hierarchical_controller.py): the
+    // temperature inside the squash, so the logits stay within ±C.
+    logits = tanh_constant_ * torch::tanh(logits / temperature_);
+    // Logit noise while training starts (hierarchical_controller.py:908-918): added
+    // after the squash, std = noise × the logits' root mean square.
+    if (noise > 0 && rng != nullptr && forced == nullptr && !greedy) logits = logits + logit_noise(logits, noise, *rng);
     std::vector<int64_t> chosen(batch);
     if (forced != nullptr) {
       for (int64_t b = 0; b < batch; ++b) chosen[b] = (*forced)[b][t];
@@ -112,11 +129,17 @@ class HierarchicalAgent final : public Agent {
     samples_ = static_cast<int>(option_int(config, "samples", 8, owner));
     tanh_ = option_double(config, "tanh", 5.0, owner);
     temperature_ = option_double(config, "temperature", 1.0, owner);
+    noise_ = option_double(config, "noise", 0.0, owner);
+    noise_until_ = option_int(config, "noise_until", 750, owner);
+    const std::string deviations = option_string(config, "deviations", "on");
+    if (deviations != "on" && deviations != "off")
+      throw ConfigError(owner + ": deviations must be on or off, got '" + deviations + "'");
+    deviations_ = deviations == "on";
     if (groups_ < 1 || hidden_ < 1 || grouper_hidden_ < 1 || samples_ < 1 || temperature_ <= 0)
       throw ConfigError("agent hierarchical: groups, hidden, grouper_hidden, samples >= 1 and "
                         "temperature > 0 are required");
     grouper_ = Grouper(kGrouperFeatures, grouper_hidden_, groups_);
-    placer_ = GroupPlacer(group_embedding_dim(groups_), hidden_, devices_, tanh_, temperature_);
+    placer_ = GroupPlacer(embedding_dim(), hidden_, devices_, tanh_, temperature_);
     root_->register_module("grouper", grouper_);
     root_->register_module("placer", placer_);
     // Our deviation (see README): the placer's output layer starts near zero, so the
@@ -124,7 +147,7 @@ class HierarchicalAgent final : public Agent {
     // default initialisation the 5·tanh-squashed logits, fed back through the
     // previous-device embedding, put nearly every group on one device from the start
     // and REINFORCE never saw a split placement on some seeds.
-    {
+    if (deviations_) {
       torch::NoGradGuard no_grad;
       const double scale = 0.01;
       for (auto& kv : placer_->named_parameters(true))
@@ -134,26 +157,10 @@ class HierarchicalAgent final : public Agent {
 
   std::string kind() const override { return "hierarchical"; }
 
-  AgentDefaults defaults() const override {
-    AgentDefaults d;
-    // The paper's Adam rate is 0.1; on our much smaller networks and budgets it
-    // diverges (see README), and 0.01 collapsed the placer onto one device on some
-    // seeds of the two-chain test, so the default is 0.003; pass lr=0.1 for the paper's.
-    d.learning_rate = 0.003;
-    d.entropy_coef = 0.0;
-    d.grad_clip = 1.0;
-    d.episodes_per_update = 1;  // one episode = 1 grouper sample + `samples` placer samples
-    d.baseline = BaselineKind::kEma;
-    d.ema_decay = 0.9;
-    d.penalty = PenaltyKind::kFixed100s;
-    return d;
-  }
-
-  // x0.95 every 50 updates after update 400.
-  double learning_rate(double base, long long update, double) const override {
-    if (update <= 400) return base;
-    return base * std::pow(0.95, static_cast<double>((update - 400) / 50));
-  }
+  void on_update(long long update) override { update_ = update; }
+  // The logit noise factor at the current update: on while update <= noise_until
+  // (hierarchical_controller.py:571,917 compare the global step with 750).
+  double noise_now() const { return update_ <= noise_until_ ? noise_ : 0.0; }
 
   torch::nn::Module& module() override { return *root_; }
   Grouper& grouper() { return grouper_; }
@@ -161,10 +168,11 @@ class HierarchicalAgent final : public Agent {
   int groups() const { return groups_; }
 
   json header() const override {
-    return policy_header(devices_, json::array({kGrouperFeatures, group_embedding_dim(groups_)}),
+    return policy_header(devices_, json::array({kGrouperFeatures, embedding_dim()}),
                          {{"groups", std::to_string(groups_)},
                           {"hidden", std::to_string(hidden_)},
-                          {"grouper_hidden", std::to_string(grouper_hidden_)}});
+                          {"grouper_hidden", std::to_string(grouper_hidden_)},
+                          {"deviations", deviations_ ? "on" : "off"}});
   }
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {
@@ -223,7 +231,7 @@ class HierarchicalAgent final : public Agent {
     group_prior_ = torch::zeros({n_, groups_});
     for (int pos = 0; pos < n_; ++pos) {
       const int64_t group = static_cast<int64_t>(pos) * groups_ / std::max(1, n_);
-      group_prior_[order[pos]][group] = kGroupPrior;
+      if (deviations_) group_prior_[order[pos]][group] = kGroupPrior;
     }
   }
 
@@ -258,7 +266,7 @@ class HierarchicalAgent final : public Agent {
   // Group embeddings [1 x G x E] of a grouping (no gradient: the grouping is sampled).
   torch::Tensor group_embeddings(const std::vector<int64_t>& group_of_op) const {
     const int g = groups_;
-    const int e = group_embedding_dim(g);
+    const int e = embedding_dim();
     std::vector<float> adj(static_cast<size_t>(g) * g, 0.0f);
     for (const Edge& edge : graph_->edges()) {
       const int a = static_cast<int>(group_of_op[edge.src]);
@@ -302,7 +310,7 @@ class HierarchicalAgent final : public Agent {
       put(row + 2 * g, types.data() + static_cast<size_t>(a) * kTypeBuckets, kTypeBuckets);
       put(row + 2 * g + kTypeBuckets, sizes.data() + static_cast<size_t>(a) * kShapeSlots, kShapeSlots);
       row[2 * g + kTypeBuckets + kShapeSlots] = time[a] / (time[a] + 1.0f);
-      row[2 * g + kTypeBuckets + kShapeSlots + 1] = before[a];
+      if (deviations_) row[2 * g + kTypeBuckets + kShapeSlots + 1] = before[a];
     }
     return out;
   }
@@ -318,7 +326,10 @@ class HierarchicalAgent final : public Agent {
     Episode ep;
     ep.sequential = false;
     if (env.exhausted()) return ep;
-    const torch::Tensor logits = group_logits();
+    torch::Tensor logits = group_logits();
+    // The grouper's logits get the same noise, on the raw logits
+    // (hierarchical_controller.py:562-572); log-probs are the noisy logits'.
+    if (!greedy && noise_now() > 0) logits = logits + logit_noise(logits, noise_now(), rng);
     const std::vector<int64_t> group_of_op = sample_rows(logits, rng, greedy);
     const CategoricalTerms grouper_terms = categorical_terms(logits, group_of_op);
     // Argmax decoding gives the same placement in every sample: a greedy episode
@@ -327,9 +338,9 @@ class HierarchicalAgent final : public Agent {
     torch::Tensor emb;
     {
       FeatureTimer timer(env);
-      emb = group_embeddings(group_of_op).expand({samples, groups_, group_embedding_dim(groups_)});
+      emb = group_embeddings(group_of_op).expand({samples, groups_, embedding_dim()});
     }
-    const DecodeResult dec = placer_->decode(emb, &rng, greedy);
+    const DecodeResult dec = placer_->decode(emb, &rng, greedy, nullptr, noise_now());
     double total = 0;
     int evaluated = 0;
     for (int b = 0; b < samples && !env.exhausted(); ++b) {
@@ -339,6 +350,7 @@ class HierarchicalAgent final : public Agent {
       s.log_prob = placer_terms.log_prob + grouper_terms.log_prob;
       s.entropy = placer_terms.entropy + grouper_terms.entropy;
       s.decisions = groups_ + n_;
+      s.decision_log_probs = torch::cat({placer_terms.log_probs, grouper_terms.log_probs});
       s.reward = -std::sqrt(step_us / 1e6);
       ep.steps.push_back(s);
       total += step_us;
@@ -362,13 +374,18 @@ class HierarchicalAgent final : public Agent {
       const CategoricalTerms p = categorical_terms(dec.logits.select(0, static_cast<int64_t>(b)), r->devices[b]);
       episode.steps[b].log_prob = p.log_prob + g.log_prob;
       episode.steps[b].entropy = p.entropy + g.entropy;
+      episode.steps[b].decision_log_probs = torch::cat({p.log_probs, g.log_probs});
     }
   }
 
  private:
   int devices_;
   int groups_ = 80, hidden_ = 64, grouper_hidden_ = 64, samples_ = 8;
-  double tanh_ = 5.0, temperature_ = 1.0;
+  double tanh_ = 5.0, temperature_ = 1.0, noise_ = 0.0;
+  long long noise_until_ = 750, update_ = 0;
+  bool deviations_ = true;  // our three deviations (README): grouper prior, "work before" column, small placer init
+  // The group embedding's width: without our "work before" column when deviations=off.
+  int embedding_dim() const { return group_embedding_dim(groups_) - (deviations_ ? 0 : 1); }
   std::shared_ptr<torch::nn::Module> root_ = std::make_shared<torch::nn::Module>("hierarchical");
   Grouper grouper_{nullptr};
   GroupPlacer placer_{nullptr};
@@ -393,8 +410,12 @@ std::vector<OptionSpec> hierarchical_agent_options() {
       {"hidden", T::kInt, "64", "placer LSTM width", 1, 4096},
       {"grouper_hidden", T::kInt, "64", "grouper MLP width", 1, 4096},
       {"samples", T::kInt, "8", "placements sampled per grouping", 1, 4096},
-      {"tanh", T::kDouble, "5", "logit clipping C in C*tanh(x)", 1e-6, 1e6},
-      {"temperature", T::kDouble, "1", "softmax temperature", 1e-6, 1e6},
+      {"tanh", T::kDouble, "5", "logit bound C in C*tanh(x/T)", 1e-6, 1e6},
+      {"temperature", T::kDouble, "1", "temperature T in C*tanh(x/T)", 1e-6, 1e6},
+      {"noise", T::kDouble, "0", "logit noise (grouper and placer): N(0, (noise x logits' RMS)^2) while training starts", 0, 1e3},
+      {"noise_until", T::kInt, "750", "logit noise stops at this update", 0, 1e12},
+      {"deviations", T::kString, "on",
+       "on: our grouper prior, 'work before' column and small placer init (README); off: the paper's networks"},
   };
 }
 

@@ -54,7 +54,8 @@ PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& 
 // find the relational rule in a small budget; see agents/rl/README.md).
 class PlacetoNetImpl : public torch::nn::Module {
  public:
-  PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_devices);
+  // skip=false: without the raw-feature skip path (features=paper).
+  PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_devices, bool skip = true);
   // features [n x feature_dim]; idx int64 [C] -> logits [C x D].
   torch::Tensor forward(const torch::Tensor& features, const PlacetoGraphTensors& g,
                         const torch::Tensor& idx);
@@ -72,6 +73,7 @@ class PlacetoNetImpl : public torch::nn::Module {
 
  private:
   int rounds_;
+  bool skip_ = true;
   torch::nn::Linear node1_{nullptr}, node2_{nullptr};
   torch::nn::Linear up_{nullptr}, down_{nullptr};
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};
@@ -102,6 +104,10 @@ class GrouperImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Grouper);
 
+// Gaussian noise for `logits` (same shape): std = factor × their root mean
+// square, drawn from `rng` (Box-Muller).
+torch::Tensor logit_noise(const torch::Tensor& logits, double factor, SampleRng& rng);
+
 struct DecodeResult {
   torch::Tensor logits;                      // [B x G x D], squashed
   std::vector<std::vector<int64_t>> actions;  // [B][G]: device per group
@@ -115,8 +121,10 @@ class GroupPlacerImpl : public torch::nn::Module {
                   double temperature);
   // embeddings [B x G x E]. Samples with `rng` (argmax when greedy) unless `forced`
   // gives the actions ([B][G]) to score.
+  // noise > 0: Gaussian noise of std noise × the squashed logits' root mean
+  // square, added after the squash when sampling (drawn from `rng`).
   DecodeResult decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
-                      const std::vector<std::vector<int64_t>>* forced = nullptr);
+                      const std::vector<std::vector<int64_t>>* forced = nullptr, double noise = 0);
 
  private:
   int hidden_, devices_;

@@ -50,13 +50,13 @@ PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& 
   return m;
 }
 
-PlacetoNetImpl::PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_devices)
-    : rounds_(rounds) {
+PlacetoNetImpl::PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_devices, bool skip)
+    : rounds_(rounds), skip_(skip) {
   node1_ = register_module("node1", torch::nn::Linear(feature_dim, hidden));
   node2_ = register_module("node2", torch::nn::Linear(hidden, hidden));
   up_ = register_module("from_parents", torch::nn::Linear(2 * hidden, hidden));
   down_ = register_module("from_children", torch::nn::Linear(2 * hidden, hidden));
-  head1_ = register_module("head1", torch::nn::Linear(8 * hidden + 4 * feature_dim, hidden));
+  head1_ = register_module("head1", torch::nn::Linear(8 * hidden + (skip ? 4 * feature_dim : 0), hidden));
   head2_ = register_module("head2", torch::nn::Linear(hidden, num_devices));
 }
 
@@ -74,11 +74,12 @@ torch::Tensor PlacetoNetImpl::forward(const torch::Tensor& features, const Place
                                       const torch::Tensor& idx) {
   const torch::Tensor e = embed(features, g);
   const PoolMasks m = placeto_pool_masks(g, idx);
-  const torch::Tensor summary = torch::cat(
-      {m.ancestors.mm(e), m.descendants.mm(e), m.parallel.mm(e), e.index_select(0, idx),
-       m.ancestors.mm(features), m.descendants.mm(features), m.parallel.mm(features),
-       features.index_select(0, idx)},
-      1);
+  const torch::Tensor summary =
+      skip_ ? torch::cat({m.ancestors.mm(e), m.descendants.mm(e), m.parallel.mm(e), e.index_select(0, idx),
+                          m.ancestors.mm(features), m.descendants.mm(features), m.parallel.mm(features),
+                          features.index_select(0, idx)},
+                         1)
+            : torch::cat({m.ancestors.mm(e), m.descendants.mm(e), m.parallel.mm(e), e.index_select(0, idx)}, 1);
   return head2_(torch::relu(head1_(summary)));
 }
 
@@ -115,10 +116,10 @@ torch::Tensor PlacetoNetImpl::forward_batch(const torch::Tensor& features,
     return mask.bmm(x.view({S, n, x.size(1)})).view({S * cmax, x.size(1)}).index_select(0, rows);
   };
   const torch::Tensor summary =
-      torch::cat({pool(A, e), pool(Dm, e), pool(P, e), e.index_select(0, self_idx),
-                  pool(A, features), pool(Dm, features), pool(P, features),
-                  features.index_select(0, self_idx)},
-                 1);
+      skip_ ? torch::cat({pool(A, e), pool(Dm, e), pool(P, e), e.index_select(0, self_idx), pool(A, features),
+                          pool(Dm, features), pool(P, features), features.index_select(0, self_idx)},
+                         1)
+            : torch::cat({pool(A, e), pool(Dm, e), pool(P, e), e.index_select(0, self_idx)}, 1);
   return head2_(torch::relu(head1_(summary)));
 }
 
@@ -167,13 +168,19 @@ class PlacetoAgent final : public Agent {
     order_ = option_string(config, "order", "topo");
     reward_ = option_string(config, "reward", "linear");
     evaluate_ = option_string(config, "evaluate", "end");
+    scale_ = option_string(config, "scale", "relative");
+    features_ = option_string(config, "features", "ours");
+    if (scale_ != "relative" && scale_ != "seconds")
+      throw ConfigError("agent placeto: scale must be relative or seconds, got '" + scale_ + "'");
+    if (features_ != "ours" && features_ != "paper")
+      throw ConfigError("agent placeto: features must be ours or paper, got '" + features_ + "'");
     memory_limit_gb_ = option_double(config, "memory_limit_gb", 0, "agent placeto");
     if (!std::isfinite(memory_limit_gb_))
       throw ConfigError("agent placeto: memory_limit_gb must be a number (0: this machine's memory, < 0: no limit)");
     if (hidden_ < 1 || rounds_ < 0 || chunk_ < 0)
       throw ConfigError("agent placeto: hidden >= 1, rounds >= 0 and chunk >= 0 are required");
-    if (start_ != "random" && start_ != "zero" && start_ != "best")
-      throw ConfigError("agent placeto: start must be random, zero or best, got '" + start_ + "'");
+    if (start_ != "random" && start_ != "fixed" && start_ != "zero" && start_ != "best")
+      throw ConfigError("agent placeto: start must be random, fixed, zero or best, got '" + start_ + "'");
     if (order_ != "topo" && order_ != "random")
       throw ConfigError("agent placeto: order must be topo or random, got '" + order_ + "'");
     if (reward_ != "linear" && reward_ != "log" && reward_ != "final")
@@ -181,7 +188,7 @@ class PlacetoAgent final : public Agent {
     if (evaluate_ != "step" && evaluate_ != "end")
       throw ConfigError("agent placeto: evaluate must be step or end, got '" + evaluate_ + "'");
     if (num_devices < 1) throw ConfigError("agent placeto: the cluster has no device");
-    net_ = PlacetoNet(feature_dim(), hidden_, rounds_, devices_);
+    net_ = PlacetoNet(feature_dim(), hidden_, rounds_, devices_, features_ == "ours");
   }
 
   std::string kind() const override { return "placeto"; }
@@ -190,36 +197,15 @@ class PlacetoAgent final : public Agent {
   // ancestors / descendants / parallel ops on each device, and each device's load
   // (decided ops' cost / all ops' cost). The blocks are filled for the op(s) being
   // decided only; other rows hold zeros there.
-  int feature_dim() const { return kPlacetoBaseFeatures + 5 * devices_; }
-
-  AgentDefaults defaults() const override {
-    AgentDefaults d;
-    // The paper's 1e-3 (decayed to 1e-4) learns the two-chain test's greedy
-    // placement but not its sampled mean within 2,000 evaluations; 1e-2 (decayed
-    // to 1e-3) does both on every seed (agents/rl/README.md).
-    d.learning_rate = 1e-2;
-    // The paper's coefficient is 1.0 on rewards in seconds of a multi-second step;
-    // our rewards are relative to the first step time, so a smaller weight plays
-    // the same role (see agents/rl/README.md).
-    d.entropy_coef = 0.01;
-    d.grad_clip = 1.25;
-    d.episodes_per_update = 4;
-    d.baseline = BaselineKind::kPerStepMean;
-    d.penalty = PenaltyKind::kPlacetoMemory;
-    return d;
-  }
-
-  // Decayed geometrically towards a tenth of the base rate as the budget is spent.
-  double learning_rate(double base, long long, double fraction) const override {
-    return tenfold_decay(base, fraction);
-  }
+  // features=paper: the six base columns and the one-hot alone.
+  int feature_dim() const { return kPlacetoBaseFeatures + (features_ == "ours" ? 5 : 1) * devices_; }
 
   torch::nn::Module& module() override { return *net_; }
 
   json header() const override {
     return policy_header(
         devices_, json::array({feature_dim()}),
-        {{"hidden", std::to_string(hidden_)}, {"rounds", std::to_string(rounds_)}});
+        {{"hidden", std::to_string(hidden_)}, {"rounds", std::to_string(rounds_)}, {"features", features_}});
   }
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {
@@ -227,6 +213,7 @@ class PlacetoAgent final : public Agent {
     check_memory(graph);
     n_ = n;
     reward_scale_us_ = 0;  // rewards are relative to this graph's first step time
+    fixed_start_ = Placement();
     trace_ = Trace();
     units_ = placing::colocation_units(graph);
     // Static columns, each divided by its maximum.
@@ -292,6 +279,7 @@ class PlacetoAgent final : public Agent {
       row[kPlacetoBaseFeatures + placement[i]] = 1.0f;
     }
     for (int op : current) p[static_cast<int64_t>(op) * f + 3] = 1.0f;
+    if (features_ != "ours") return x;
     // Deviation: relational columns for the op(s) being decided.
     const int D = devices_;
     std::vector<double> load(D, 0.0);
@@ -332,10 +320,14 @@ class PlacetoAgent final : public Agent {
     return x;
   }
 
+  // reward=linear: the step's gain, relative to the graph's first step time
+  // (scale=relative, ours) or in seconds (scale=seconds, Placeto's code:
+  // progressive_placer.py, runtimes in seconds); reward=log: the gain in log time.
   double reward(double before_us, double after_us) const {
     if (reward_ == "log") return std::log(before_us) - std::log(after_us);
-    return (before_us - after_us) / reward_scale_us_;
+    return (before_us - after_us) / scale_us();
   }
+  double scale_us() const { return scale_ == "seconds" ? 1e6 : reward_scale_us_; }
 
   Episode run_episode(PlacementEnv& env, SampleRng& rng, bool greedy) override {
     Episode ep;
@@ -346,10 +338,24 @@ class PlacetoAgent final : public Agent {
     // Starting placement.
     Placement placement(std::vector<int>(n_, 0));
     if (start_ == "random") {
+      // A new random start every episode (Placeto's --vary-init-state).
       for (int u = 0; u < units; ++u) {
         const int d = rng.below(devices_);
         for (int op : units_.ops_of_unit[u]) placement[op] = d;
       }
+    } else if (start_ == "fixed") {
+      // One random start for the whole run (Placeto's default,
+      // progressive_placer.py:163,186-187), drawn once per graph from a stream
+      // of its own, so sampling draws the same whatever the start.
+      if (fixed_start_.size() != n_) {
+        SampleRng draw(0xC0FFEEULL ^ static_cast<std::uint64_t>(n_));
+        fixed_start_ = Placement(std::vector<int>(n_, 0));
+        for (int u = 0; u < units; ++u) {
+          const int d = draw.below(devices_);
+          for (int op : units_.ops_of_unit[u]) fixed_start_[op] = d;
+        }
+      }
+      placement = fixed_start_;
     } else if (start_ == "best" && env.best_placement().size() == n_) {
       placement = env.best_placement();
     }
@@ -430,7 +436,7 @@ class PlacetoAgent final : public Agent {
       runtime = after;
     }
     if ((reward_ == "final" || !per_step) && !ep.steps.empty())
-      ep.steps.back().reward = -runtime / reward_scale_us_;
+      ep.steps.back().reward = -runtime / scale_us();
     ep.final_step_us = runtime;
     ep.replay = replay;
     score_steps(ep);
@@ -476,9 +482,13 @@ class PlacetoAgent final : public Agent {
     const torch::Tensor step_idx = torch::tensor(step_of, torch::kInt64);
     const torch::Tensor lp = torch::zeros({S}).index_add(0, step_idx, chosen);
     const torch::Tensor ent = torch::zeros({S}).index_add(0, step_idx, row_entropy);
+    int64_t at = 0;
     for (int i = 0; i < S; ++i) {
       episode.steps[i].log_prob = lp[i];
       episode.steps[i].entropy = ent[i];
+      const int64_t k = static_cast<int64_t>(r->steps[i].actions.size());
+      episode.steps[i].decision_log_probs = chosen.narrow(0, at, k);
+      at += k;
     }
   }
 
@@ -512,7 +522,8 @@ class PlacetoAgent final : public Agent {
   int devices_;
   int hidden_ = 32, rounds_ = 8, chunk_ = 0;
   double memory_limit_gb_ = 0;
-  std::string start_, order_, reward_, evaluate_;
+  std::string start_, order_, reward_, evaluate_, scale_ = "relative", features_ = "ours";
+  Placement fixed_start_;  // start=fixed: the run's one start placement
   Trace trace_;
   PlacetoNet net_{nullptr};
   int n_ = 0;
@@ -533,10 +544,14 @@ std::vector<OptionSpec> placeto_agent_options() {
       {"hidden", T::kInt, "32", "embedding width", 1, 4096},
       {"rounds", T::kInt, "8", "message-passing rounds", 0, 64},
       {"chunk", T::kInt, "0", "ops decided per step; 0: ceil(units/10), at most 10 steps", 0, 1e9},
-      {"start", T::kString, "random", "episode start: random, zero or best"},
+      {"start", T::kString, "random",
+       "episode start: random (a new one each episode), fixed (one random start per run, the paper's), zero or best"},
       {"order", T::kString, "topo", "decision order: topo or random"},
       {"reward", T::kString, "linear", "per-step reward: linear, log or final"},
       {"evaluate", T::kString, "end", "simulate at the episode's end, or every step"},
+      {"scale", T::kString, "relative", "reward unit: relative (to the graph's first step time) or seconds"},
+      {"features", T::kString, "ours",
+       "ours (decided-neighbour and load columns, raw-feature skip path) or paper (Placeto's columns alone)"},
       {"memory_limit_gb", T::kDouble, "0",
        "refuse graphs whose estimated training memory (128 bytes per pair of ops) passes this; "
        "0: this machine's memory, < 0: no limit"},

@@ -28,6 +28,7 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
   t.progress = context.progress;
   for (const auto& [key, value] : context.options) {
     if (key == "init") t.init_policy = value;
+    else if (key == "preset") t.preset = value;
     else if (key == "save_policy") t.save_policy = value;
     else if (key == "resume") t.resume_dir = value;
     else if (key == "curve") t.curve_csv = value;
@@ -82,11 +83,12 @@ namespace {
 std::vector<OptionSpec> trainer_options() {
   using T = OptionSpec::Type;
   return {
+      {"preset", T::kString, "default", "the agent's settings: default (ours) or paper (docs/agents.md)"},
       {"init", T::kPath, "", "start from this policy file"},
       {"save_policy", T::kOutputPath, "", "write the trained policy here"},
       {"resume", T::kOutputFolder, "", "checkpoint folder: resume from it, checkpoint into it"},
       {"curve", T::kOutputPath, "", "write the learning curve (CSV) here"},
-      {"algorithm", T::kString, "reinforce", "reinforce or ppo"},
+      {"algorithm", T::kString, "", "reinforce or ppo (default: the preset's)"},
       {"threads", T::kInt, "1", "LibTorch threads", 1, 256},
       {"lr", T::kDouble, "", "learning rate (default: the agent's)", 0, 1e3},
       {"entropy", T::kDouble, "", "entropy bonus (default: the agent's)"},

@@ -93,14 +93,46 @@ double Trainer::fraction_spent() const {
   return std::min(1.0, f);
 }
 
+torch::Tensor decision_log_probs(const Step& step) {
+  return step.decision_log_probs.defined() ? step.decision_log_probs : step.log_prob.reshape({1});
+}
+
+torch::Tensor policy_loss(const std::vector<Episode>& episodes, const std::vector<std::vector<double>>& advantages,
+                          const std::vector<std::vector<torch::Tensor>>* old, double clip, double entropy_coef,
+                          double* mean_entropy) {
+  torch::Tensor pg = torch::zeros({});
+  torch::Tensor entropy = torch::zeros({});
+  double decisions = 0;
+  for (size_t e = 0; e < episodes.size(); ++e) {
+    for (size_t i = 0; i < episodes[e].steps.size(); ++i) {
+      const Step& s = episodes[e].steps[i];
+      const double a = advantages[e][i];
+      if (old == nullptr) {
+        pg = pg - a * s.log_prob;
+      } else {
+        // One ratio per decision (Schulman et al. 2017 take the ratio of one
+        // action; an episode's joint ratio over hundreds of decisions leaves the
+        // clip range at the first step).
+        const torch::Tensor ratio = torch::exp(decision_log_probs(s) - (*old)[e][i]);
+        const torch::Tensor clipped = torch::clamp(ratio, 1 - clip, 1 + clip);
+        pg = pg - torch::min(ratio * a, clipped * a).sum();
+      }
+      entropy = entropy + s.entropy;
+      decisions += s.decisions;
+    }
+  }
+  if (mean_entropy != nullptr) *mean_entropy = entropy.item<double>() / std::max(1.0, decisions);
+  const double n = static_cast<double>(std::max<size_t>(1, episodes.size()));
+  return (pg - entropy_coef * entropy) / n;
+}
+
 void Trainer::update(std::vector<Episode>& episodes) {
-  // The learning rate follows the budget spent: the job's in data-parallel
-  // training (the processes' shares may run out unevenly), so that every
-  // process takes the same step.
+  // The learning rate follows the number of updates made, never the budget's
+  // fraction (a run of 20,000 evaluations then decays no faster than one of
+  // 2,000 did: the same update count gives the same rate).
   const double spent = parallel_ != nullptr ? parallel_->maximum(fraction_spent()) : fraction_spent();
   for (auto& group : adam_->param_groups())
-    static_cast<torch::optim::AdamOptions&>(group.options())
-        .lr(agent_->learning_rate(base_lr_, counters_.updates, spent));
+    static_cast<torch::optim::AdamOptions&>(group.options()).lr(defaults_.schedule.at(base_lr_, counters_.updates));
   // Self-imitation's target (collective in data-parallel training), this
   // update's samples included.
   const Placement self_target = opt_.self_imitation > 0 ? self_imitation_target(episodes) : Placement();
@@ -110,7 +142,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
     // others'; it still takes part in the step, with no policy gradient of its
     // own (self-imitation's term is every process's).
     AWARE_CHECK(parallel_ != nullptr, "an update of no episodes");
-    for (int epoch = 0; epoch < (ppo_ ? std::max(1, opt_.ppo_epochs) : 1); ++epoch) {
+    for (int epoch = 0; epoch < (ppo_ ? std::max(1, ppo_epochs_) : 1); ++epoch) {
       adam_->zero_grad();
       if (self_target.size() > 0) {
         const torch::Tensor loss = self_imitation_loss(self_target, self_imitated);
@@ -125,7 +157,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
     return;
   }
   // Returns and advantages (constants), per episode and step.
-  std::vector<std::vector<double>> advantages;
+  std::vector<std::vector<double>> advantages, all_returns;
   double mean_step = 0;
   double min_step = std::numeric_limits<double>::infinity(), max_step = -min_step;
   for (auto& ep : episodes) {
@@ -137,15 +169,40 @@ void Trainer::update(std::vector<Episode>& episodes) {
     std::vector<double> adv(returns.size());
     if (defaults_.baseline == BaselineKind::kPerStepMean) {
       PerStepMeanBaseline& baseline = step_baselines_[current_];
+      if (defaults_.baseline_includes_current) baseline.add(returns);
       const std::vector<double> b = baseline.values(static_cast<int>(returns.size()));
       for (size_t i = 0; i < returns.size(); ++i) adv[i] = returns[i] - b[i];
-      baseline.add(returns);
+      if (!defaults_.baseline_includes_current) baseline.add(returns);
     } else {
       EmaBaseline& baseline = ema_baselines_[current_];
       for (size_t i = 0; i < returns.size(); ++i) adv[i] = returns[i] - baseline.advance(returns[i]);
     }
     advantages.push_back(std::move(adv));
     mean_step += ep.final_step_us / episodes.size();
+    all_returns.push_back(std::move(returns));
+  }
+  // Leave-one-out: each sample against the others of its batch (the baselines
+  // above still follow the returns, for the curve and a later switch).
+  // Non-sequential episodes of several steps (Hierarchical's k samples of one
+  // grouping) are k samples each.
+  if (defaults_.advantage == AdvantageKind::kLeaveOneOut) {
+    std::vector<std::vector<double>> samples;
+    for (size_t e = 0; e < episodes.size(); ++e) {
+      if (episodes[e].sequential) {
+        samples.push_back(all_returns[e]);
+      } else {
+        for (double r : all_returns[e]) samples.push_back({r});
+      }
+    }
+    const std::vector<std::vector<double>> loo = leave_one_out_advantages(samples);
+    size_t k = 0;
+    for (size_t e = 0; e < episodes.size(); ++e) {
+      if (episodes[e].sequential) {
+        advantages[e] = loo[k++];
+      } else {
+        for (double& a : advantages[e]) a = loo[k++][0];
+      }
+    }
   }
   if (standardize_) {
     // Zero mean, unit standard deviation over the batch's steps: the update's
@@ -166,30 +223,9 @@ void Trainer::update(std::vector<Episode>& episodes) {
       for (double& a : adv) a = sd > 1e-12 ? (a - mean) / sd : 0.0;
   }
 
-  auto compute_loss = [&](bool ratio_clip, const std::vector<std::vector<torch::Tensor>>* old,
-                          double* entropy_out) {
-    torch::Tensor pg = torch::zeros({});
-    torch::Tensor entropy = torch::zeros({});
-    double decisions = 0;
-    for (size_t e = 0; e < episodes.size(); ++e) {
-      for (size_t i = 0; i < episodes[e].steps.size(); ++i) {
-        const Step& s = episodes[e].steps[i];
-        const double a = advantages[e][i];
-        if (!ratio_clip) {
-          pg = pg - a * s.log_prob;
-        } else {
-          const torch::Tensor ratio = torch::exp(s.log_prob - (*old)[e][i]);
-          const torch::Tensor clipped = torch::clamp(ratio, 1 - opt_.ppo_clip, 1 + opt_.ppo_clip);
-          pg = pg - torch::min(ratio * a, clipped * a);
-        }
-        entropy = entropy + s.entropy;
-        decisions += s.decisions;
-      }
-    }
-    const torch::Tensor mean_entropy = entropy / std::max(1.0, decisions);
-    *entropy_out = mean_entropy.item<double>();
-    torch::Tensor loss = pg / static_cast<double>(episodes.size()) -
-                         entropy_weight_at(entropy_coef_, opt_.entropy_end, spent) * mean_entropy;
+  const double entropy_coef = entropy_weight_at(entropy_coef_, opt_.entropy_end, spent);
+  auto compute_loss = [&](const std::vector<std::vector<torch::Tensor>>* old, double* entropy_out) {
+    torch::Tensor loss = policy_loss(episodes, advantages, old, ppo_clip_, entropy_coef, entropy_out);
     if (self_target.size() > 0) loss = loss + self_imitation_loss(self_target, self_imitated);
     return loss;
   };
@@ -207,17 +243,17 @@ void Trainer::update(std::vector<Episode>& episodes) {
     loss_value = loss.item<double>();
   };
   if (!ppo_) {
-    step(compute_loss(false, nullptr, &entropy));
+    step(compute_loss(nullptr, &entropy));
   } else {
     std::vector<std::vector<torch::Tensor>> old;
     for (const auto& ep : episodes) {
       old.emplace_back();
-      for (const auto& s : ep.steps) old.back().push_back(s.log_prob.detach());
+      for (const auto& s : ep.steps) old.back().push_back(decision_log_probs(s).detach());
     }
-    for (int epoch = 0; epoch < std::max(1, opt_.ppo_epochs); ++epoch) {
+    for (int epoch = 0; epoch < std::max(1, ppo_epochs_); ++epoch) {
       if (epoch > 0)
         for (auto& ep : episodes) agent_->replay(ep);
-      step(compute_loss(true, &old, &entropy));
+      step(compute_loss(&old, &entropy));
     }
   }
   if (self_imitated) ++self_imitation_updates_;
@@ -270,10 +306,17 @@ TrainResult Trainer::run() {
   for (const OpGraph* g : graphs_) AWARE_CHECK(g != nullptr, "null graph");
   debug_ = opt_.debug || std::getenv("AWARE_RL_DEBUG") != nullptr;
   if (opt_.threads < 1) throw ConfigError("--threads must be at least 1");
-  if (opt_.algorithm.empty()) opt_.algorithm = "reinforce";
+  if (!AgentRegistry::instance().has(name_)) AgentRegistry::instance().create(name_, {}, 1);  // throws listing names
+  // The preset's settings (settings.h); the options given win.
+  defaults_ = agent_settings(name_, opt_.preset);
+  if (opt_.algorithm.empty()) opt_.algorithm = defaults_.algorithm;
   if (opt_.algorithm != "reinforce" && opt_.algorithm != "ppo")
     throw ConfigError("algorithm must be reinforce or ppo, got '" + opt_.algorithm + "'");
   ppo_ = opt_.algorithm == "ppo";
+  ppo_epochs_ = opt_.ppo_epochs > 0 ? opt_.ppo_epochs : defaults_.ppo_epochs;
+  ppo_clip_ = opt_.ppo_clip > 0 ? opt_.ppo_clip : defaults_.ppo_clip;
+  if (opt_.ppo_epochs < 0 || opt_.ppo_clip < 0 || !std::isfinite(opt_.ppo_clip))
+    throw ConfigError("--ppo-epochs and --ppo-clip must not be negative");
   if (opt_.parallel != nullptr && opt_.parallel->size() > 1) {
     parallel_ = opt_.parallel;
     if (opt_.budget_seconds > 0)
@@ -297,9 +340,9 @@ TrainResult Trainer::run() {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
-  if (!AgentRegistry::instance().has(name_)) AgentRegistry::instance().create(name_, {}, 1);  // throws listing names
 
   config_ = opt_.agent_options;
+  for (const auto& [key, value] : defaults_.agent_options) config_.emplace(key, value);
   // A checkpoint decides the network settings; then an initial policy; then the user.
   bool resuming = !opt_.resume_dir.empty() && fs::exists(checkpoint_path());
   // Data-parallel: rank 0's checkpoint, sent to every process as bytes (the
@@ -356,7 +399,6 @@ TrainResult Trainer::run() {
   seed_lock.unlock();
   prepare(graph_);
   if (!resuming && !opt_.init_policy.empty()) load_policy(*agent_, opt_.init_policy);
-  defaults_ = agent_->defaults();
   base_lr_ = opt_.learning_rate > 0 ? opt_.learning_rate : defaults_.learning_rate;
   entropy_coef_ = opt_.entropy_coef >= 0 ? opt_.entropy_coef : defaults_.entropy_coef;
   grad_clip_ = opt_.grad_clip > 0 ? opt_.grad_clip : defaults_.grad_clip;
@@ -379,8 +421,10 @@ TrainResult Trainer::run() {
     }
     torch::manual_seed(opt_.seed + 7919ULL * static_cast<std::uint64_t>(parallel_->rank()));
   }
-  step_baselines_.assign(graphs_.size(), PerStepMeanBaseline());
   ema_baselines_.assign(graphs_.size(), EmaBaseline(defaults_.ema_decay));
+  if (!std::isnan(defaults_.ema_start))
+    for (EmaBaseline& b : ema_baselines_) b.set(defaults_.ema_start, true);
+  step_baselines_.assign(graphs_.size(), PerStepMeanBaseline(defaults_.baseline_window));
   adam_ = std::make_unique<torch::optim::Adam>(agent_->module().parameters(),
                                                torch::optim::AdamOptions(base_lr_));
   // The greedy episode after training is part of the budget: one evaluation is
@@ -489,6 +533,7 @@ TrainResult Trainer::run() {
     use_graph(static_cast<size_t>(counters_.updates % static_cast<long long>(graphs_.size())));
     std::vector<Episode> batch;
     const auto t0 = Clock::now();
+    agent_->on_update(counters_.updates);
     for (Episode& ep : agent_->run_episodes(*env_, rng_, episodes_per_update_)) {
       ++counters_.episodes;
       if (!ep.steps.empty()) batch.push_back(std::move(ep));

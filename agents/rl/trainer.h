@@ -55,7 +55,10 @@ struct TrainOptions {
   double budget_seconds = 0;    // the first one reached stops training); both 0: refused
   std::uint64_t seed = 1;       // torch::manual_seed and the agent's own sampling RNG
   int threads = 1;              // torch::set_num_threads
-  std::string algorithm;        // "reinforce" (default) or "ppo"
+  // Preset of the agent's settings (agents/rl/settings.h): "" or "default" (ours),
+  // "paper". Every field below that is zero / empty / negative takes its value.
+  std::string preset;
+  std::string algorithm;        // "reinforce" or "ppo"; empty: the preset's
   double learning_rate = 0;     // 0: agent default
   double entropy_coef = -1;     // < 0: agent default
   // Entropy schedule: >= 0, the bonus weight moves linearly from entropy_coef (or
@@ -64,8 +67,8 @@ struct TrainOptions {
   double entropy_end = -1;
   double grad_clip = 0;         // global gradient-norm clip; 0: agent default
   int episodes_per_update = 0;  // 0: agent default
-  int ppo_epochs = 4;           // PPO only: passes over each batch
-  double ppo_clip = 0.2;        // PPO only: ratio clip
+  int ppo_epochs = 0;           // PPO only: passes over each batch (0: the preset's, 4)
+  double ppo_clip = 0;          // PPO only: per-decision ratio clip (0: the preset's, 0.2)
   std::string init_policy;      // load network weights from this policy file first
   std::string save_policy;      // write the trained policy here at the end
   std::string resume_dir;       // checkpoint directory: resumed from when it holds one

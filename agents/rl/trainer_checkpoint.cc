@@ -91,6 +91,12 @@ json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, con
                       std::to_string(state.value("devices", -1)) + " devices; this run has '" +
                       graph_.name() + "' (" + std::to_string(graph_.num_ops()) + " ops) on " +
                       std::to_string(cluster_.num_devices()));
+  // The preset decides the trainer's settings: resuming under another would
+  // continue a different run.
+  const std::string preset = state.value("preset", std::string("default"));
+  if (preset != defaults_.preset)
+    throw ConfigError("checkpoint " + path + " was made with --preset " + preset + ", this run has --preset " +
+                      defaults_.preset);
   return state;
 }
 
@@ -133,6 +139,7 @@ void Trainer::write_checkpoint() {
   state["graph"] = graph_.name();
   state["graph_ops"] = graph_.num_ops();
   state["config"] = config_;
+  state["preset"] = defaults_.preset;
   state["seed"] = opt_.seed;
   state["seconds"] = env_->elapsed_s();
   state["updates"] = counters_.updates;

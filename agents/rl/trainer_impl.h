@@ -30,6 +30,21 @@ struct Counters {
 };
 
 
+// The policy-gradient loss of an update (trainer.cc), on one normaliser: per
+// episode, the sum over its decisions of the policy term and of −entropy_coef ×
+// the decision's entropy, averaged over the episodes. `advantages[e][i]` is step
+// i of episode e's. Without `old`, REINFORCE: −A·log π of each step. With `old`
+// (each step's decision log-probabilities when the batch was sampled, detached),
+// PPO's clipped surrogate with one ratio per decision: −min(r·A, clip(r, 1 ± clip)·A)
+// summed over the step's decisions. `mean_entropy` (may be null) receives the
+// entropy per decision over the batch, for the curve.
+torch::Tensor policy_loss(const std::vector<Episode>& episodes, const std::vector<std::vector<double>>& advantages,
+                          const std::vector<std::vector<torch::Tensor>>* old, double clip, double entropy_coef,
+                          double* mean_entropy);
+// A step's decisions' log-probabilities, [decisions] (the step's log_prob as one
+// decision when the agent gave none).
+torch::Tensor decision_log_probs(const Step& step);
+
 // The curve as checkpoints store it, and back (trainer_checkpoint.cc).
 nlohmann::json curve_to_json(const std::vector<CurvePoint>& curve);
 std::vector<CurvePoint> curve_from_json(const nlohmann::json& j);
@@ -70,7 +85,7 @@ class Trainer {
   TrainOptions opt_;
   Options config_;
   std::unique_ptr<Agent> agent_;
-  AgentDefaults defaults_;
+  AgentSettings defaults_;  // the preset's settings (agents/rl/settings.h)
   std::unique_ptr<torch::optim::Adam> adam_;
   std::unique_ptr<PlacementEnv> env_;
   SampleRng rng_;
@@ -85,6 +100,8 @@ class Trainer {
   bool standardize_ = false;
   int episodes_per_update_ = 1;
   bool ppo_ = false;
+  int ppo_epochs_ = 4;
+  double ppo_clip_ = 0.2;
   bool debug_ = false;
   long long reserve_greedy_ = 0;  // evaluations of the budget kept for the greedy episode
   long long job_budget_evals_ = 0, job_evaluations_ = 0;  // data-parallel: the whole job's

@@ -75,7 +75,7 @@ TEST(AwareAgent, OutputShapesAndFusedGroups) {
   EXPECT_EQ(l.size(0), 7);
   EXPECT_EQ(l.size(1), 3);
   AnalyticSimulator sim;
-  PlacementEnv env(g, c, sim, agent->defaults().penalty, 100, 0, nullptr);
+  PlacementEnv env(g, c, sim, agent_settings("aware").penalty, 100, 0, nullptr);
   SampleRng rng(2);
   const Episode ep = agent->run_episode(env, rng, false);
   ASSERT_EQ(ep.steps.size(), 1u);
@@ -95,7 +95,7 @@ TEST(AwareAgent, GradientReachesEveryParameter) {
   torch::manual_seed(3);
   auto agent = make_aware_agent(off_fusion(), 2);
   agent->prepare(g, c);
-  PlacementEnv env(g, c, sim, agent->defaults().penalty, 100, 0, nullptr);
+  PlacementEnv env(g, c, sim, agent_settings("aware").penalty, 100, 0, nullptr);
   SampleRng rng(5);
   torch::Tensor loss = torch::zeros({});
   for (int e = 0; e < 3; ++e) {
@@ -166,7 +166,7 @@ TEST(AwareAgent, BatchedEpisodesAreThoseOfOneByOnePlay) {
       auto agent = make_aware_agent(o, 3);
       agent->prepare(g, c);
       AnalyticSimulator sim;
-      PlacementEnv env(g, c, sim, agent->defaults().penalty, budget, 0, nullptr);
+      PlacementEnv env(g, c, sim, agent_settings("aware").penalty, budget, 0, nullptr);
       SampleRng rng(4);
       for (int update = 0; update < 2; ++update)
         for (const Episode& ep : agent->run_episodes(env, rng, 8)) {
@@ -426,7 +426,7 @@ TEST_P(AwareLearnsTwoChains, GreedyPolicyWithinFivePercent) {
   auto agent = make_aware_agent({}, 2);
   load_policy(*agent, t.save_policy);
   agent->prepare(g, c);
-  PlacementEnv env(g, c, sim, agent->defaults().penalty, 10, 0, nullptr);
+  PlacementEnv env(g, c, sim, agent_settings("aware").penalty, 10, 0, nullptr);
   SampleRng rng(seed);
   const Episode ep = agent->run_episode(env, rng, true);
   ASSERT_EQ(ep.steps.size(), 1u);

@@ -135,7 +135,7 @@ TEST_P(AgentTest, GradientReachesEveryParameter) {
   if (GetParam() == "hierarchical") config["groups"] = "4";
   auto agent = AgentRegistry::instance().create(GetParam(), config, 2);
   agent->prepare(g, c);
-  PlacementEnv env(g, c, sim, agent->defaults().penalty, 1000, 0, nullptr);
+  PlacementEnv env(g, c, sim, agent_settings(GetParam()).penalty, 1000, 0, nullptr);
   SampleRng rng(5);
   Episode ep = agent->run_episode(env, rng, false);
   ASSERT_FALSE(ep.steps.empty());

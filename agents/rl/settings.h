@@ -1,0 +1,110 @@
+// The learned agents' training settings and presets: one source of truth for
+// every hyper-parameter the trainer reads (learning rate and its schedule,
+// entropy weight, clip, episodes per update, baseline, advantages, algorithm,
+// penalty) and for the agent options a preset sets. docs/agents.md tabulates
+// them with their sources; tests/rl/agent_settings_test.cc reads that table
+// back and compares it with agent_setting_rows(). Torch-free.
+//
+// Presets:
+//   "default"  our configuration, the best learned search we have measured
+//              (named apart from the papers' and documented as ours);
+//   "paper"    each agent as its paper and its authors' code define it, where
+//              they say; where they are silent, the choice is named as ours.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "agents/rl/env.h"
+#include "core/registry.h"
+
+namespace aware::rl {
+
+// How the baseline an advantage is measured against is kept.
+enum class BaselineKind {
+  kPerStepMean,  // Placeto: per step index, the mean return of the last 10 episodes
+  kEma,          // Hierarchical: exponential moving average of the reward
+};
+
+// How the advantages of an update's steps are formed.
+enum class AdvantageKind {
+  kBaseline,    // return − the baseline above (the papers')
+  // Leave-one-out (ours, after Kool et al. 2019's REINFORCE with E samples): each
+  // sample's return − the mean of the update's *other* samples' returns at the
+  // same step index. Zero-sum over the batch; a batch whose samples differ
+  // carries signal however the reward's zero point sits.
+  kLeaveOneOut,
+};
+
+// The learning rate at a given update count (never the budget's fraction: a
+// run of 20,000 evaluations must not decay as fast as one of 2,000).
+struct LrSchedule {
+  enum class Kind {
+    kConstant,
+    kLinear,     // base → base × end_factor, linearly over `updates` updates, then held
+    kStaircase,  // × factor every `every` updates once `start` updates are done
+  };
+  Kind kind = Kind::kConstant;
+  double end_factor = 1.0;
+  long long updates = 0;
+  long long start = 0;
+  long long every = 1;
+  double factor = 1.0;
+  // The rate of update `update` (0-based).
+  double at(double base, long long update) const;
+  // "constant", "linear to 0.1x over 1000 updates", "x0.95 every 50 updates after 400".
+  std::string describe() const;
+};
+
+struct AgentSettings {
+  std::string agent;
+  std::string preset;
+  double learning_rate = 1e-3;
+  LrSchedule schedule;
+  // Weight of the entropy bonus per decision: the loss is, per episode, the sum
+  // over its decisions of −A·log π − c·H, averaged over the update's episodes
+  // (the policy term and the bonus on one normaliser).
+  double entropy_coef = 0.0;
+  double grad_clip = 1.0;     // global gradient-norm clip
+  int episodes_per_update = 1;
+  BaselineKind baseline = BaselineKind::kPerStepMean;
+  int baseline_window = 10;   // kPerStepMean: episodes remembered
+  // kPerStepMean: the episode's own returns join the history before its
+  // baseline is read (Placeto's code), or after (ours).
+  bool baseline_includes_current = false;
+  double ema_decay = 0.9;     // kEma
+  // kEma: the baseline's value before the first reward (NaN: the first reward itself).
+  double ema_start = std::numeric_limits<double>::quiet_NaN();
+  AdvantageKind advantage = AdvantageKind::kBaseline;
+  bool standardize_advantages = false;  // per update: zero mean, unit std over the batch's steps
+  double discount = 1.0;                // reward-to-go discount of sequential episodes
+  std::string algorithm = "reinforce";  // or "ppo" (per-decision clipped ratios)
+  int ppo_epochs = 4;
+  double ppo_clip = 0.2;
+  PenaltyKind penalty = PenaltyKind::kPlacetoMemory;
+  // The agent's own options this preset sets (the user's --agent-option wins).
+  Options agent_options;
+};
+
+// The presets an agent has ("default", "paper").
+std::vector<std::string> agent_preset_names(const std::string& agent);
+// An agent's settings under `preset` ("" is "default"). ConfigError naming the
+// agent's presets for an unknown one, and for an unknown agent.
+AgentSettings agent_settings(const std::string& agent, const std::string& preset = "default");
+
+// One setting as docs/agents.md tabulates it: the trainer's (`lr`,
+// `lr_schedule`, `entropy`, ...) and then every agent option, each with the
+// value the preset gives it (an option the preset leaves alone has its
+// registered default; "" when that default depends on the cluster).
+struct SettingRow {
+  std::string key;
+  std::string value;
+};
+std::vector<SettingRow> agent_setting_rows(const std::string& agent, const std::string& preset);
+
+// A number as the rows print it: the shortest text that reads back to it
+// (0.001, 1e-05, 0.1, 5, 750).
+std::string setting_number(double value);
+
+}  // namespace aware::rl

@@ -1,0 +1,319 @@
+// The learned agents against their papers (issue: faithful agents). Each test
+// checks one defect of the earlier trainer and agents by hand-computed values:
+// the entropy bonus and the policy term on one normaliser, PPO's ratio per
+// decision, the learning rate by update count, leave-one-out advantages,
+// Hierarchical's C·tanh(x/T) and logit noise, Aware's bounded logits and
+// exploration floor, and the presets themselves.
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "agents/rl/agent.h"
+#include "agents/rl/networks.h"
+#include "agents/rl/settings.h"
+#include "agents/rl/trainer.h"
+#include "agents/rl/trainer_impl.h"
+#include "builtins/builtins.h"
+#include "core/errors.h"
+#include "sim/analytic/analytic_simulator.h"
+#include "tests/rl/rl_test_graphs.h"
+
+namespace aware::rl {
+namespace {
+
+using testing::star_cluster;
+using testing::two_chains_graph;
+
+// One episode of one step whose decisions are the rows of `logits` (each row a
+// categorical choice of action 0), with advantage `a`.
+Episode one_step_episode(const torch::Tensor& logits, double reward = 0) {
+  const CategoricalTerms t = categorical_terms(logits, std::vector<int64_t>(logits.size(0), 0));
+  Step s;
+  s.log_prob = t.log_prob;
+  s.entropy = t.entropy;
+  s.decision_log_probs = t.log_probs;
+  s.decisions = static_cast<int>(logits.size(0));
+  s.reward = reward;
+  Episode e;
+  e.sequential = false;
+  e.steps.push_back(s);
+  return e;
+}
+
+// Defect 1: the entropy bonus had a per-decision mean against a policy term
+// summed over decisions, so its weight fell with the episode's length. The
+// gradient of the bonus on each decision's logits must not depend on how many
+// decisions the episode has.
+TEST(AgentFidelity, EntropyGradientPerDecisionIsTheSameForTwoAndTwentyDecisions) {
+  const std::vector<float> row = {0.3f, -0.7f, 1.1f};
+  std::vector<torch::Tensor> grads;
+  for (int decisions : {2, 20}) {
+    torch::Tensor logits = torch::tensor(row).repeat({decisions, 1}).set_requires_grad(true);
+    const std::vector<Episode> batch = {one_step_episode(logits)};
+    const torch::Tensor loss = detail::policy_loss(batch, {{0.0}}, nullptr, 0.2, 0.5, nullptr);
+    loss.backward();
+    grads.push_back(logits.grad().select(0, 0).clone());
+  }
+  // Hand computation: d(-c H)/dz_j = c p_j (log p_j + H) for one row.
+  const torch::Tensor p = torch::softmax(torch::tensor(row), 0);
+  const torch::Tensor h = -(p * p.log()).sum();
+  const torch::Tensor expected = 0.5 * p * (p.log() + h);
+  for (const torch::Tensor& g : grads)
+    for (int j = 0; j < 3; ++j) EXPECT_NEAR(g[j].item<double>(), expected[j].item<double>(), 1e-6);
+}
+
+// The policy term and the bonus share the normaliser: per episode a sum over its
+// decisions, then the mean over the update's episodes.
+TEST(AgentFidelity, LossIsTheMeanOverEpisodesOfSumsOverDecisions) {
+  torch::Tensor a = torch::tensor({{0.0f, 1.0f}, {2.0f, 0.0f}});
+  torch::Tensor b = torch::tensor({{1.0f, 1.0f}});
+  const std::vector<Episode> batch = {one_step_episode(a), one_step_episode(b)};
+  double mean_entropy = 0;
+  const double coef = 0.1;
+  const torch::Tensor loss = detail::policy_loss(batch, {{2.0}, {-1.0}}, nullptr, 0.2, coef, &mean_entropy);
+  auto lp = [](const torch::Tensor& l) { return torch::log_softmax(l, 1).select(1, 0).sum().item<double>(); };
+  auto ent = [](const torch::Tensor& l) {
+    const torch::Tensor q = torch::log_softmax(l, 1);
+    return -(q.exp() * q).sum().item<double>();
+  };
+  const double expected = ((-2.0 * lp(a) - coef * ent(a)) + (1.0 * lp(b) - coef * ent(b))) / 2;
+  EXPECT_NEAR(loss.item<double>(), expected, 1e-6);
+  EXPECT_NEAR(mean_entropy, (ent(a) + ent(b)) / 3, 1e-6);  // the curve's figure: per decision
+}
+
+// Defect 2: PPO clipped the joint ratio exp(Σ Δ log π) of an episode. With one
+// ratio per decision, a decision inside the clip range keeps its gradient while
+// one outside loses it; the joint ratio here (e^0.5) is outside and would have
+// zeroed all three.
+TEST(AgentFidelity, PpoClipsEachDecisionsRatio) {
+  const std::vector<double> old_lp = {-1.0, -0.5, -2.0};
+  const std::vector<double> delta = {0.1, 0.5, -0.1};
+  for (const double advantage : {1.0, -1.0}) {
+    std::vector<float> now;
+    for (size_t d = 0; d < 3; ++d) now.push_back(static_cast<float>(old_lp[d] + delta[d]));
+    torch::Tensor x = torch::tensor(now).set_requires_grad(true);
+    Step s;
+    s.decision_log_probs = x;
+    s.log_prob = x.sum();
+    s.entropy = torch::zeros({});
+    s.decisions = 3;
+    Episode e;
+    e.sequential = false;
+    e.steps.push_back(s);
+    const std::vector<std::vector<torch::Tensor>> old = {{torch::tensor(std::vector<float>(old_lp.begin(), old_lp.end()))}};
+    const torch::Tensor loss = detail::policy_loss({e}, {{advantage}}, &old, 0.2, 0.0, nullptr);
+    loss.backward();
+    for (size_t d = 0; d < 3; ++d) {
+      const double r = std::exp(delta[d]);
+      // -min(r A, clip(r) A): the clipped branch (gradient 0) is the smaller one
+      // when A > 0 and r > 1.2, or A < 0 and r < 0.8; else d/dx = -r A.
+      const bool clipped = (advantage > 0 && r > 1.2) || (advantage < 0 && r < 0.8);
+      const double expected = clipped ? 0.0 : -r * advantage;
+      EXPECT_NEAR(x.grad()[static_cast<int64_t>(d)].item<double>(), expected, 1e-5)
+          << "decision " << d << ", advantage " << advantage;
+    }
+  }
+}
+
+// Defect 3: the learning rate followed the fraction of the budget spent.
+TEST(AgentFidelity, LearningRateFollowsTheUpdateCount) {
+  LrSchedule linear;
+  linear.kind = LrSchedule::Kind::kLinear;
+  linear.end_factor = 0.1;
+  linear.updates = 100;
+  EXPECT_DOUBLE_EQ(linear.at(1e-3, 0), 1e-3);
+  EXPECT_NEAR(linear.at(1e-3, 50), 5.5e-4, 1e-15);
+  EXPECT_NEAR(linear.at(1e-3, 100), 1e-4, 1e-15);
+  EXPECT_NEAR(linear.at(1e-3, 5000), 1e-4, 1e-15);  // held at the end
+  LrSchedule stairs;
+  stairs.kind = LrSchedule::Kind::kStaircase;
+  stairs.start = 400;
+  stairs.every = 50;
+  stairs.factor = 0.95;
+  EXPECT_DOUBLE_EQ(stairs.at(0.1, 400), 0.1);
+  EXPECT_DOUBLE_EQ(stairs.at(0.1, 449), 0.1);
+  EXPECT_NEAR(stairs.at(0.1, 450), 0.095, 1e-15);
+  EXPECT_NEAR(stairs.at(0.1, 500), 0.1 * 0.95 * 0.95, 1e-15);
+}
+
+// ... so a run's first updates are the same whatever its budget: training with
+// 200 and with 400 evaluations gives the same curve over the first 200.
+TEST(AgentFidelity, TheFirstUpdatesDoNotDependOnTheBudget) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(4);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  std::vector<std::vector<CurvePoint>> curves;
+  for (long long budget : {200LL, 400LL}) {
+    TrainOptions t;
+    t.budget_evals = budget;
+    t.seed = 4;
+    t.greedy_eval = false;
+    curves.push_back(train_agent("aware", g, c, sim, t).curve);
+  }
+  ASSERT_GE(curves[0].size(), 10u);
+  ASSERT_GT(curves[1].size(), curves[0].size());
+  // The shorter run's last update may be cut by its budget: the ones before it.
+  for (size_t i = 0; i + 1 < curves[0].size(); ++i) {
+    EXPECT_EQ(curves[0][i].mean_step_us, curves[1][i].mean_step_us) << "update " << i;
+    EXPECT_EQ(curves[0][i].loss, curves[1][i].loss) << "update " << i;
+  }
+}
+
+// Defect 4: with the reward's zero at the reference (one device) and a baseline
+// of the recent rewards, a policy collapsed there saw advantages of exactly 0.
+// Leave-one-out advantages compare each sample with the others of its batch.
+TEST(AgentFidelity, LeaveOneOutAdvantagesByHand) {
+  const auto a = leave_one_out_advantages({{1}, {2}, {3}, {6}});
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_NEAR(a[0][0], 1 - 11.0 / 3, 1e-12);
+  EXPECT_NEAR(a[1][0], 2 - 10.0 / 3, 1e-12);
+  EXPECT_NEAR(a[2][0], 3 - 9.0 / 3, 1e-12);
+  EXPECT_NEAR(a[3][0], 6 - 6.0 / 3, 1e-12);
+  // A batch at the reference but for one worse sample: every sample carries
+  // signal (the collapsed ones +1/6, the worse one -1/2), where a baseline of a
+  // history of zeros gave the collapsed ones exactly 0.
+  const auto c = leave_one_out_advantages({{0}, {0}, {0}, {-0.5}});
+  for (int e = 0; e < 3; ++e) EXPECT_NEAR(c[e][0], 0.5 / 3, 1e-12);
+  EXPECT_NEAR(c[3][0], -0.5, 1e-12);
+  // Sequential episodes: per step index, over the episodes that have it.
+  const auto s = leave_one_out_advantages({{4, 1}, {2}, {0, 3}});
+  EXPECT_NEAR(s[0][0], 4 - 1.0, 1e-12);
+  EXPECT_NEAR(s[0][1], 1 - 3.0, 1e-12);
+  EXPECT_NEAR(s[1][0], 2 - 2.0, 1e-12);
+  EXPECT_NEAR(s[2][1], 3 - 1.0, 1e-12);
+}
+
+// Defect 5: Hierarchical squashed C·tanh(x)/T, whose bound is C/T; the paper
+// and hierarchical_controller.py:905-907 have C·tanh(x/T), bound C.
+TEST(AgentFidelity, HierarchicalSquashesWithTheTemperatureInsideTheTanh) {
+  torch::manual_seed(1);
+  GroupPlacer placer(6, 8, 3, /*tanh=*/5.0, /*temperature=*/10.0);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : placer->parameters()) p.mul_(200.0);  // raw logits in the hundreds
+  }
+  const DecodeResult d = placer->decode(torch::randn({2, 4, 6}), nullptr, true);
+  const double largest = d.logits.abs().max().item<double>();
+  EXPECT_LE(largest, 5.0 + 1e-5);
+  EXPECT_GT(largest, 0.5 + 1e-3);  // beyond C/T: only C·tanh(x/T) reaches it
+}
+
+// The paper's k = 4 placer samples per grouping, its C = 5, T = 10, and the
+// controller's noise until step 750.
+TEST(AgentFidelity, HierarchicalPaperPresetSamplesFourPlacementsPerGrouping) {
+  register_builtins();
+  const AgentSettings paper = agent_settings("hierarchical", "paper");
+  EXPECT_EQ(paper.agent_options.at("samples"), "4");
+  EXPECT_EQ(paper.agent_options.at("tanh"), "5");
+  EXPECT_EQ(paper.agent_options.at("temperature"), "10");
+  EXPECT_DOUBLE_EQ(paper.ema_start, -10.0);
+  const OpGraph g = two_chains_graph(4);
+  const Cluster c = star_cluster(2);
+  Options config = paper.agent_options;
+  config["groups"] = "4";
+  config["hidden"] = "16";
+  auto agent = AgentRegistry::instance().create("hierarchical", config, 2);
+  agent->prepare(g, c);
+  AnalyticSimulator sim;
+  PlacementEnv env(g, c, sim, paper.penalty, 100, 0, nullptr);
+  SampleRng rng(3);
+  const Episode ep = agent->run_episode(env, rng, false);
+  EXPECT_EQ(ep.steps.size(), 4u);
+  EXPECT_EQ(env.evaluations(), 4);
+  for (const Step& s : ep.steps) EXPECT_EQ(s.decision_log_probs.numel(), s.decisions);
+}
+
+// The logit noise changes what is sampled until update noise_until, and nothing after.
+TEST(AgentFidelity, HierarchicalLogitNoiseStopsAfterItsStep) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(6);
+  const Cluster c = star_cluster(3);
+  AnalyticSimulator sim;
+  auto sample = [&](const std::string& noise, long long update) {
+    torch::manual_seed(2);
+    Options config = {{"groups", "6"}, {"hidden", "8"}, {"samples", "2"}, {"noise", noise},
+                      {"noise_until", "10"}, {"deviations", "off"}, {"tanh", "5"}, {"temperature", "10"}};
+    auto agent = AgentRegistry::instance().create("hierarchical", config, 3);
+    agent->prepare(g, c);
+    agent->on_update(update);
+    PlacementEnv env(g, c, sim, PenaltyKind::kFixed100s, 0, 0, nullptr);
+    SampleRng rng(9);
+    const Episode ep = agent->run_episode(env, rng, false);
+    return ep.steps[0].log_prob.item<double>();
+  };
+  EXPECT_NE(sample("3", 5), sample("0", 5));   // noisy logits score the sample differently
+  EXPECT_EQ(sample("3", 11), sample("0", 11));  // past noise_until: the same episode
+}
+
+// Defect 6: Aware's logits were unbounded, with no exploration floor. With
+// bound=C they stay within ±C; with explore=ε every device keeps at least ε/D.
+TEST(AgentFidelity, ExplorationFloorKeepsEveryDeviceSampleable) {
+  const torch::Tensor logits = torch::tensor({{80.0f, -80.0f, -80.0f, -80.0f}});
+  const double eps = 0.01;
+  for (int64_t action = 0; action < 4; ++action) {
+    const CategoricalTerms t = categorical_terms(logits, {action}, eps);
+    const double p = std::exp(t.log_prob.item<double>());
+    const double expected = action == 0 ? 1 - eps + eps / 4 : eps / 4;
+    EXPECT_NEAR(p, expected, 1e-6) << "action " << action;
+  }
+  // Sampled often enough, the floor shows: 10,000 draws at ε/D = 0.25% each
+  // give about 25 of each other device (never 0; the unmixed policy gives 0).
+  SampleRng rng(7);
+  const torch::Tensor many = logits.repeat({10000, 1});
+  std::vector<int> counts(4, 0);
+  for (int64_t a : sample_rows(many, rng, false, eps)) ++counts[a];
+  for (int d = 1; d < 4; ++d) {
+    EXPECT_GT(counts[d], 5);
+    EXPECT_LT(counts[d], 60);
+  }
+  SampleRng rng2(7);
+  std::vector<int> plain(4, 0);
+  for (int64_t a : sample_rows(many, rng2, false, 0.0)) ++plain[a];
+  EXPECT_EQ(plain[0], 10000);
+}
+
+TEST(AgentFidelity, AwareLogitsAreBoundedByDefault) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(4);
+  const Cluster c = star_cluster(2);
+  torch::manual_seed(5);
+  auto agent = AgentRegistry::instance().create("aware", {{"fusion", "off"}}, 2);
+  agent->prepare(g, c);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : agent->module().parameters()) p.mul_(50.0);
+  }
+  AnalyticSimulator sim;
+  PlacementEnv env(g, c, sim, PenaltyKind::kPlacetoMemory, 0, 0, nullptr);
+  SampleRng rng(1);
+  const Episode ep = agent->run_episode(env, rng, false);
+  ASSERT_EQ(ep.steps.size(), 1u);
+  // Every decision's probability is at least e^(-2·5) / (1 + e^(-2·5)) (two
+  // devices, logits within ±5), before the floor ε/D = 0.005 is added.
+  const double floor = 0.99 * std::exp(-10.0) / (1 + std::exp(-10.0)) + 0.005;
+  const torch::Tensor lp = ep.steps[0].decision_log_probs;
+  EXPECT_EQ(lp.numel(), ep.steps[0].decisions);
+  EXPECT_GE(lp.min().item<double>(), std::log(floor) - 1e-5);
+}
+
+// The presets: every agent has default and paper; an unknown one is named.
+TEST(AgentFidelity, PresetsAreNamedAndUnknownOnesRefused) {
+  for (const char* agent : {"placeto", "hierarchical", "aware"}) {
+    EXPECT_EQ(agent_preset_names(agent), (std::vector<std::string>{"default", "paper"}));
+    EXPECT_EQ(agent_settings(agent, "").preset, "default");
+  }
+  EXPECT_THROW(agent_settings("aware", "fast"), ConfigError);
+  EXPECT_THROW(agent_settings("nope", "paper"), ConfigError);
+  const AgentSettings p = agent_settings("placeto", "paper");
+  EXPECT_EQ(p.agent_options.at("chunk"), "1");
+  EXPECT_EQ(p.agent_options.at("evaluate"), "step");
+  EXPECT_EQ(p.agent_options.at("start"), "fixed");
+  EXPECT_DOUBLE_EQ(p.entropy_coef, 1.0);
+  EXPECT_DOUBLE_EQ(p.grad_clip, 1.25);
+  EXPECT_NEAR(p.schedule.at(p.learning_rate, p.schedule.updates), 1e-4, 1e-15);
+}
+
+}  // namespace
+}  // namespace aware::rl
