@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The ablation behind the learned agents' default configuration (docs/agents.md):
+# one cell per (model, devices, variant, seed), Aware's default preset and variants
+# of it, at one equal evaluation budget, analytic simulator, two worker threads.
+# A rerun skips finished cells; --table prints the means per row.
+#   default     the default preset (ours)
+#   paper       --preset paper (Placeto's training choices; docs/agents.md)
+#   lr3         --lr 0.003
+#   ppo         --algorithm ppo (one clipped ratio per decision, 4 epochs)
+#   ent0        --entropy 0
+#   ent01       --entropy 0.01
+#   nofloor     bound=0 explore=0 (no bounded logits, no exploration floor)
+#   nostd       --standardize-advantages off (leave-one-out, not standardised)
+#   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
+#       [--models "inception_v3 gnmt"] [--variants "default paper ..."] [--table]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUDGET=2000 SEEDS="1 2" DEVICES="4" MODELS="inception_v3 gnmt"
+VARIANTS="default paper lr3 ppo ent0 ent01 nofloor nostd" TABLE=0
+while (($#)); do
+  case "$1" in
+    --budget) BUDGET="$2"; shift 2 ;;
+    --seeds) SEEDS="$2"; shift 2 ;;
+    --devices) DEVICES="$2"; shift 2 ;;
+    --models) MODELS="$2"; shift 2 ;;
+    --variants) VARIANTS="$2"; shift 2 ;;
+    --table) TABLE=1; shift ;;
+    *) echo "error: experiments/aware_defaults.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+OUT=experiments/results/aware-defaults/cells
+mkdir -p "$OUT"
+if ((TABLE)); then
+  exec /usr/bin/python3 - "$OUT" "$BUDGET" <<'PY'
+import json, os, statistics, sys
+out, budget = sys.argv[1], sys.argv[2]
+rows = {}
+for f in sorted(os.listdir(out)):
+    if not f.endswith(".json"): continue
+    m, dev, v, e, s = f[:-5].split("__")
+    if e != "e" + budget: continue
+    d = json.load(open(os.path.join(out, f)))
+    rows.setdefault((m, dev), {}).setdefault(v, []).append((d["best_step_us"] / 1e3, d.get("wall_seconds", 0)))
+variants = sorted({v for r in rows.values() for v in r}, key=lambda v: (v != "default", v))
+print(f"Aware variants at {budget} evaluations: best step, ms, mean ± std over seeds (seconds per run)\n")
+print("| model | devices | " + " | ".join(variants) + " |")
+print("|---|---|" + "---|" * len(variants))
+for (m, dev), r in sorted(rows.items()):
+    cells = []
+    for v in variants:
+        xs = r.get(v, [])
+        if not xs: cells.append("-"); continue
+        ms = [x for x, _ in xs]
+        sd = statistics.pstdev(ms) if len(ms) > 1 else 0.0
+        cells.append(f"{statistics.mean(ms):.1f} ± {sd:.1f} ({statistics.mean(t for _, t in xs):.0f} s, n={len(ms)})")
+    print(f"| {m} | {dev} | " + " | ".join(cells) + " |")
+PY
+fi
+AWARE="${AWARE:-build/cli/aware}"
+[[ -x "$AWARE" ]] || { echo "error: $AWARE is missing: run scripts/setup first" >&2; exit 1; }
+for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEEDS; do
+  cell="$OUT/${m}__k40x${d}__${v}__e${BUDGET}__s${s}.json"
+  [[ -s "$cell" ]] && continue
+  case "$v" in
+    default) extra=() ;;
+    paper) extra=(--preset paper) ;;
+    lr3) extra=(--lr 0.003) ;;
+    ppo) extra=(--algorithm ppo) ;;
+    ent0) extra=(--entropy 0) ;;
+    ent01) extra=(--entropy 0.01) ;;
+    nofloor) extra=(--agent-option bound=0 --agent-option explore=0) ;;
+    nostd) extra=(--standardize-advantages off) ;;
+    *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
+  esac
+  echo "$m k40x$d $v seed $s" >&2
+  start=$(date +%s.%N)
+  "$AWARE" search --agent aware --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \
+    --workers 2 "${extra[@]}" --curve "${cell%.json}.curve.csv" --json > "$cell.tmp" 2>/dev/null
+  end=$(date +%s.%N)
+  /usr/bin/python3 - "$cell.tmp" "$start" "$end" <<'PY'
+import json, sys
+p, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+d = json.load(open(p))
+d["wall_seconds"] = end - start
+json.dump(d, open(p, "w"), indent=1)
+PY
+  mv "$cell.tmp" "$cell"
+done; done; done; done
