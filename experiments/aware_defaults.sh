@@ -40,7 +40,7 @@ for f in sorted(os.listdir(out)):
     m, dev, v, e, s = f[:-5].split("__")
     if e != "e" + budget: continue
     d = json.load(open(os.path.join(out, f)))
-    rows.setdefault((m, dev), {}).setdefault(v, []).append((d["best_step_us"] / 1e3, d.get("wall_seconds", 0)))
+    rows.setdefault((m, dev), {}).setdefault(v, []).append((d["step_time_us"] / 1e3, d.get("wall_seconds", 0)))
 variants = sorted({v for r in rows.values() for v in r}, key=lambda v: (v != "default", v))
 print(f"Aware variants at {budget} evaluations: best step, ms, mean ± std over seeds (seconds per run)\n")
 print("| model | devices | " + " | ".join(variants) + " |")

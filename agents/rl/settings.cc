@@ -32,6 +32,10 @@ double LrSchedule::at(double base, long long update) const {
 std::string setting_number(double value) {
   if (std::isnan(value)) return "first reward";
   char text[64];
+  if (value == std::floor(value) && std::abs(value) < 1e15) {
+    std::snprintf(text, sizeof text, "%.0f", value);
+    return text;
+  }
   for (int digits = 1; digits <= 17; ++digits) {
     std::snprintf(text, sizeof text, "%.*g", digits, value);
     if (std::strtod(text, nullptr) == value) break;

@@ -64,6 +64,26 @@ TEST(FreshSearch, AgentSizeOptionsAreRangeCheckedFirst) {
   EXPECT_TRUE(contains(list.output, "1..4096")) << list.output;
 }
 
+// The agents' presets (docs/agents.md): an unknown one is refused before any
+// work, by search (its flag) and by place/compare (the method option), in one line
+// naming the presets; the paper preset trains.
+TEST(FreshSearch, PresetsAreCheckedAndThePaperOneTrains) {
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  const Outcome flag = aware("search" + kNmt + " --agent aware --preset fast --budget-evals 5");
+  EXPECT_NE(flag.exit_code, 0);
+  EXPECT_TRUE(contains(flag.output, "--preset")) << flag.output;
+  EXPECT_EQ(lines_in(flag.output), 1) << flag.output;
+  const Outcome option = aware("place" + kNmt + " --method hierarchical --method-option preset=fast --budget-evals 5");
+  EXPECT_NE(option.exit_code, 0);
+  EXPECT_TRUE(contains(option.output, "agent hierarchical has no preset 'fast' (default, paper)")) << option.output;
+  EXPECT_EQ(lines_in(option.output), 1) << option.output;
+  const std::string out = tmp("fresh-search-paper.json");
+  const Outcome paper = aware("search --graph random:20:1 --cluster preset:k40x2 --agent placeto --preset paper "
+                              "--budget-evals 60 --json -o " + out);
+  EXPECT_EQ(paper.exit_code, 0) << paper.output;
+  EXPECT_TRUE(fs::exists(out)) << paper.output;
+}
+
 // P20: a budget too large to finish still shows progress, by time, not only at
 // every 1/200 of the budget (which 99999999999 evaluations never reach).
 TEST(FreshSearch, AHugeBudgetStillReportsProgress) {

@@ -5,6 +5,10 @@
 // Hierarchical's C·tanh(x/T) and logit noise, Aware's bounded logits and
 // exploration floor, and the presets themselves.
 #include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -313,6 +317,59 @@ TEST(AgentFidelity, PresetsAreNamedAndUnknownOnesRefused) {
   EXPECT_DOUBLE_EQ(p.entropy_coef, 1.0);
   EXPECT_DOUBLE_EQ(p.grad_clip, 1.25);
   EXPECT_NEAR(p.schedule.at(p.learning_rate, p.schedule.updates), 1e-4, 1e-15);
+}
+
+}  // namespace
+}  // namespace aware::rl
+
+namespace aware::rl {
+namespace {
+
+// docs/agents.md tabulates every setting of every preset with its source; the
+// table is read back here and must agree with agent_setting_rows(), the code's
+// one source of truth, row for row (a setting missing from the table fails too).
+TEST(AgentFidelity, DocsTableAgreesWithTheSettingsInCode) {
+  register_builtins();
+  const std::string path = std::string(AWARE_SOURCE_DIR) + "/docs/agents.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  // agent -> key -> {paper, default}
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> table;
+  std::string agent, line;
+  auto trim = [](std::string s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '`')) s.erase(s.begin());
+    while (!s.empty() && (s.back() == ' ' || s.back() == '`')) s.pop_back();
+    return s;
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) {
+      agent.clear();
+      for (const char* a : {"placeto", "hierarchical", "aware"})
+        if (line.find(std::string("(`") + a + "`)") != std::string::npos) agent = a;
+      continue;
+    }
+    if (agent.empty() || line.rfind("| `", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line.substr(1));
+    for (std::string cell; std::getline(ss, cell, '|');) cells.push_back(trim(cell));
+    ASSERT_GE(cells.size(), 3u) << line;
+    table[agent][cells[0]] = {cells[1], cells[2]};
+  }
+  for (const char* a : {"placeto", "hierarchical", "aware"}) {
+    const auto paper = agent_setting_rows(a, "paper");
+    const auto ours = agent_setting_rows(a, "default");
+    ASSERT_EQ(paper.size(), ours.size());
+    for (size_t i = 0; i < paper.size(); ++i) {
+      const auto it = table[a].find(paper[i].key);
+      if (it == table[a].end()) {
+        ADD_FAILURE() << "docs/agents.md has no row for " << a << "'s `" << paper[i].key << "`: | `"
+                      << paper[i].key << "` | " << paper[i].value << " | " << ours[i].value << " | ... |";
+        continue;
+      }
+      EXPECT_EQ(it->second.first, paper[i].value) << a << " " << paper[i].key << " (paper)";
+      EXPECT_EQ(it->second.second, ours[i].value) << a << " " << paper[i].key << " (default)";
+    }
+  }
 }
 
 }  // namespace

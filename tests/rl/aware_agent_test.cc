@@ -266,6 +266,9 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
   t.agent_options = off_fusion();
   t.self_imitation = 5;
   t.self_imitation_cap = 1;  // pull on every update
+  // The policy-gradient term kept weak (relative rewards, not standardised), so
+  // that what moves the policy is the self-imitation term under test.
+  t.standardize_advantages = 0;
   const TrainResult r = train_agent("aware", g, c, sim, t);
   EXPECT_EQ(r.self_imitation_updates, r.updates);
   EXPECT_GT(r.self_imitation_probability, 0.6) << "from 1/3, uniform over three devices";
