@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "agents/rl/settings.h"
 #include "agents/rl/thread_training.h"
 #include "agents/rl/trainer.h"
 #include "cli/cli_common.h"
@@ -277,6 +278,7 @@ void run_search(const SearchArgs& a) {
   if (a.json) {
     nlohmann::json out = step_result_json(result, cluster, bound);
     out["agent"] = a.agent;
+    out["preset"] = a.preset.empty() ? "default" : a.preset;
     out["graph"] = graph.name();
     out["cluster"] = cluster.name();
     out["seed"] = a.seed;
@@ -437,7 +439,8 @@ void run_bench_agent(const BenchAgentArgs& a) {
                         {"cluster", cluster.name()},
                         {"evaluator", evaluator->describe()},
                         {"agent_options", a.agent_options},
-                        {"algorithm", a.algorithm},
+                        {"preset", a.preset.empty() ? "default" : a.preset},
+                        {"algorithm", a.algorithm.empty() ? rl::agent_settings(a.agent, a.preset).algorithm : a.algorithm},
                         {"seed", a.seed},
                         {"threads", a.threads},
                         {"workers", a.workers},

@@ -11,6 +11,8 @@
 #   ent01       --entropy 0.01
 #   nofloor     bound=0 explore=0 (no bounded logits, no exploration floor)
 #   nostd       --standardize-advantages off (leave-one-out, not standardised)
+#   noexplore   explore=0 (bounded logits, no exploration floor)
+#   ppo-nofloor --algorithm ppo with bound=0 explore=0
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
 #       [--models "inception_v3 gnmt"] [--variants "default paper ..."] [--table]
 set -euo pipefail
@@ -70,6 +72,8 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     ent01) extra=(--entropy 0.01) ;;
     nofloor) extra=(--agent-option bound=0 --agent-option explore=0) ;;
     nostd) extra=(--standardize-advantages off) ;;
+    noexplore) extra=(--agent-option explore=0) ;;
+    ppo-nofloor) extra=(--algorithm ppo --agent-option bound=0 --agent-option explore=0) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
   echo "$m k40x$d $v seed $s" >&2

@@ -2,7 +2,12 @@
 # Aware's anti-collapse variants at one equal budget, one cell per (model, devices,
 # variant, seed) in scripts/agents-vs-searches' cell format and folder, so that script's
 # table (--table-only --methods "aware aware-lr3 ...") shows them beside the searches.
-# A rerun skips finished cells. Variants (none is the paper's configuration):
+# A rerun skips finished cells. The variants were defined for the trainer as it was
+# before 2026-12-03 (the descriptions below are of that trainer): today `--entropy` is a
+# weight per decision on the policy term's own normaliser (about 200 times stronger on
+# Aware's ~200 groups than the same number was then), the learning rate decays by update
+# count, and the default preset is another configuration (docs/agents.md;
+# experiments/aware_defaults.sh is today's ablation). Variants (none is the paper's):
 #   aware-lr3   Adam from 1e-3 (the default from 1e-2; both decay tenfold over the budget)
 #   aware-ppo   PPO's clipped objective (4 epochs, clip 0.2) instead of REINFORCE
 #   aware-ent   entropy bonus 0.05 per decision (default 0.01)

@@ -93,6 +93,11 @@ class Agent {
   // PPO: recomputes log_prob and entropy of every step for the actions the episode
   // took, under the current weights. Agents without it throw ConfigError.
   virtual void replay(Episode& episode);
+  // replay() for every episode of an update; an agent may batch them (the same
+  // values up to float rounding). The default replays them one by one.
+  virtual void replay_all(std::vector<Episode>& episodes) {
+    for (Episode& e : episodes) replay(e);
+  }
   // Agent state besides the weights that a checkpoint must keep (e.g. reward scale).
   virtual nlohmann::json extra_state() const { return nlohmann::json::object(); }
   virtual void load_extra_state(const nlohmann::json& state) { (void)state; }

@@ -119,7 +119,8 @@ class AwareAgent final : public Agent {
                           {"layers", std::to_string(layers_)},
                           {"anchors", std::to_string(anchors_)},
                           {"hops", std::to_string(hops_)},
-                          {"position", position_ ? "on" : "off"}});
+                          {"position", position_ ? "on" : "off"},
+                          {"bound", setting_number(bound_)}});
   }
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {
@@ -235,7 +236,7 @@ class AwareAgent final : public Agent {
   }
 
   // bound=C > 0 (ours): logits C·tanh(x / C), within ±C, so no device's
-  // probability falls below e^(-2C) / D of another's (Hierarchical bounds its
+  // probability falls below e^(-2C) times another's (Hierarchical bounds its
   // logits the same way, C·tanh(x/T)); near 0 the map is the identity.
   torch::Tensor squash(const torch::Tensor& l) const {
     return bound_ > 0 ? bound_ * torch::tanh(l / bound_) : l;
@@ -503,6 +504,55 @@ class AwareAgent final : public Agent {
     episode.steps[0].log_prob = log_prob;
     episode.steps[0].entropy = entropy;
     episode.steps[0].decision_log_probs = torch::cat(per_decision);
+  }
+
+  // Every episode's replay at once: chunk by chunk, one forward pass over the
+  // episodes' graphs stacked as disjoint copies (as play_together samples them).
+  void replay_all(std::vector<Episode>& episodes) override {
+    const int copies = static_cast<int>(episodes.size());
+    std::vector<AwareReplay*> r(copies);
+    size_t chunks = 0;
+    for (int e = 0; e < copies; ++e) {
+      r[e] = static_cast<AwareReplay*>(episodes[e].replay.get());
+      AWARE_CHECK(r[e] != nullptr && episodes[e].steps.size() == 1, "aware replay missing");
+      if (e == 0) chunks = r[e]->chunks.size();
+      if (r[e]->chunks.size() != chunks) return Agent::replay_all(episodes);  // not played together
+    }
+    if (copies < 2) return Agent::replay_all(episodes);
+    const AwareGraphTensors& g = stacked_graph(copies);
+    std::vector<torch::Tensor> log_prob(copies, torch::zeros({})), entropy(copies, torch::zeros({}));
+    std::vector<std::vector<torch::Tensor>> per_decision(copies);
+    for (size_t k = 0; k < chunks; ++k) {
+      std::vector<torch::Tensor> xs, scores, ids, picked;
+      AnchorTensors all;
+      for (int e = 0; e < copies; ++e) {
+        const AwareReplay::Chunk& c = r[e]->chunks[k];
+        if (e > 0 && !torch::equal(c.anchors.mask, all.mask)) return Agent::replay_all(episodes);
+        all.mask = c.anchors.mask;
+        xs.push_back(c.features);
+        scores.push_back(c.anchors.score);
+        ids.push_back(c.anchors.anchor + static_cast<int64_t>(e) * n_);
+        picked.push_back(leader_idx_.index_select(0, c.rows) + static_cast<int64_t>(e) * n_);
+      }
+      all.score = torch::cat(scores);
+      all.anchor = torch::cat(ids);
+      const torch::Tensor l = squash(net_->forward(torch::cat(xs), g, all, copies).index_select(0, torch::cat(picked)));
+      int64_t at = 0;
+      for (int e = 0; e < copies; ++e) {
+        const AwareReplay::Chunk& c = r[e]->chunks[k];
+        const int64_t rows = c.rows.size(0);
+        const CategoricalTerms t = categorical_terms(l.narrow(0, at, rows), c.actions, explore_);
+        at += rows;
+        log_prob[e] = log_prob[e] + t.log_prob;
+        entropy[e] = entropy[e] + t.entropy;
+        per_decision[e].push_back(t.log_probs);
+      }
+    }
+    for (int e = 0; e < copies; ++e) {
+      episodes[e].steps[0].log_prob = log_prob[e];
+      episodes[e].steps[0].entropy = entropy[e];
+      episodes[e].steps[0].decision_log_probs = torch::cat(per_decision[e]);
+    }
   }
 
   // The reward scale, and the state the features read (its placement, step and

@@ -112,6 +112,7 @@ std::uint32_t fnv1a(const std::string& text) {
 constexpr double kGroupPrior = 5.0;
 
 struct HierarchicalReplay {
+  bool noisy = false;  // sampled with logit noise: its log-probabilities cannot be recomputed
   std::vector<int64_t> groups_of_op;
   torch::Tensor embeddings;  // [B x G x E]
   std::vector<std::vector<int64_t>> devices;
@@ -359,6 +360,7 @@ class HierarchicalAgent final : public Agent {
     ep.final_step_us = evaluated > 0 ? total / evaluated : 0;
     auto replay = std::make_shared<HierarchicalReplay>();
     replay->groups_of_op = group_of_op;
+    replay->noisy = !greedy && noise_now() > 0;
     replay->embeddings = emb;
     replay->devices = dec.actions;
     ep.replay = replay;
@@ -368,6 +370,11 @@ class HierarchicalAgent final : public Agent {
   void replay(Episode& episode) override {
     auto* r = static_cast<HierarchicalReplay*>(episode.replay.get());
     AWARE_CHECK(r != nullptr, "hierarchical replay missing");
+    // The noise is not kept: the replayed log-probabilities would be of other
+    // logits than those sampled from, and PPO's ratios would measure the noise.
+    if (r->noisy)
+      throw ConfigError("agent hierarchical: algorithm=ppo cannot replay episodes sampled with logit noise "
+                        "(noise=0, or noise_until below the first PPO update)");
     const CategoricalTerms g = categorical_terms(group_logits(), r->groups_of_op);
     const DecodeResult dec = placer_->decode(r->embeddings, nullptr, false, &r->devices);
     for (size_t b = 0; b < episode.steps.size(); ++b) {

@@ -345,10 +345,10 @@ class PlacetoAgent final : public Agent {
       }
     } else if (start_ == "fixed") {
       // One random start for the whole run (Placeto's default,
-      // progressive_placer.py:163,186-187), drawn once per graph from a stream
-      // of its own, so sampling draws the same whatever the start.
+      // progressive_placer.py:163,186-187), drawn from the run's stream at the
+      // graph's first episode and kept (checkpointed with the agent's state).
       if (fixed_start_.size() != n_) {
-        SampleRng draw(0xC0FFEEULL ^ static_cast<std::uint64_t>(n_));
+        SampleRng draw(rng.next());
         fixed_start_ = Placement(std::vector<int>(n_, 0));
         for (int u = 0; u < units; ++u) {
           const int d = draw.below(devices_);
@@ -498,6 +498,7 @@ class PlacetoAgent final : public Agent {
   // that never stopped.
   json extra_state() const override {
     json extra = {{"reward_scale_us", reward_scale_us_}};
+    if (fixed_start_.size() == n_ && n_ > 0) extra["fixed_start"] = fixed_start_.device_of_op;
     if (static_cast<int>(trace_.ops.size()) == n_) {
       std::vector<double> starts;
       for (const OpSpan& s : trace_.ops) starts.push_back(s.start_us);
@@ -507,6 +508,15 @@ class PlacetoAgent final : public Agent {
   }
   void load_extra_state(const json& state) override {
     reward_scale_us_ = state.value("reward_scale_us", 0.0);
+    if (state.contains("fixed_start")) {
+      auto start = state.at("fixed_start").get<std::vector<int>>();
+      if (static_cast<int>(start.size()) != n_)
+        throw std::invalid_argument("its Placeto start placement has " + std::to_string(start.size()) +
+                                    " ops, the graph " + std::to_string(n_));
+      for (int d : start)
+        if (d < 0 || d >= devices_) throw std::invalid_argument("its Placeto start names device " + std::to_string(d));
+      fixed_start_ = Placement(std::move(start));
+    }
     if (state.contains("trace_starts")) {
       const auto starts = state.at("trace_starts").get<std::vector<double>>();
       // Not an aware::Error: the trainer names the checkpoint file around it.

@@ -1,5 +1,5 @@
 // The agents' settings and presets (settings.h). Every value here is tabulated,
-// with its source, in docs/agents.md; agent_settings_test reads that table back.
+// with its source, in docs/agents.md; AgentFidelity.DocsTableAgreesWithTheSettingsInCode reads it back.
 #include "agents/rl/settings.h"
 
 #include <algorithm>

@@ -2,8 +2,9 @@
 // every hyper-parameter the trainer reads (learning rate and its schedule,
 // entropy weight, clip, episodes per update, baseline, advantages, algorithm,
 // penalty) and for the agent options a preset sets. docs/agents.md tabulates
-// them with their sources; tests/rl/agent_settings_test.cc reads that table
-// back and compares it with agent_setting_rows(). Torch-free.
+// them with their sources; AgentFidelity.DocsTableAgreesWithTheSettingsInCode
+// (tests/rl/agent_fidelity_test.cc) reads that table back and compares it with
+// agent_setting_rows(). Torch-free.
 //
 // Presets:
 //   "default"  our configuration, the best learned search we have measured

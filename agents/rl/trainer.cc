@@ -94,7 +94,14 @@ double Trainer::fraction_spent() const {
 }
 
 torch::Tensor decision_log_probs(const Step& step) {
-  return step.decision_log_probs.defined() ? step.decision_log_probs : step.log_prob.reshape({1});
+  if (!step.decision_log_probs.defined()) {
+    // A step of several decisions must give each one's log-probability, or PPO
+    // would clip their joint ratio again.
+    AWARE_CHECK(step.decisions == 1, "a step of several decisions without its decision_log_probs");
+    return step.log_prob.reshape({1});
+  }
+  AWARE_CHECK(step.decision_log_probs.numel() == step.decisions, "decision_log_probs must hold one per decision");
+  return step.decision_log_probs;
 }
 
 torch::Tensor policy_loss(const std::vector<Episode>& episodes, const std::vector<std::vector<double>>& advantages,
@@ -194,13 +201,18 @@ void Trainer::update(std::vector<Episode>& episodes) {
         for (double r : all_returns[e]) samples.push_back({r});
       }
     }
-    const std::vector<std::vector<double>> loo = leave_one_out_advantages(samples);
-    size_t k = 0;
-    for (size_t e = 0; e < episodes.size(); ++e) {
-      if (episodes[e].sequential) {
-        advantages[e] = loo[k++];
-      } else {
-        for (double& a : advantages[e]) a = loo[k++][0];
+    // One sample alone (one episode per update, or a data-parallel process's
+    // share of one) has no others to be compared with: it keeps the baseline's
+    // advantage.
+    if (samples.size() >= 2) {
+      const std::vector<std::vector<double>> loo = leave_one_out_advantages(samples);
+      size_t k = 0;
+      for (size_t e = 0; e < episodes.size(); ++e) {
+        if (episodes[e].sequential) {
+          advantages[e] = loo[k++];
+        } else {
+          for (double& a : advantages[e]) a = loo[k++][0];
+        }
       }
     }
   }
@@ -251,8 +263,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
       for (const auto& s : ep.steps) old.back().push_back(decision_log_probs(s).detach());
     }
     for (int epoch = 0; epoch < std::max(1, ppo_epochs_); ++epoch) {
-      if (epoch > 0)
-        for (auto& ep : episodes) agent_->replay(ep);
+      if (epoch > 0) agent_->replay_all(episodes);
       step(compute_loss(&old, &entropy));
     }
   }
@@ -342,7 +353,6 @@ TrainResult Trainer::run() {
 #endif
 
   config_ = opt_.agent_options;
-  for (const auto& [key, value] : defaults_.agent_options) config_.emplace(key, value);
   // A checkpoint decides the network settings; then an initial policy; then the user.
   bool resuming = !opt_.resume_dir.empty() && fs::exists(checkpoint_path());
   // Data-parallel: rank 0's checkpoint, sent to every process as bytes (the
@@ -379,7 +389,13 @@ TrainResult Trainer::run() {
                         std::to_string(cluster_.num_devices()));
     config_ = merge_policy_config(header, config_, opt_.init_policy);
     settings_from = "policy " + opt_.init_policy;
+    // Aware policies from before bounded logits (2026-12-03) were trained unbounded.
+    if (name_ == "aware" && !header.value("config", json::object()).contains("bound"))
+      config_.emplace("bound", "0");
   }
+  // The preset's agent options, below the user's and what a checkpoint or a
+  // policy file decides (a policy's network shapes are the policy's).
+  for (const auto& [key, value] : defaults_.agent_options) config_.emplace(key, value);
 
   // torch's generator is the process's: trainers on several threads (worker
   // threads) seed it and draw their initial weights one at a time.

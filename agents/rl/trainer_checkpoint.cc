@@ -93,7 +93,10 @@ json Trainer::read_checkpoint_state(torch::serialize::InputArchive& archive, con
                       std::to_string(cluster_.num_devices()));
   // The preset decides the trainer's settings: resuming under another would
   // continue a different run.
-  const std::string preset = state.value("preset", std::string("default"));
+  if (!state.contains("preset") || !state.at("preset").is_string())
+    throw ConfigError("checkpoint " + path + " was made before the agents' presets (2026-12-03), under "
+                      "other training settings: resume it with that build, or start afresh");
+  const std::string preset = state.at("preset").get<std::string>();
   if (preset != defaults_.preset)
     throw ConfigError("checkpoint " + path + " was made with --preset " + preset + ", this run has --preset " +
                       defaults_.preset);

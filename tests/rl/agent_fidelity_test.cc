@@ -229,7 +229,24 @@ TEST(AgentFidelity, HierarchicalPaperPresetSamplesFourPlacementsPerGrouping) {
   for (const Step& s : ep.steps) EXPECT_EQ(s.decision_log_probs.numel(), s.decisions);
 }
 
-// The logit noise changes what is sampled until update noise_until, and nothing after.
+// The logit noise (hierarchical_controller.py:908-918): at the decoder's first
+// step both runs read the same inputs, so the noisy logits differ from the clean
+// ones by the noise alone, of std noise × the logits' root mean square.
+TEST(AgentFidelity, HierarchicalLogitNoiseHasItsScale) {
+  torch::manual_seed(4);
+  GroupPlacer placer(6, 8, 4, 5.0, 10.0);
+  const torch::Tensor emb = torch::randn({64, 3, 6});
+  SampleRng a(9), b(9);
+  const DecodeResult clean = placer->decode(emb, &a, false, nullptr, 0.0);
+  const DecodeResult noisy = placer->decode(emb, &b, false, nullptr, 3.0);
+  const torch::Tensor first = clean.logits.select(1, 0), diff = noisy.logits.select(1, 0) - first;
+  const double ratio = diff.pow(2).mean().sqrt().item<double>() / first.pow(2).mean().sqrt().item<double>();
+  EXPECT_GT(ratio, 3.0 * 0.8);
+  EXPECT_LT(ratio, 3.0 * 1.2);
+  EXPECT_LT(std::abs(diff.mean().item<double>()), 0.3 * ratio * first.pow(2).mean().sqrt().item<double>());
+}
+
+// ... on while the update count is at most noise_until, and nothing after.
 TEST(AgentFidelity, HierarchicalLogitNoiseStopsAfterItsStep) {
   register_builtins();
   const OpGraph g = two_chains_graph(6);
@@ -247,8 +264,40 @@ TEST(AgentFidelity, HierarchicalLogitNoiseStopsAfterItsStep) {
     const Episode ep = agent->run_episode(env, rng, false);
     return ep.steps[0].log_prob.item<double>();
   };
-  EXPECT_NE(sample("3", 5), sample("0", 5));   // noisy logits score the sample differently
+  EXPECT_NE(sample("3", 10), sample("0", 10));
   EXPECT_EQ(sample("3", 11), sample("0", 11));  // past noise_until: the same episode
+}
+
+// PPO's replay recomputes, at unchanged weights, exactly the per-decision
+// log-probabilities the episode was sampled with (every agent).
+TEST(AgentFidelity, ReplayReproducesTheSampledDecisionLogProbs) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(5);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  for (const std::string agent_name : {"placeto", "hierarchical", "aware"}) {
+    torch::manual_seed(6);
+    Options config;
+    if (agent_name == "hierarchical") config = {{"groups", "4"}, {"samples", "3"}};
+    if (agent_name == "placeto") config = {{"chunk", "2"}, {"evaluate", "step"}};
+    auto agent = AgentRegistry::instance().create(agent_name, config, 2);
+    agent->prepare(g, c);
+    PlacementEnv env(g, c, sim, PenaltyKind::kPlacetoMemory, 0, 0, nullptr);
+    SampleRng rng(8);
+    Episode ep = agent->run_episode(env, rng, false);
+    ASSERT_FALSE(ep.steps.empty()) << agent_name;
+    std::vector<torch::Tensor> sampled;
+    for (const Step& s : ep.steps) {
+      ASSERT_TRUE(s.decision_log_probs.defined()) << agent_name;
+      EXPECT_EQ(s.decision_log_probs.numel(), s.decisions) << agent_name;
+      EXPECT_NEAR(s.decision_log_probs.sum().item<double>(), s.log_prob.item<double>(), 1e-5) << agent_name;
+      sampled.push_back(s.decision_log_probs.detach().clone());
+    }
+    agent->replay(ep);
+    for (size_t i = 0; i < ep.steps.size(); ++i)
+      EXPECT_TRUE(torch::allclose(ep.steps[i].decision_log_probs, sampled[i], 1e-5, 1e-6))
+          << agent_name << " step " << i;
+  }
 }
 
 // Defect 6: Aware's logits were unbounded, with no exploration floor. With
@@ -369,6 +418,37 @@ TEST(AgentFidelity, DocsTableAgreesWithTheSettingsInCode) {
       EXPECT_EQ(it->second.first, paper[i].value) << a << " " << paper[i].key << " (paper)";
       EXPECT_EQ(it->second.second, ours[i].value) << a << " " << paper[i].key << " (default)";
     }
+  }
+}
+
+}  // namespace
+}  // namespace aware::rl
+
+namespace aware::rl {
+namespace {
+
+// PPO's later epochs recompute an update's log-probabilities: Aware does it for
+// all its episodes in one stacked pass per chunk, the same values as one by one.
+TEST(AgentFidelity, AwareBatchedReplayIsTheOneByOneReplay) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(6);
+  const Cluster c = star_cluster(3);
+  torch::manual_seed(11);
+  auto agent = AgentRegistry::instance().create("aware", {{"fusion", "off"}}, 3);
+  agent->prepare(g, c);
+  AnalyticSimulator sim;
+  PlacementEnv env(g, c, sim, PenaltyKind::kPlacetoMemory, 0, 0, nullptr);
+  SampleRng rng(3);
+  std::vector<Episode> batch = agent->run_episodes(env, rng, 5);
+  ASSERT_EQ(batch.size(), 5u);
+  std::vector<Episode> one_by_one = batch;
+  agent->replay_all(batch);
+  for (Episode& e : one_by_one) agent->replay(e);
+  for (size_t e = 0; e < batch.size(); ++e) {
+    EXPECT_TRUE(torch::allclose(batch[e].steps[0].decision_log_probs, one_by_one[e].steps[0].decision_log_probs,
+                                1e-5, 1e-5))
+        << "episode " << e;
+    EXPECT_NEAR(batch[e].steps[0].entropy.item<double>(), one_by_one[e].steps[0].entropy.item<double>(), 1e-4);
   }
 }
 
