@@ -58,6 +58,7 @@ struct TrainArgs {
   double self_imitation_cap = 0.9;
   std::string self_imitation_from = "best";
   int few_shot = 0;
+  int episodes_per_update = 0;  // 0: the preset's
   std::string standardize;  // "", on, off
   double lr = 0;
   double entropy = -1;
@@ -108,6 +109,7 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.self_imitation_cap = a.self_imitation_cap;
   t.self_imitation_from = a.self_imitation_from;
   t.few_shot = a.few_shot;
+  t.episodes_per_update = a.episodes_per_update;
   if (!a.standardize.empty()) t.standardize_advantages = a.standardize == "on" ? 1 : 0;
   t.resume_dir = a.resume;
   t.checkpoint_every_s = a.checkpoint_every_s;
@@ -203,6 +205,9 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--standardize-advantages", a.standardize,
                 "on: each update's advantages zero-mean, unit-std (default: the agent's, off for all three)")
       ->check(CLI::IsMember({"on", "off"}));
+  c->add_option("--episodes-per-update", a.episodes_per_update,
+                "Episodes sampled per policy update (0: the preset's; docs/agents.md)")
+      ->check(whole_range(0, 100000));
   c->add_option("--few-shot", a.few_shot,
                 "Zero-shot (--init alone): also K sampled placements of the policy, the best of all "
                 "(K more evaluations)")

@@ -13,6 +13,9 @@
 #   nostd       --standardize-advantages off (leave-one-out, not standardised)
 #   noexplore   explore=0 (bounded logits, no exploration floor)
 #   ppo-nofloor --algorithm ppo with bound=0 explore=0
+#   ep8         --episodes-per-update 8
+#   lr03        --lr 0.03
+#   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
 #       [--models "inception_v3 gnmt"] [--variants "default paper ..."] [--table]
 set -euo pipefail
@@ -63,7 +66,10 @@ AWARE="${AWARE:-build/cli/aware}"
 for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEEDS; do
   cell="$OUT/${m}__k40x${d}__${v}__e${BUDGET}__s${s}.json"
   [[ -s "$cell" ]] && continue
+  agent=aware
   case "$v" in
+    hierarchical) agent=hierarchical; extra=() ;;
+    hierarchical-paper) agent=hierarchical; extra=(--preset paper) ;;
     default) extra=() ;;
     paper) extra=(--preset paper) ;;
     lr3) extra=(--lr 0.003) ;;
@@ -74,19 +80,15 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     nostd) extra=(--standardize-advantages off) ;;
     noexplore) extra=(--agent-option explore=0) ;;
     ppo-nofloor) extra=(--algorithm ppo --agent-option bound=0 --agent-option explore=0) ;;
+    ep8) extra=(--episodes-per-update 8) ;;
+    lr03) extra=(--lr 0.03) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)
-  "$AWARE" search --agent aware --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \
+  "$AWARE" search --agent "$agent" --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \
     --workers 2 "${extra[@]}" --curve "${cell%.json}.curve.csv" --json > "$cell.tmp" 2>/dev/null
   end=$(date +%s.%N)
-  /usr/bin/python3 - "$cell.tmp" "$start" "$end" <<'PY'
-import json, sys
-p, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-d = json.load(open(p))
-d["wall_seconds"] = end - start
-json.dump(d, open(p, "w"), indent=1)
-PY
+  /usr/bin/python3 experiments/stamp_cell.py "$cell.tmp" "$start" "$end"
   mv "$cell.tmp" "$cell"
 done; done; done; done

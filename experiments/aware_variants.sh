@@ -63,12 +63,6 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
   "$AWARE" search --agent aware --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \
     --workers 2 "${extra[@]}" --curve "${cell%.json}.curve.csv" --json > "$cell.tmp" 2>/dev/null
   end=$(date +%s.%N)
-  /usr/bin/python3 - "$cell.tmp" "$start" "$end" <<'PY'
-import json, sys
-p, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-d = json.load(open(p))
-d["wall_seconds"] = end - start
-json.dump(d, open(p, "w"), indent=1)
-PY
+  /usr/bin/python3 experiments/stamp_cell.py "$cell.tmp" "$start" "$end"
   mv "$cell.tmp" "$cell"
 done; done; done; done

@@ -93,7 +93,7 @@ class AwareAgent final : public Agent {
       throw ConfigError(who + ": decode must be argmax or balanced, got '" + decode_ + "'");
     steps_ = static_cast<int>(option_int(config, "steps", 8, who));
     bound_ = option_double(config, "bound", 5.0, who);
-    explore_ = option_double(config, "explore", 0.01, who);
+    explore_ = option_double(config, "explore", 0.0, who);
     scale_ = option_string(config, "scale", "relative");
     if (scale_ != "relative" && scale_ != "seconds")
       throw ConfigError(who + ": scale must be relative or seconds, got '" + scale_ + "'");
@@ -597,7 +597,7 @@ class AwareAgent final : public Agent {
   int devices_;
   int hidden_ = 32, rounds_ = 4, layers_ = 2, anchors_ = 16, hops_ = 6, groups_ = 200, steps_ = 8;
   double threshold_ = 1.0;
-  double bound_ = 5.0, explore_ = 0.01;
+  double bound_ = 5.0, explore_ = 0.0;
   std::string scale_ = "relative";
   std::uint64_t anchor_seed_ = 12345;
   bool position_ = true, fusion_ = true, batch_ = true;
@@ -636,8 +636,8 @@ std::vector<OptionSpec> aware_agent_options() {
       {"steps", T::kInt, "8", "decision steps per episode", 1, 10000},
       {"batch", T::kString, "on", "play an update's episodes together through batched passes: on or off (the same episodes)"},
       {"bound", T::kDouble, "5", "logits squashed to C*tanh(x/C) (ours; 0: unbounded, the paper preset)", 0, 1e6},
-      {"explore", T::kDouble, "0.01",
-       "exploration floor: sample from (1-e) policy + e uniform (ours; 0: none, the paper preset)", 0, 0.5},
+      {"explore", T::kDouble, "0",
+       "exploration floor: sample from (1-e) policy + e uniform (ours, an option; 0: none)", 0, 0.5},
       {"scale", T::kString, "relative", "reward unit: relative (gain / reference step) or seconds"},
       {"decode", T::kString, "argmax",
        "the greedy placement (zero-shot, and after training): argmax (the paper's: each group's most likely "

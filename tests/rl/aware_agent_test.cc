@@ -257,8 +257,13 @@ TEST(AwareAgent, BehaviourCloningReproducesATargetPlacement) {
 // found so far, until the policy gives its actions the cap's mean probability.
 TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
   register_builtins();
-  const OpGraph g = asymmetric_graph();
-  const Cluster c = star_cluster(3);
+  // Every placement of this graph takes the same time (a chain whose tensors are
+  // empty, on links without latency), so the policy-gradient term carries no
+  // signal and what moves the policy is the self-imitation term under test.
+  OpGraph g("flat-chain");
+  for (int i = 0; i < 7; ++i) g.add_op(timed_op("op" + std::to_string(i), 100, 0));
+  for (int i = 0; i + 1 < 7; ++i) g.add_edge(i, i + 1);
+  const Cluster c = testing::zero_latency_star(3);
   AnalyticSimulator sim;
   TrainOptions t;
   t.budget_evals = 800;  // 100 updates of 8 episodes
@@ -266,9 +271,6 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
   t.agent_options = off_fusion();
   t.self_imitation = 5;
   t.self_imitation_cap = 1;  // pull on every update
-  // The policy-gradient term kept weak (relative rewards, not standardised), so
-  // that what moves the policy is the self-imitation term under test.
-  t.standardize_advantages = 0;
   const TrainResult r = train_agent("aware", g, c, sim, t);
   EXPECT_EQ(r.self_imitation_updates, r.updates);
   EXPECT_GT(r.self_imitation_probability, 0.6) << "from 1/3, uniform over three devices";
