@@ -19,6 +19,7 @@
 #   ppo-nofloor --algorithm ppo with bound=0 explore=0
 #   ep8         --episodes-per-update 8 (+floor)
 #   lr03        --lr 0.03 (+floor)
+#   ent01-nofloor --entropy 0.01 (no floor)
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
 #       [--models "inception_v3 gnmt"] [--variants "default paper ..."] [--table]
@@ -87,6 +88,7 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     ppo-nofloor) extra=(--algorithm ppo --agent-option bound=0 --agent-option explore=0) ;;
     ep8) extra=(--episodes-per-update 8 --agent-option explore=0.01) ;;
     lr03) extra=(--lr 0.03 --agent-option explore=0.01) ;;
+    ent01-nofloor) extra=(--entropy 0.01) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
   echo "$m k40x$d $v seed $s" >&2

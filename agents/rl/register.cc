@@ -131,11 +131,13 @@ void register_rl_agents() {
        rl::aware_agent_factory(), rl::aware_agent_options()},
   };
   for (const Builtin& a : agents) {
-    rl::AgentRegistry::instance().add(a.name, a.description, a.options, a.factory);
+    const std::string description =
+        std::string(a.description) + "; presets: default (ours), paper (--preset paper; docs/agents.md)";
+    rl::AgentRegistry::instance().add(a.name, description, a.options, a.factory);
     std::vector<OptionSpec> placer_options = trainer_options();
     placer_options.insert(placer_options.end(), a.options.begin(), a.options.end());
     const std::string name = a.name;
-    PlacerRegistry::instance().add(name, std::string(a.description) + " (learned; LibTorch)",
+    PlacerRegistry::instance().add(name, description + " (learned; LibTorch)",
                                    std::move(placer_options),
                                    [name] { return std::make_unique<RlPlacer>(name); });
   }
