@@ -41,30 +41,7 @@ done
 OUT=experiments/results/aware-defaults/cells
 mkdir -p "$OUT"
 if ((TABLE)); then
-  exec /usr/bin/python3 - "$OUT" "$BUDGET" <<'PY'
-import json, os, statistics, sys
-out, budget = sys.argv[1], sys.argv[2]
-rows = {}
-for f in sorted(os.listdir(out)):
-    if not f.endswith(".json"): continue
-    m, dev, v, e, s = f[:-5].split("__")
-    if e != "e" + budget: continue
-    d = json.load(open(os.path.join(out, f)))
-    rows.setdefault((m, dev), {}).setdefault(v, []).append((d["step_time_us"] / 1e3, d.get("wall_seconds", 0)))
-variants = sorted({v for r in rows.values() for v in r}, key=lambda v: (v not in ("default", "floor"), v != "default", v))
-print(f"Aware variants at {budget} evaluations: best step, ms, mean ± std over seeds (seconds per run)\n")
-print("| model | devices | " + " | ".join(variants) + " |")
-print("|---|---|" + "---|" * len(variants))
-for (m, dev), r in sorted(rows.items()):
-    cells = []
-    for v in variants:
-        xs = r.get(v, [])
-        if not xs: cells.append("-"); continue
-        ms = [x for x, _ in xs]
-        sd = statistics.pstdev(ms) if len(ms) > 1 else 0.0
-        cells.append(f"{statistics.mean(ms):.1f} ± {sd:.1f} ({statistics.mean(t for _, t in xs):.0f} s, n={len(ms)})")
-    print(f"| {m} | {dev} | " + " | ".join(cells) + " |")
-PY
+  exec /usr/bin/python3 experiments/aware_defaults_table.py "$OUT" "$BUDGET"
 fi
 AWARE="${AWARE:-build/cli/aware}"
 [[ -x "$AWARE" ]] || { echo "error: $AWARE is missing: run scripts/setup first" >&2; exit 1; }

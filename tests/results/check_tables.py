@@ -54,6 +54,15 @@ STDOUT_SCRIPTS = [
      "experiments/results/strategies/summary-analytic.md"),
     (["experiments/strategies_agreement.py", "experiments/results/strategies", "k40x4"],
      "experiments/results/strategies/agreement-k40x4.md"),
+    (["experiments/aware_defaults_table.py", "experiments/results/aware-defaults/cells", "2000"],
+     "experiments/results/aware-defaults/table-2000.md"),
+    (["experiments/curve_summary.py",
+      "experiments/results/aware-defaults/cells/inception_v3__k40x4__default__e20000__s1.curve.csv",
+      "experiments/results/aware-defaults/cells/inception_v3__k40x4__ent01-nofloor__e20000__s1.curve.csv",
+      "experiments/results/aware-defaults/cells/inception_v3__k40x4__floor__e20000__s1.curve.csv",
+      "experiments/results/aware-defaults/cells/inception_v3__k40x4__hierarchical-paper__e20000__s1-stopped.curve.csv",
+      "experiments/results/aware-defaults/cells/inception_v3__k40x4__hierarchical__e20000__s1.curve.csv"],
+     "experiments/results/aware-defaults/curves-20000.md"),
 ]
 
 
