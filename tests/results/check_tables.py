@@ -57,6 +57,8 @@ STDOUT_SCRIPTS = [
     (["experiments/aware_vs_search.py"], "experiments/results/aware-defaults/vs-anneal-graph-2000-s1.md"),
     (["experiments/aware_vs_search.py", "--seeds", "1,2"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s12.md"),
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s123.md"),
     (["experiments/aware_defaults_table.py", "experiments/results/aware-defaults/cells", "2000"],
      "experiments/results/aware-defaults/table-2000.md"),
     (["experiments/curve_summary.py",
