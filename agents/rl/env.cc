@@ -141,6 +141,48 @@ std::vector<std::vector<double>> leave_one_out_advantages(const std::vector<std:
   return out;
 }
 
+void finish_advantages(const std::vector<std::vector<double>>& returns, const std::vector<bool>& sequential,
+                       bool leave_one_out, bool standardize, std::vector<std::vector<double>>& advantages) {
+  if (leave_one_out) {
+    std::vector<std::vector<double>> samples;
+    for (size_t e = 0; e < returns.size(); ++e) {
+      if (sequential[e]) {
+        samples.push_back(returns[e]);
+      } else {
+        for (double r : returns[e]) samples.push_back({r});
+      }
+    }
+    if (samples.size() >= 2) {
+      const std::vector<std::vector<double>> loo = leave_one_out_advantages(samples);
+      size_t k = 0;
+      for (size_t e = 0; e < returns.size(); ++e) {
+        if (sequential[e]) {
+          advantages[e] = loo[k++];
+        } else {
+          for (double& a : advantages[e]) a = loo[k++][0];
+        }
+      }
+    }
+  }
+  if (standardize) {
+    // The update's size then no longer depends on the reward's scale (which
+    // differs between graphs and shrinks as the policy converges), only on the
+    // ranking inside the batch.
+    double sum = 0, sum_sq = 0, count = 0;
+    for (const auto& adv : advantages)
+      for (double a : adv) {
+        sum += a;
+        sum_sq += a * a;
+        ++count;
+      }
+    const double mean = count > 0 ? sum / count : 0;
+    const double var = count > 1 ? std::max(0.0, sum_sq / count - mean * mean) : 0;
+    const double sd = std::sqrt(var);
+    for (auto& adv : advantages)
+      for (double& a : adv) a = sd > 1e-12 ? (a - mean) / sd : 0.0;
+  }
+}
+
 double EmaBaseline::advance(double reward) {
   if (!initialised_) {
     value_ = reward;

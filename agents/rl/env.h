@@ -120,6 +120,16 @@ std::vector<double> reward_to_go(const std::vector<double>& rewards, double disc
 // no other has). They sum to zero over the samples at every step index.
 std::vector<std::vector<double>> leave_one_out_advantages(const std::vector<std::vector<double>>& returns);
 
+// An update's advantages, after the baselines gave them (`advantages`, per
+// episode and step, from `returns`): with `leave_one_out`, replaced by each
+// sample's return against the batch's other samples (a sequential episode is one
+// sample of several steps; each step of a non-sequential one, such as
+// Hierarchical's k placements of one grouping, is a sample of its own; a batch
+// of fewer than two samples keeps the baselines'); with `standardize`, then
+// made zero-mean, unit-std over the batch's steps (all 0 when they are equal).
+void finish_advantages(const std::vector<std::vector<double>>& returns, const std::vector<bool>& sequential,
+                       bool leave_one_out, bool standardize, std::vector<std::vector<double>>& advantages);
+
 // Adds the seconds of its lifetime to a counter (PlacementEnv::add_features_s).
 class FeatureTimer {
  public:

@@ -188,52 +188,10 @@ void Trainer::update(std::vector<Episode>& episodes) {
     mean_step += ep.final_step_us / episodes.size();
     all_returns.push_back(std::move(returns));
   }
-  // Leave-one-out: each sample against the others of its batch (the baselines
-  // above still follow the returns, for the curve and a later switch).
-  // Non-sequential episodes of several steps (Hierarchical's k samples of one
-  // grouping) are k samples each.
-  if (defaults_.advantage == AdvantageKind::kLeaveOneOut) {
-    std::vector<std::vector<double>> samples;
-    for (size_t e = 0; e < episodes.size(); ++e) {
-      if (episodes[e].sequential) {
-        samples.push_back(all_returns[e]);
-      } else {
-        for (double r : all_returns[e]) samples.push_back({r});
-      }
-    }
-    // One sample alone (one episode per update, or a data-parallel process's
-    // share of one) has no others to be compared with: it keeps the baseline's
-    // advantage.
-    if (samples.size() >= 2) {
-      const std::vector<std::vector<double>> loo = leave_one_out_advantages(samples);
-      size_t k = 0;
-      for (size_t e = 0; e < episodes.size(); ++e) {
-        if (episodes[e].sequential) {
-          advantages[e] = loo[k++];
-        } else {
-          for (double& a : advantages[e]) a = loo[k++][0];
-        }
-      }
-    }
-  }
-  if (standardize_) {
-    // Zero mean, unit standard deviation over the batch's steps: the update's
-    // size then no longer depends on the reward's scale (which differs between
-    // graphs and shrinks as the policy converges), only on the ranking inside
-    // the batch. A batch of identical advantages carries no signal: all zero.
-    double sum = 0, sum_sq = 0, count = 0;
-    for (const auto& adv : advantages)
-      for (double a : adv) {
-        sum += a;
-        sum_sq += a * a;
-        ++count;
-      }
-    const double mean = count > 0 ? sum / count : 0;
-    const double var = count > 1 ? std::max(0.0, sum_sq / count - mean * mean) : 0;
-    const double sd = std::sqrt(var);
-    for (auto& adv : advantages)
-      for (double& a : adv) a = sd > 1e-12 ? (a - mean) / sd : 0.0;
-  }
+  std::vector<bool> sequential;
+  for (const Episode& ep : episodes) sequential.push_back(ep.sequential);
+  finish_advantages(all_returns, sequential, defaults_.advantage == AdvantageKind::kLeaveOneOut, standardize_,
+                    advantages);
 
   const double entropy_coef = entropy_weight_at(entropy_coef_, opt_.entropy_end, spent);
   auto compute_loss = [&](const std::vector<std::vector<torch::Tensor>>* old, double* entropy_out) {

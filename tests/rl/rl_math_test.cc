@@ -1,4 +1,6 @@
 // Hand-computed policy-gradient arithmetic (no LibTorch needed) and the penalties.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "agents/rl/env.h"
@@ -33,6 +35,27 @@ TEST(Baselines, PerStepMeanOverRecentEpisodes) {
   EXPECT_EQ(b.values(3), (std::vector<double>{4, 3, 3}));
   b.add({0, 0, 0});  // window 2: the first episode drops out
   EXPECT_EQ(b.values(3), (std::vector<double>{1, 0.5, 0}));
+}
+
+// The trainer's last step on an update's advantages: Hierarchical's k samples of
+// one grouping (one non-sequential episode of 3 steps) and a second grouping's 1
+// are four samples for leave-one-out; a lone sample keeps the baseline's.
+TEST(Baselines, FinishAdvantagesSplitsNonSequentialEpisodesIntoSamples) {
+  std::vector<std::vector<double>> adv = {{9, 9, 9}, {9}};
+  finish_advantages({{1, 2, 3}, {6}}, {false, false}, /*leave_one_out=*/true, /*standardize=*/false, adv);
+  EXPECT_NEAR(adv[0][0], 1 - 11.0 / 3, 1e-12);
+  EXPECT_NEAR(adv[0][2], 3 - 9.0 / 3, 1e-12);
+  EXPECT_NEAR(adv[1][0], 6 - 2.0, 1e-12);
+  // One sequential episode of two steps is one sample: alone, it keeps its advantages.
+  std::vector<std::vector<double>> lone = {{0.5, -0.5}};
+  finish_advantages({{4, 1}}, {true}, true, false, lone);
+  EXPECT_EQ(lone, (std::vector<std::vector<double>>{{0.5, -0.5}}));
+  // Standardised: zero mean, unit (population) deviation over the batch's steps.
+  std::vector<std::vector<double>> st = {{1, 3}, {5}};
+  finish_advantages({{1, 3}, {5}}, {true, true}, false, true, st);
+  const double sd = std::sqrt(8.0 / 3);
+  EXPECT_NEAR(st[0][0], -2 / sd, 1e-12);
+  EXPECT_NEAR(st[1][0], 2 / sd, 1e-12);
 }
 
 TEST(Baselines, ReinforceAdvantagesOnATinyRewardList) {
