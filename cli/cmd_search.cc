@@ -54,9 +54,13 @@ struct TrainArgs {
   int workers = 1;
   std::string imitate;
   int imitate_steps = 400;
-  double self_imitation = 0;
+  double self_imitation = -1;  // < 0: the preset's
   double self_imitation_cap = 0.9;
   std::string self_imitation_from = "best";
+  double guide_share = -1;     // < 0: the preset's (aware-guided)
+  std::string guide_by;        // "": the preset's
+  long long guide_evals = 0;   // 0: the preset's
+  std::string guide_from;      // "": the preset's
   int few_shot = 0;
   int episodes_per_update = 0;  // 0: the preset's
   std::string standardize;  // "", on, off
@@ -108,6 +112,10 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.self_imitation = a.self_imitation;
   t.self_imitation_cap = a.self_imitation_cap;
   t.self_imitation_from = a.self_imitation_from;
+  t.guide_share = a.guide_share;
+  t.guide_evals = a.guide_evals;
+  t.guide_by = a.guide_by;
+  t.guide_from = a.guide_from;
   t.few_shot = a.few_shot;
   t.episodes_per_update = a.episodes_per_update;
   if (!a.standardize.empty()) t.standardize_advantages = a.standardize == "on" ? 1 : 0;
@@ -190,7 +198,7 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--imitate-steps", a.imitate_steps, "At most this many imitation steps")->capture_default_str();
   c->add_option("--self-imitation", a.self_imitation,
                 "Self-imitation: every update also clones the best placement found so far, with this "
-                "weight (0: off, the papers'; aware only)")
+                "weight (0: off, the papers'; aware only; default: the preset's, 0 but for aware-guided's 1)")
       ->check(number_range(0.0, 1e6));
   c->add_option("--self-imitation-cap", a.self_imitation_cap,
                 "Self-imitation pulls only while the policy gives the best placement's actions a mean "
@@ -202,6 +210,19 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "included) or the best the policy sampled (samples)")
       ->check(CLI::IsMember({"best", "samples"}))
       ->capture_default_str();
+  c->add_option("--guide-share", a.guide_share,
+                "aware-guided: the local search's share of the wall-clock or of the evaluations (--guide-by; "
+                "default: the preset's, 0.5)")
+      ->check(number_range(0.0, 0.999));
+  c->add_option("--guide-by", a.guide_by, "aware-guided: the share counts time (the preset's) or evaluations")
+      ->check(CLI::IsMember({"time", "evaluations"}));
+  c->add_option("--guide-evals", a.guide_evals,
+                "aware-guided: evaluations of one refinement (default: the preset's, 500)")
+      ->check(whole_range(3, 1000000000));
+  c->add_option("--guide-from", a.guide_from,
+                "aware-guided: a refinement starts from the best placement so far (best, the preset's) or "
+                "from the best sample since the last refinement (proposal)")
+      ->check(CLI::IsMember({"proposal", "best"}));
   c->add_option("--standardize-advantages", a.standardize,
                 "on: each update's advantages zero-mean, unit-std (default: the agent's, off for all three)")
       ->check(CLI::IsMember({"on", "off"}));
@@ -311,8 +332,12 @@ void run_search(const SearchArgs& a) {
                           {"steps", r.imitation_steps},
                           {"probability", r.imitation_probability},
                           {"accuracy", r.imitation_accuracy}};
-    if (a.self_imitation > 0)
-      out["self_imitation"] = {{"weight", a.self_imitation},
+    if (r.guide_rounds > 0 || a.agent == "aware-guided")
+      out["guide"] = {{"rounds", r.guide_rounds},
+                      {"evaluations", r.guide_evaluations},
+                      {"improvements", r.guide_improvements}};
+    if (r.self_imitation_weight > 0)
+      out["self_imitation"] = {{"weight", r.self_imitation_weight},
                                {"cap", a.self_imitation_cap},
                                {"from", a.self_imitation_from},
                                {"updates", r.self_imitation_updates},
@@ -428,14 +453,14 @@ void run_bench_agent(const BenchAgentArgs& a) {
   const Evaluator* evaluator = in->evaluator.get();
   const rl::TrainProfile& p = r.profile;  // worker 0's
   const double other =
-      std::max(0.0, p.total_s - p.prepare_s - p.episodes_s - p.update_s - p.greedy_s - p.imitate_s);
+      std::max(0.0, p.total_s - p.prepare_s - p.episodes_s - p.update_s - p.greedy_s - p.imitate_s - p.guide_s);
   const double per_s = p.total_s > 0 ? static_cast<double>(r.evaluations) / p.total_s : 0;
   const std::vector<std::pair<std::string, double>> parts = {
       {"prepare", p.prepare_s},         {"features", p.features_s},
       {"forward", p.forward_s()},       {"simulate", p.simulate_s},
       {"backward", p.backward_s},       {"optimizer", std::max(0.0, p.update_s - p.backward_s)},
       {"greedy", p.greedy_s},           {"imitate", p.imitate_s},
-      {"other", other}};
+      {"guide", p.guide_s},             {"other", other}};
   nlohmann::json split = nlohmann::json::object();
   for (const auto& [name, sec] : parts) split[name] = sec;
   nlohmann::json out = {{"agent", a.agent},

@@ -43,6 +43,8 @@ class PlacementEnv {
   const OpGraph& graph() const { return *graph_; }
   const Cluster& cluster() const { return *cluster_; }
   int num_devices() const { return cluster_->num_devices(); }
+  // The evaluator it scores with (a search run on the env's behalf uses it too).
+  Evaluator& evaluator() const { return *evaluator_; }
 
   // Evaluates `placement` (one evaluation against the budget); returns the penalised
   // step time, µs. Fills `trace` when non-null.

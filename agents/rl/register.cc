@@ -43,6 +43,10 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "self_imitation") t.self_imitation = option_double(context.options, key, 0, owner);
     else if (key == "self_imitation_cap") t.self_imitation_cap = option_double(context.options, key, 0.9, owner);
     else if (key == "self_imitation_from") t.self_imitation_from = value;
+    else if (key == "guide_share") t.guide_share = option_double(context.options, key, -1, owner);
+    else if (key == "guide_evals") t.guide_evals = option_int(context.options, key, 0, owner);
+    else if (key == "guide_from") t.guide_from = value;
+    else if (key == "guide_by") t.guide_by = value;
     else if (key == "imitate_steps")
       t.imitate_steps = static_cast<int>(option_int(context.options, key, 400, owner));
     else if (key == "standardize") {
@@ -101,8 +105,9 @@ std::vector<OptionSpec> trainer_options() {
       {"imitate", T::kString, "",
        "behaviour cloning first: cheap, PLACER[:N] or a placement file (its evaluations count; aware only)"},
       {"imitate_steps", T::kInt, "400", "at most this many imitation steps", 0, 1e8},
-      {"self_imitation", T::kDouble, "0",
-       "self-imitation: each update also clones the best placement so far, with this weight (aware only; not the paper's)", 0, 1e6},
+      {"self_imitation", T::kDouble, "",
+       "self-imitation: each update also clones the best placement so far, with this weight (aware only; "
+       "not the paper's; default: the preset's, 0 but for aware-guided)", 0, 1e6},
       {"self_imitation_cap", T::kDouble, "0.9", "self-imitation stops pulling once the best's actions average this probability", 1e-9, 1},
       {"self_imitation_from", T::kString, "best", "self-imitation clones the best evaluated (best) or the best sampled (samples)"},
   };
@@ -116,6 +121,15 @@ void register_rl_agents() {
     rl::AgentFactory factory;
     std::vector<OptionSpec> options;
   };
+  // The guided hybrid's own settings (agents/rl/guide.h; its defaults are the preset's).
+  std::vector<OptionSpec> guided_options = {
+      {"guide_share", OptionSpec::Type::kDouble, "", "the local search's share of the wall-clock or evaluations (default 0.5)", 0, 0.999},
+      {"guide_by", OptionSpec::Type::kString, "", "the share counts time (default) or evaluations"},
+      {"guide_evals", OptionSpec::Type::kInt, "", "evaluations of one refinement (default 500)", 3, 1e9},
+      {"guide_from", OptionSpec::Type::kString, "",
+       "a refinement starts from the best so far (best, default) or the best sample since the last (proposal)"},
+  };
+  std::vector<OptionSpec> guided_agent_options = rl::aware_agent_options();
   const Builtin agents[] = {
       {"placeto",
        "Placeto (Addanki et al. 2019): per-node MDP, GNN over parents/children, "
@@ -129,12 +143,20 @@ void register_rl_agents() {
        "Aware (Zeng et al. 2022): comm/compute-aware fusion, DAG message passing + P-GNN "
        "anchor-set position embedding, one-shot REINFORCE over fused groups",
        rl::aware_agent_factory(), rl::aware_agent_options()},
+      {"aware-guided",
+       "Aware guided (ours, not a paper's): Aware's policy samples, anneal-graph chains refine the best "
+       "placement so far for half the wall-clock, and self-imitation pulls the policy to what they find",
+       rl::aware_agent_factory(), guided_agent_options},
   };
   for (const Builtin& a : agents) {
+    const bool guided = std::string(a.name) == "aware-guided";
     const std::string description =
-        std::string(a.description) + "; presets: default (ours), paper (--preset paper; docs/agents.md)";
+        std::string(a.description) +
+        (guided ? "; preset: default (docs/agents.md)"
+                : "; presets: default (ours), paper (--preset paper; docs/agents.md)");
     rl::AgentRegistry::instance().add(a.name, description, a.options, a.factory);
     std::vector<OptionSpec> placer_options = trainer_options();
+    if (guided) placer_options.insert(placer_options.end(), guided_options.begin(), guided_options.end());
     placer_options.insert(placer_options.end(), a.options.begin(), a.options.end());
     const std::string name = a.name;
     PlacerRegistry::instance().add(name, description + " (learned; LibTorch)",

@@ -84,11 +84,32 @@ struct AgentSettings {
   int ppo_epochs = 4;
   double ppo_clip = 0.2;
   PenaltyKind penalty = PenaltyKind::kPlacetoMemory;
+  // Self-imitation weight (TrainOptions::self_imitation when the user gives none): 0 off.
+  double self_imitation = 0.0;
+  // The guided hybrid (aware-guided; agents/rl/guide.h): a local search refines
+  // the policy's proposals and spends this share of the evaluations (0: off,
+  // every other agent); each refinement runs `guide_evals` evaluations of the
+  // registered placer `guide_refiner` with `guide_refiner_options`, from the best
+  // proposal since the last one ("proposal") or from the best placement so far ("best").
+  // guide_by: the share counts "evaluations" or wall-clock ("time": the
+  // refiner's seconds against the policy's, which matters when a policy
+  // evaluation, with its forward and backward passes, costs hundreds of the
+  // refiner's).
+  double guide_share = 0.0;
+  std::string guide_by = "time";
+  long long guide_evals = 0;
+  std::string guide_from = "proposal";
+  std::string guide_refiner;
+  Options guide_refiner_options;
   // The agent's own options this preset sets (the user's --agent-option wins).
   Options agent_options;
 };
 
-// The presets an agent has ("default", "paper").
+// The network an agent name trains: "aware" for "aware-guided" (its policies are
+// Aware's), the name itself for the others.
+std::string agent_network(const std::string& agent);
+
+// The presets an agent has ("default", "paper"; aware-guided, ours alone: "default").
 std::vector<std::string> agent_preset_names(const std::string& agent);
 // An agent's settings under `preset` ("" is "default"). ConfigError naming the
 // agent's presets for an unknown one, and for an unknown agent.

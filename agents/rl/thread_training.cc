@@ -134,9 +134,13 @@ TrainResult train_agent_workers(const std::string& agent, const OpGraph& graph, 
   TrainResult out = results[0];
   out.evaluations = 0;
   out.episodes = 0;
+  out.guide_rounds = out.guide_evaluations = out.guide_improvements = 0;
   for (const TrainResult& r : results) {
     out.evaluations += r.evaluations;
     out.episodes += r.episodes;
+    out.guide_rounds += r.guide_rounds;
+    out.guide_evaluations += r.guide_evaluations;
+    out.guide_improvements += r.guide_improvements;
     const bool better = (r.best_feasible && !out.best_feasible) ||
                         (r.best_feasible == out.best_feasible && r.best_step_us < out.best_step_us);
     if (better && r.best.size() > 0) {

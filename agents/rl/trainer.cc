@@ -266,7 +266,6 @@ TrainResult Trainer::run() {
     if (!std::isfinite(value)) throw ConfigError(std::string(name) + " must be a finite number");
   if (opt_.checkpoint_every_s < 0 || opt_.checkpoint_every_updates < 0)
     throw ConfigError("--checkpoint-every and --checkpoint-every-updates must not be negative");
-  check_self_imitation_options();
   const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0;
   if (zero_shot && opt_.init_policy.empty())
     throw ConfigError("training needs a budget: give --budget-evals N and/or --budget-seconds S (> 0), "
@@ -278,6 +277,16 @@ TrainResult Trainer::run() {
   if (!AgentRegistry::instance().has(name_)) AgentRegistry::instance().create(name_, {}, 1);  // throws listing names
   // The preset's settings (settings.h); the options given win.
   defaults_ = agent_settings(name_, opt_.preset);
+  // -1 (the field's default): the preset's weight; any other negative is refused below.
+  if (opt_.self_imitation == -1) opt_.self_imitation = defaults_.self_imitation;
+  check_self_imitation_options();
+  // The guided hybrid's settings: the user's where given, else the preset's.
+  if (opt_.guide_share >= 0) defaults_.guide_share = opt_.guide_share;
+  if (opt_.guide_evals != 0) defaults_.guide_evals = opt_.guide_evals;
+  if (!opt_.guide_by.empty()) defaults_.guide_by = opt_.guide_by;
+  if (!opt_.guide_from.empty()) defaults_.guide_from = opt_.guide_from;
+  if (defaults_.guide_share > 0 && defaults_.guide_refiner.empty())
+    throw ConfigError("guide_share is for the guided hybrid (aware-guided); agent " + name_ + " has no refiner");
   if (opt_.algorithm.empty()) opt_.algorithm = defaults_.algorithm;
   if (opt_.algorithm != "reinforce" && opt_.algorithm != "ppo")
     throw ConfigError("algorithm must be reinforce or ppo, got '" + opt_.algorithm + "'");
@@ -338,9 +347,9 @@ TrainResult Trainer::run() {
     settings_from = "checkpoint " + checkpoint_path();
   } else if (!opt_.init_policy.empty()) {
     const json header = read_policy_header(opt_.init_policy);
-    if (header.value("agent", "") != name_)
+    if (header.value("agent", "") != agent_network(name_))
       throw ConfigError(opt_.init_policy + " holds a policy of agent '" + header.value("agent", "") +
-                        "', not '" + name_ + "'");
+                        "', not '" + agent_network(name_) + "'");
     if (header.value("devices", -1) != cluster_.num_devices())
       throw ConfigError(opt_.init_policy + " holds a policy for " +
                         std::to_string(header.value("devices", -1)) + " devices; this cluster has " +
@@ -348,7 +357,7 @@ TrainResult Trainer::run() {
     config_ = merge_policy_config(header, config_, opt_.init_policy);
     settings_from = "policy " + opt_.init_policy;
     // Aware policies from before bounded logits (2026-12-03) were trained unbounded.
-    if (name_ == "aware" && !header.value("config", json::object()).contains("bound"))
+    if (agent_network(name_) == "aware" && !header.value("config", json::object()).contains("bound"))
       config_.emplace("bound", "0");
   }
   // The preset's agent options, below the user's and what a checkpoint or a
@@ -420,6 +429,11 @@ TrainResult Trainer::run() {
   env_ = std::make_unique<PlacementEnv>(graph_, cluster_, evaluator_, defaults_.penalty,
                                         opt_.budget_evals - reserve_greedy_,
                                         opt_.budget_seconds, opt_.progress);
+  if (defaults_.guide_share > 0 && !zero_shot) {
+    if (graphs_.size() > 1) throw ConfigError("the guided hybrid (" + name_ + ") trains on one graph");
+    guide_ = std::make_unique<Guide>(
+        defaults_, opt_.seed + 0x2545F4914F6CDD1DULL * static_cast<std::uint64_t>(parallel_ ? parallel_->rank() + 1 : 0));
+  }
   rng_ = SampleRng(parallel_ == nullptr ? opt_.seed
                                         : opt_.seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(parallel_->rank()));
 
@@ -514,6 +528,15 @@ TrainResult Trainer::run() {
     }
     profile_.episodes_s += seconds_since(t0);
     if (batch.empty() && parallel_ == nullptr) break;
+    if (guide_ != nullptr) {
+      // The hybrid: the batch's best sample is the refiner's next start; the
+      // refinement's find joins the env's best before the update, so this
+      // update's self-imitation already pulls towards it.
+      const auto tg = Clock::now();
+      for (const Episode& ep : batch) guide_->propose(ep.placement, ep.final_step_us);
+      guide_->refine(*env_);
+      profile_.guide_s += seconds_since(tg);
+    }
     const auto t1 = Clock::now();
     update(batch);
     if (parallel_ != nullptr) {
@@ -574,6 +597,12 @@ TrainResult Trainer::run() {
   result.imitation_accuracy = imitation.imitation_accuracy;
   result.self_imitation_updates = self_imitation_updates_;
   result.self_imitation_probability = self_imitation_probability_;
+  result.self_imitation_weight = opt_.self_imitation;
+  if (guide_ != nullptr) {
+    result.guide_rounds = guide_->rounds();
+    result.guide_evaluations = guide_->evaluations();
+    result.guide_improvements = guide_->improvements();
+  }
   result.imitation_evaluations = imitation.imitation_evaluations;
   if (result.greedy.size() > 0 && result.greedy_feasible) greedy_best_us = result.greedy_step_us;
   report(true, result.greedy_evaluations);

@@ -90,11 +90,20 @@ struct TrainOptions {
   // far) (the job's, in data-parallel training), summed over its decisions like
   // an episode's log-probability, while the policy gives that placement's actions
   // a mean probability below self_imitation_cap. 0: off.
-  double self_imitation = 0;
+  // -1: the preset's (0, off, for all but aware-guided); other negatives are refused.
+  double self_imitation = -1;
   double self_imitation_cap = 0.9;
   // Which best it clones: "best", the best placement evaluated (the agent's
   // reference state included), or "samples", the best the policy sampled.
   std::string self_imitation_from = "best";
+  // The guided hybrid (aware-guided; agents/rl/guide.h): the refiner's share of
+  // the evaluations or the wall-clock (guide_by) (< 0: the preset's; 0: off), the evaluations of one
+  // refinement (0: the preset's), and where it starts ("" the preset's,
+  // "proposal": the best sample since the last refinement, "best": the best so far).
+  double guide_share = -1;
+  std::string guide_by;         // "": the preset's; "evaluations" or "time"
+  long long guide_evals = 0;
+  std::string guide_from;
   std::string curve_csv;        // learning curve written here: rewritten (by rename) as the run
   double curve_every_s = 5;     // goes, at most every curve_every_s seconds, and at the end
   ProgressObserver* progress = nullptr;  // may be null; polled for cancel()
@@ -165,6 +174,7 @@ struct TrainProfile {
   double backward_s = 0;  // of which: backward passes
   double greedy_s = 0;    // the greedy episode after training
   double imitate_s = 0;   // behaviour cloning (finding the target and the imitation steps)
+  double guide_s = 0;     // the guided hybrid's refinements (aware-guided)
   double total_s = 0;     // the whole call
   double forward_s() const { return std::max(0.0, episodes_s - simulate_s - features_s); }
 };
@@ -207,6 +217,10 @@ struct TrainResult {
   // `updates` does), and the mean probability of the best placement's actions at the last.
   long long self_imitation_updates = 0;
   double self_imitation_probability = 0;
+  double self_imitation_weight = 0;  // the weight the run used (the preset's when none was given)
+  // The guided hybrid (aware-guided): refinements run, the evaluations they
+  // made (in `evaluations`), and how many found a better placement than their start.
+  long long guide_rounds = 0, guide_evaluations = 0, guide_improvements = 0;
 };
 
 // Trains agent `agent` ("placeto", "hierarchical", ...) on `graph` / `cluster`

@@ -124,6 +124,7 @@ json Trainer::own_state() const {
   if (sampled_best_.size() > 0)
     own["sampled_best"] = {{"placement", sampled_best_.device_of_op}, {"penalised_us", sampled_best_us_}};
   if (self_imitation_updates_ > 0) own["self_imitation_updates"] = self_imitation_updates_;
+  if (guide_ != nullptr) own["guide"] = json::parse(guide_->state());
   return own;
 }
 
@@ -243,6 +244,9 @@ void Trainer::restore_own_state(const json& state) {
     prepare_next_graph_ = true;
   }
   self_imitation_updates_ = own.value("self_imitation_updates", 0LL);
+  // The hybrid's refinements so far (its share is kept against the evaluations
+  // restored; with another process count, this process's part of the old one's).
+  if (guide_ != nullptr && own.contains("guide")) guide_->restore(own.at("guide").dump());
   if (own.contains("sampled_best")) {
     sampled_best_ = Placement(own.at("sampled_best").at("placement").get<std::vector<int>>());
     sampled_best_us_ = own.at("sampled_best").at("penalised_us").get<double>();

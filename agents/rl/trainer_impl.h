@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 
 #include "agents/rl/agent.h"
+#include "agents/rl/guide.h"
 #include "agents/rl/trainer.h"
 
 namespace aware::rl::detail {
@@ -126,6 +127,8 @@ class Trainer {
   // agent_->prepare, timed.
   void prepare(const OpGraph& graph);
   ParallelTraining* parallel_ = nullptr;  // data-parallel over processes; null: alone
+  // The guided hybrid's local search (aware-guided; null when guide_share is 0).
+  std::unique_ptr<Guide> guide_;
   // Data-parallel: the gradients' mean over the processes, in place.
   void average_gradients();
   // Data-parallel: the parameters flattened (for the start's broadcast and the end's check).

@@ -4,6 +4,7 @@
 // decision, the learning rate by update count, leave-one-out advantages,
 // Hierarchical's C·tanh(x/T) and logit noise, Aware's bounded logits and
 // exploration floor, and the presets themselves.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -393,7 +394,7 @@ TEST(AgentFidelity, DocsTableAgreesWithTheSettingsInCode) {
   while (std::getline(in, line)) {
     if (line.rfind("## ", 0) == 0) {
       agent.clear();
-      for (const char* a : {"placeto", "hierarchical", "aware"})
+      for (const char* a : {"placeto", "hierarchical", "aware", "aware-guided"})
         if (line.find(std::string("(`") + a + "`)") != std::string::npos) agent = a;
       continue;
     }
@@ -403,6 +404,24 @@ TEST(AgentFidelity, DocsTableAgreesWithTheSettingsInCode) {
     for (std::string cell; std::getline(ss, cell, '|');) cells.push_back(trim(cell));
     ASSERT_GE(cells.size(), 3u) << line;
     table[agent][cells[0]] = {cells[1], cells[2]};
+  }
+  // aware-guided (ours alone) tabulates `| setting | ours | note |` for the
+  // settings that are its own; every other one must be Aware's default.
+  {
+    const auto aware_rows = agent_setting_rows("aware", "default");
+    for (const SettingRow& row : agent_setting_rows("aware-guided", "default")) {
+      const auto it = table["aware-guided"].find(row.key);
+      if (it != table["aware-guided"].end()) {
+        EXPECT_EQ(it->second.first, row.value) << "aware-guided " << row.key;
+        continue;
+      }
+      const auto same = std::find_if(aware_rows.begin(), aware_rows.end(),
+                                     [&](const SettingRow& r) { return r.key == row.key; });
+      if (same == aware_rows.end() || same->value != row.value)
+        ADD_FAILURE() << "docs/agents.md has no aware-guided row for `" << row.key << "` (" << row.value
+                      << "), which is not Aware's default";
+    }
+    EXPECT_GE(table["aware-guided"].size(), 5u) << "the guided hybrid's own settings are tabulated";
   }
   for (const char* a : {"placeto", "hierarchical", "aware"}) {
     const auto paper = agent_setting_rows(a, "paper");

@@ -295,7 +295,7 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
   bad.self_imitation_from = "reference";
   EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
   bad = t;
-  bad.self_imitation = -1;
+  bad.self_imitation = -0.5;  // (-1 itself stands for the preset's weight)
   EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
   bad = t;
   bad.self_imitation_cap = 0;
