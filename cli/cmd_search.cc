@@ -48,6 +48,7 @@ struct TrainArgs {
   EvaluatorChoice evaluator;  // --evaluator, --mode, --option
   std::vector<std::string> agent_options;
   long long budget_evals = 0;
+  long long budget_episodes = 0;
   double budget_seconds = 0;
   long long seed = 1;
   int threads = 1;
@@ -96,6 +97,7 @@ struct PretrainArgs : TrainArgs {
 rl::TrainOptions shared_train_options(const TrainArgs& a) {
   rl::TrainOptions t;
   t.budget_evals = a.budget_evals;
+  t.budget_episodes = a.budget_episodes;
   t.budget_seconds = a.budget_seconds;
   t.seed = static_cast<std::uint64_t>(a.seed);
   t.preset = a.preset;
@@ -184,6 +186,10 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   add_evaluator_options(c, a.evaluator);
   c->add_option("--agent-option", a.agent_options, agent_options_help());
   c->add_option("--budget-evals", a.budget_evals, budget_help);
+  c->add_option("--budget-episodes", a.budget_episodes,
+                "Complete placements sampled (episodes) allowed: the equal-episode footing (a Placeto "
+                "episode evaluates once per node, an Aware one once)")
+      ->check(whole_range(0, 1000000000000LL));
   c->add_option("--budget-seconds", a.budget_seconds, "Wall-clock seconds allowed");
   c->add_option("--seed", a.seed, "Seed (weights and sampling)")->capture_default_str();
   c->add_option("--threads", a.threads, "torch::set_num_threads")->capture_default_str();
@@ -253,8 +259,8 @@ void add_train_options(CLI::App* c, TrainArgs& a,
 void run_search(const SearchArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.budget_evals < 0 || a.budget_seconds < 0) throw ConfigError("budgets must not be negative");
-  if (a.budget_evals == 0 && a.budget_seconds == 0 && a.init.empty())
-    throw ConfigError("search needs a budget: --budget-evals N and/or --budget-seconds S (> 0), "
+  if (a.budget_evals == 0 && a.budget_seconds == 0 && a.budget_episodes == 0 && a.init.empty())
+    throw ConfigError("search needs a budget: --budget-evals N, --budget-episodes N and/or --budget-seconds S (> 0), "
                       "or --init POLICY alone to place zero-shot with its greedy policy");
   rl::rl_agent_description(a.agent);  // unknown agent -> ConfigError before any work
   check_train_args(a);
@@ -317,7 +323,8 @@ void run_search(const SearchArgs& a) {
     out["policy_parameters"] = r.policy_parameters;
     out["train_seconds"] = r.seconds;
     out["resumed"] = r.resumed;
-    out["zero_shot"] = a.budget_evals == 0 && a.budget_seconds == 0;
+    out["zero_shot"] = a.budget_evals == 0 && a.budget_seconds == 0 && a.budget_episodes == 0;
+    if (a.budget_episodes > 0) out["budget_episodes"] = a.budget_episodes;
     if (r.greedy.size() > 0) out["greedy_step_us"] = r.greedy_step_us;
     out["best_is_greedy"] = r.best_is_greedy;
     if (a.few_shot > 0) {
@@ -356,7 +363,7 @@ void run_search(const SearchArgs& a) {
   std::printf("evaluator      %s\n", evaluator->describe().c_str());
   if (r.greedy.size() > 0)
     std::printf("greedy policy  %s (argmax episode after training)%s\n", format_ms(r.greedy_step_us).c_str(),
-                a.budget_evals == 0 && a.budget_seconds == 0 ? " [zero-shot]"
+                a.budget_evals == 0 && a.budget_seconds == 0 && a.budget_episodes == 0 ? " [zero-shot]"
                 : r.best_is_greedy                            ? " [better than every sample: the result]"
                                                               : "");
   print_step_result(result, cluster, bound);
@@ -371,8 +378,8 @@ void run_pretrain(const PretrainArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.count < 1) throw ConfigError("--count must be at least 1");
   if (a.budget_evals < 0 || a.budget_seconds < 0) throw ConfigError("budgets must not be negative");
-  if (a.budget_evals == 0 && a.budget_seconds == 0)
-    throw ConfigError("pretrain needs a budget: --budget-evals N and/or --budget-seconds S (> 0)");
+  if (a.budget_evals == 0 && a.budget_seconds == 0 && a.budget_episodes == 0)
+    throw ConfigError("pretrain needs a budget: --budget-evals N, --budget-episodes N and/or --budget-seconds S (> 0)");
   rl::rl_agent_description(a.agent);
   check_train_args(a);
   prepare_output_path(a.curve, "--curve");
@@ -441,7 +448,8 @@ void run_pretrain(const PretrainArgs& a) {
 // aware bench agent: one training run, and where its time went.
 void run_bench_agent(const BenchAgentArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
-  if (a.budget_evals <= 0) throw ConfigError("bench agent needs --budget-evals N (> 0)");
+  if (a.budget_evals <= 0 && a.budget_episodes <= 0)
+    throw ConfigError("bench agent needs --budget-evals N or --budget-episodes N (> 0)");
   rl::rl_agent_description(a.agent);
   check_train_args(a);
   prepare_output_path(a.out, "-o");

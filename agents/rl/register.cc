@@ -24,6 +24,10 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
   if (context.budget_evals < 0 || context.budget_seconds < 0)
     throw ConfigError(owner + ": budgets must not be negative");
   t.budget_seconds = context.budget_seconds;
+  // budget_episodes=N alone: no evaluation budget (not the placers' default 2,000).
+  t.budget_episodes = option_int(context.options, "budget_episodes", 0, owner);
+  if (t.budget_episodes < 0) throw ConfigError(owner + ": budget_episodes must not be negative");
+  if (t.budget_episodes > 0 && context.budget_evals == 0) t.budget_evals = 0;
   t.seed = context.seed;
   t.progress = context.progress;
   for (const auto& [key, value] : context.options) {
@@ -53,13 +57,14 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
       if (value != "on" && value != "off") throw ConfigError(owner + ": standardize must be on or off, got '" + value + "'");
       t.standardize_advantages = value == "on" ? 1 : 0;
     } else if (key == "few_shot") t.few_shot = static_cast<int>(option_int(context.options, key, 0, owner));
-    else if (key == "zero_shot") continue;
+    else if (key == "zero_shot" || key == "budget_episodes") continue;
     else t.agent_options[key] = value;
   }
   // zero_shot=1 (aware place --policy): no training, the init policy's greedy placement.
   if (option_int(context.options, "zero_shot", 0, owner) != 0) {
     if (t.init_policy.empty()) throw ConfigError(owner + ": zero_shot=1 needs init=POLICY");
     t.budget_evals = 0;
+    t.budget_episodes = 0;
     t.budget_seconds = 0;
   }
   return t;
@@ -89,6 +94,8 @@ std::vector<OptionSpec> trainer_options() {
   return {
       {"preset", T::kString, "default", "the agent's settings: default (ours) or paper (docs/agents.md)"},
       {"init", T::kPath, "", "start from this policy file"},
+      {"budget_episodes", T::kInt, "0",
+       "complete placements sampled allowed (the equal-episode footing; alone: no evaluation budget)", 0, 1e12},
       {"save_policy", T::kOutputPath, "", "write the trained policy here"},
       {"resume", T::kOutputFolder, "", "checkpoint folder: resume from it, checkpoint into it"},
       {"curve", T::kOutputPath, "", "write the learning curve (CSV) here"},

@@ -90,6 +90,7 @@ double Trainer::fraction_spent() const {
   double f = 0;
   if (env_->budget_evals() > 0) f = std::max(f, double(env_->evaluations()) / env_->budget_evals());
   if (env_->budget_seconds() > 0) f = std::max(f, env_->elapsed_s() / env_->budget_seconds());
+  if (opt_.budget_episodes > 0) f = std::max(f, double(counters_.episodes) / double(opt_.budget_episodes));
   return std::min(1.0, f);
 }
 
@@ -254,7 +255,8 @@ void Trainer::update(std::vector<Episode>& episodes) {
 
 TrainResult Trainer::run() {
   const auto run_t0 = Clock::now();
-  if (opt_.budget_evals < 0 || opt_.budget_seconds < 0) throw ConfigError("budgets must not be negative");
+  if (opt_.budget_evals < 0 || opt_.budget_seconds < 0 || opt_.budget_episodes < 0)
+    throw ConfigError("budgets must not be negative");
   if (opt_.few_shot < 0) throw ConfigError("few_shot must not be negative");
   // A nan or inf setting would train on silently (every comparison with nan is false).
   const std::pair<const char*, double> numbers[] = {{"learning rate (--lr)", opt_.learning_rate},
@@ -266,10 +268,10 @@ TrainResult Trainer::run() {
     if (!std::isfinite(value)) throw ConfigError(std::string(name) + " must be a finite number");
   if (opt_.checkpoint_every_s < 0 || opt_.checkpoint_every_updates < 0)
     throw ConfigError("--checkpoint-every and --checkpoint-every-updates must not be negative");
-  const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0;
+  const bool zero_shot = opt_.budget_evals == 0 && opt_.budget_seconds == 0 && opt_.budget_episodes == 0;
   if (zero_shot && opt_.init_policy.empty())
-    throw ConfigError("training needs a budget: give --budget-evals N and/or --budget-seconds S (> 0), "
-                      "or an initial policy to place zero-shot");
+    throw ConfigError("training needs a budget: give --budget-evals N, --budget-episodes N and/or "
+                      "--budget-seconds S (> 0), or an initial policy to place zero-shot");
   if (graphs_.empty()) throw ConfigError("training needs at least one graph");
   for (const OpGraph* g : graphs_) AWARE_CHECK(g != nullptr, "null graph");
   debug_ = opt_.debug || std::getenv("AWARE_RL_DEBUG") != nullptr;
@@ -300,9 +302,14 @@ TrainResult Trainer::run() {
     if (opt_.budget_seconds > 0)
       throw ConfigError("data-parallel training takes an evaluation budget, not --budget-seconds (the "
                         "processes must stop together)");
-    if (opt_.budget_evals / parallel_->size() < 2)
+    if (opt_.budget_evals > 0 && opt_.budget_evals / parallel_->size() < 2)
       throw ConfigError(std::to_string(opt_.budget_evals) + " evaluations split over " +
                         std::to_string(parallel_->size()) + " processes leaves fewer than 2 each");
+    if (opt_.budget_episodes > 0 && opt_.budget_episodes < parallel_->size())
+      throw ConfigError(std::to_string(opt_.budget_episodes) + " episodes split over " +
+                        std::to_string(parallel_->size()) + " processes leaves none to some");
+    opt_.budget_episodes = opt_.budget_episodes / parallel_->size() +
+                           (parallel_->rank() == 0 ? opt_.budget_episodes % parallel_->size() : 0);
     // Each process its share of the budget (the remainder to rank 0, as when a
     // checkpoint is split anew), so the job spends all of it; outputs are the
     // caller's to give rank 0 alone.
@@ -511,8 +518,11 @@ TrainResult Trainer::run() {
   // budget left (one whose share has run out takes part with no episodes, so the
   // job's budget is spent exactly even when the shares are uneven, as after a
   // resume with another number of processes); one that is cancelled ends them all.
+  const auto episodes_left = [&] {
+    return opt_.budget_episodes > 0 ? opt_.budget_episodes - counters_.episodes : episodes_per_update_;
+  };
   const auto go_on = [&] {
-    const bool mine = !env_->exhausted();
+    const bool mine = !env_->exhausted() && episodes_left() > 0;
     if (parallel_ == nullptr) return mine;
     return parallel_->maximum(env_->cancelled() ? 2 : mine ? 1 : 0) == 1;
   };
@@ -522,7 +532,10 @@ TrainResult Trainer::run() {
     std::vector<Episode> batch;
     const auto t0 = Clock::now();
     agent_->on_update(counters_.updates);
-    for (Episode& ep : agent_->run_episodes(*env_, rng_, episodes_per_update_)) {
+    // The episode budget's last update plays only what is left (none for a
+    // data-parallel process whose share is spent: it takes part with no episodes).
+    const int count = static_cast<int>(std::clamp<long long>(episodes_left(), 0, episodes_per_update_));
+    for (Episode& ep : agent_->run_episodes(*env_, rng_, count)) {
       ++counters_.episodes;
       if (!ep.steps.empty()) batch.push_back(std::move(ep));
     }

@@ -51,8 +51,13 @@ class ParallelTraining {
 
 // What the trainer does. Zero / empty fields take the agent's defaults.
 struct TrainOptions {
-  long long budget_evals = 0;   // evaluator calls allowed (both budgets may be set;
-  double budget_seconds = 0;    // the first one reached stops training); both 0: refused
+  long long budget_evals = 0;   // evaluator calls allowed (any of the budgets may be set;
+  double budget_seconds = 0;    // the first one reached stops training); all 0: refused
+  // Complete placements sampled (episodes; the equal-episode footing:
+  // Placeto's per-node episode makes one evaluation per node, Aware's one). The
+  // last update plays only the episodes left. 0: none. Data-parallel: the job's,
+  // split as the evaluations are.
+  long long budget_episodes = 0;
   std::uint64_t seed = 1;       // torch::manual_seed and the agent's own sampling RNG
   int threads = 1;              // torch::set_num_threads
   // Preset of the agent's settings (agents/rl/settings.h): "" or "default" (ours),

@@ -17,6 +17,7 @@
 #include "agents/rl/agent.h"
 #include "agents/rl/networks.h"
 #include "agents/rl/settings.h"
+#include "agents/rl/thread_training.h"
 #include "agents/rl/trainer.h"
 #include "agents/rl/trainer_impl.h"
 #include "builtins/builtins.h"
@@ -469,6 +470,51 @@ TEST(AgentFidelity, AwareBatchedReplayIsTheOneByOneReplay) {
         << "episode " << e;
     EXPECT_NEAR(batch[e].steps[0].entropy.item<double>(), one_by_one[e].steps[0].entropy.item<double>(), 1e-4);
   }
+}
+
+}  // namespace
+}  // namespace aware::rl
+
+namespace aware::rl {
+namespace {
+
+// Part 2's footing: budgets in complete placements sampled (episodes). Aware's
+// episode is one placement; the last update plays only what is left.
+TEST(AgentFidelity, AnEpisodeBudgetPlaysExactlyThatManyEpisodes) {
+  register_builtins();
+  const OpGraph g = testing::two_chains_graph(4);
+  const Cluster c = testing::star_cluster(2);
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_episodes = 40;
+  t.episodes_per_update = 16;
+  t.seed = 2;
+  const TrainResult r = train_agent("aware", g, c, sim, t);
+  EXPECT_EQ(r.episodes, 40);
+  EXPECT_EQ(r.updates, 3);  // 16 + 16 + 8
+  // One evaluation per episode, the reference state's and the greedy episode's.
+  EXPECT_EQ(r.evaluations - r.greedy_evaluations, 40 + 1);
+  // Data-parallel on two worker threads: the job's episodes, split.
+  const TrainResult w = train_agent_workers("aware", g, c, sim, t, 2);
+  EXPECT_EQ(w.episodes, 40);
+  t.budget_episodes = -1;
+  EXPECT_THROW(train_agent("aware", g, c, sim, t), ConfigError);
+}
+
+// Placeto's per-node episode (chunk=1, evaluate=step) evaluates after every
+// node's step: an episode of a 6-op graph is its start and 6 evaluations.
+TEST(AgentFidelity, APlacetoEpisodeCostsOneEvaluationPerNode) {
+  register_builtins();
+  const OpGraph g = testing::two_chains_graph(3);
+  const Cluster c = testing::star_cluster(2);
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_episodes = 3;
+  t.preset = "paper";
+  t.seed = 5;
+  const TrainResult r = train_agent("placeto", g, c, sim, t);
+  EXPECT_EQ(r.episodes, 3);
+  EXPECT_EQ(r.evaluations - r.greedy_evaluations, 3 * (1 + g.num_ops()));
 }
 
 }  // namespace
