@@ -8,20 +8,8 @@
 
 #include "core/errors.h"
 #include "core/placer.h"
-#include "core/progress.h"
 
 namespace aware::rl {
-namespace {
-
-// Counts a placer's evaluations: its final progress report carries them all.
-class CountDone final : public ProgressObserver {
- public:
-  void on_progress(const Progress& p) override { done = std::max(done, p.done); }
-  long long done = 0;
-};
-
-}  // namespace
-
 Guide::Guide(const AgentSettings& settings, std::uint64_t seed) : settings_(settings), seed_(seed) {
   if (!(settings_.guide_share > 0 && settings_.guide_share < 1))
     throw ConfigError("guide_share must lie in (0, 1) (the refiner's share of the evaluations), got " +
@@ -87,7 +75,7 @@ bool Guide::maybe_refine(PlacementEnv& env) {
   }
   context.start = own_start ? nullptr : &r.start;
   context.options = settings_.guide_refiner_options;
-  CountDone counter;
+  DoneCounter counter;
   context.progress = &counter;
   r.found = PlacerRegistry::instance().create(settings_.guide_refiner)->place(env.graph(), env.cluster(), context);
   env.count_external(counter.done);

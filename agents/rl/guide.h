@@ -7,6 +7,7 @@
 // calls it between updates.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -14,8 +15,18 @@
 #include "agents/rl/env.h"
 #include "agents/rl/settings.h"
 #include "core/placement.h"
+#include "core/progress.h"
 
 namespace aware::rl {
+
+// Counts a search placer's evaluations run on an agent's behalf (its final
+// progress report carries them all): the imitation target's search and the
+// guide's refinements.
+class DoneCounter final : public ProgressObserver {
+ public:
+  void on_progress(const Progress& p) override { done = std::max(done, p.done); }
+  long long done = 0;
+};
 
 // What one refinement did (the latest one: Guide::last()).
 struct Refinement {

@@ -20,15 +20,6 @@ namespace aware::rl::detail {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-namespace {
-// Counts a search placer's evaluations (its last progress report).
-class LastDone final : public ProgressObserver {
- public:
-  void on_progress(const Progress& p) override { done = std::max(done, p.done); }
-  long long done = 0;
-};
-}  // namespace
-
 Placement Trainer::imitation_target(TrainResult& result) {
   if (opt_.imitate_target.size() > 0) {
     check_placement(graph_, cluster_, opt_.imitate_target, "imitation target");
@@ -66,7 +57,7 @@ Placement Trainer::imitation_target(TrainResult& result) {
     PlaceContext context;
     context.evaluator = &evaluator_;
     context.seed = opt_.seed;
-    LastDone counter;
+    DoneCounter counter;
     context.progress = &counter;
     if (colon != std::string::npos) {
       try {
