@@ -84,6 +84,33 @@ TEST(FreshSearch, PresetsAreCheckedAndThePaperOneTrains) {
   EXPECT_TRUE(fs::exists(out)) << paper.output;
 }
 
+// The guided hybrid and the episode budget from the command line: a bad share
+// is one line naming the range, `paper` is refused for aware-guided (ours
+// alone), and a run reports its refinements and plays exactly its episodes.
+TEST(FreshSearch, GuidedHybridAndEpisodeBudgetFromTheCommandLine) {
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  const Outcome share = aware("search" + kNmt + " --agent aware-guided --guide-share 1.5 --budget-evals 50");
+  EXPECT_NE(share.exit_code, 0);
+  EXPECT_TRUE(contains(share.output, "--guide-share")) << share.output;
+  EXPECT_EQ(lines_in(share.output), 1) << share.output;
+  const Outcome paper = aware("search" + kNmt + " --agent aware-guided --preset paper --budget-evals 50");
+  EXPECT_NE(paper.exit_code, 0);
+  EXPECT_TRUE(contains(paper.output, "agent aware-guided has no preset 'paper'")) << paper.output;
+  const Outcome plain = aware("search" + kNmt + " --agent aware --guide-share 0.5 --budget-evals 50");
+  EXPECT_NE(plain.exit_code, 0);
+  EXPECT_TRUE(contains(plain.output, "guide_share is for the guided hybrid")) << plain.output;
+  const Outcome guided = aware("search --graph random:20:1 --cluster preset:k40x2 --agent aware-guided "
+                               "--guide-by evaluations --guide-evals 20 --budget-evals 120 --json", true);
+  ASSERT_EQ(guided.exit_code, 0) << guided.output;
+  EXPECT_TRUE(contains(guided.output, "\"guide\"")) << guided.output;
+  EXPECT_TRUE(contains(guided.output, "\"evaluations\": 120")) << guided.output;
+  const Outcome episodes = aware("search --graph random:20:1 --cluster preset:k40x2 --agent aware "
+                                 "--budget-episodes 20 --episodes-per-update 8 --json", true);
+  ASSERT_EQ(episodes.exit_code, 0) << episodes.output;
+  EXPECT_TRUE(contains(episodes.output, "\"episodes\": 20")) << episodes.output;
+  EXPECT_TRUE(contains(episodes.output, "\"budget_episodes\": 20")) << episodes.output;
+}
+
 // P20: a budget too large to finish still shows progress, by time, not only at
 // every 1/200 of the budget (which 99999999999 evaluations never reach).
 TEST(FreshSearch, AHugeBudgetStillReportsProgress) {
