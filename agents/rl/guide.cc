@@ -10,9 +10,10 @@
 #include "core/placer.h"
 
 namespace aware::rl {
+
 Guide::Guide(const AgentSettings& settings, std::uint64_t seed) : settings_(settings), seed_(seed) {
   if (!(settings_.guide_share > 0 && settings_.guide_share < 1))
-    throw ConfigError("guide_share must lie in (0, 1) (the refiner's share of the evaluations), got " +
+    throw ConfigError("guide_share must lie in (0, 1) (the refiner's share of the wall-clock or the evaluations), got " +
                       setting_number(settings_.guide_share));
   if (settings_.guide_evals < 3)
     throw ConfigError("guide_evals must be at least 3 (evaluations per refinement), got " +
