@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 

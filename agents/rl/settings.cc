@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "agents/rl/agent_registry.h"
+#include "agents/rl/trainer.h"
 #include "core/errors.h"
 
 namespace aware::rl {
@@ -224,6 +225,33 @@ AgentSettings agent_settings(const std::string& agent, const std::string& preset
   if (agent == "aware-guided") return aware_guided();
   if (agent == "hierarchical") return hierarchical(preset);
   return aware(preset);
+}
+
+AgentSettings run_settings(const std::string& agent, TrainOptions& opt) {
+  AgentSettings s = agent_settings(agent, opt.preset);
+  // -1 (the field's default): the preset's weight; any other negative is refused.
+  if (opt.self_imitation == -1) opt.self_imitation = s.self_imitation;
+  if (!(opt.self_imitation >= 0) || !std::isfinite(opt.self_imitation))
+    throw ConfigError("self-imitation weight must be >= 0, got " + std::to_string(opt.self_imitation));
+  if (opt.self_imitation_from != "best" && opt.self_imitation_from != "samples")
+    throw ConfigError("self-imitation from must be best or samples, got '" + opt.self_imitation_from + "'");
+  if (!(opt.self_imitation_cap > 0 && opt.self_imitation_cap <= 1))
+    throw ConfigError("self-imitation cap must be in (0, 1], got " + std::to_string(opt.self_imitation_cap));
+  // The guided hybrid's settings (the guide checks their values).
+  if (opt.guide_share >= 0) s.guide_share = opt.guide_share;
+  if (opt.guide_evals != 0) s.guide_evals = opt.guide_evals;
+  if (!opt.guide_by.empty()) s.guide_by = opt.guide_by;
+  if (!opt.guide_from.empty()) s.guide_from = opt.guide_from;
+  if (s.guide_share > 0 && s.guide_refiner.empty())
+    throw ConfigError("guide_share is for the guided hybrid (aware-guided); agent " + agent + " has no refiner");
+  if (opt.algorithm.empty()) opt.algorithm = s.algorithm;
+  if (opt.algorithm != "reinforce" && opt.algorithm != "ppo")
+    throw ConfigError("algorithm must be reinforce or ppo, got '" + opt.algorithm + "'");
+  if (opt.ppo_epochs < 0 || opt.ppo_clip < 0 || !std::isfinite(opt.ppo_clip))
+    throw ConfigError("--ppo-epochs and --ppo-clip must not be negative");
+  if (opt.ppo_epochs > 0) s.ppo_epochs = opt.ppo_epochs;
+  if (opt.ppo_clip > 0) s.ppo_clip = opt.ppo_clip;
+  return s;
 }
 
 std::vector<SettingRow> agent_setting_rows(const std::string& agent, const std::string& preset) {

@@ -115,6 +115,17 @@ std::vector<std::string> agent_preset_names(const std::string& agent);
 // agent's presets for an unknown one, and for an unknown agent.
 AgentSettings agent_settings(const std::string& agent, const std::string& preset = "default");
 
+// The settings a training run uses: agent_settings(agent, options.preset) with
+// the options given winning (the learning rate and such are read by the trainer
+// from `options` itself; the guided hybrid's, PPO's epochs and clip are
+// written into the result). Fills the options left to the preset
+// (self_imitation -1, algorithm "") and checks them: ConfigError for a
+// negative self-imitation weight, an unknown self-imitation source, a cap
+// outside (0, 1], guide settings on an agent without a refiner, an unknown
+// algorithm, and negative PPO settings.
+struct TrainOptions;
+AgentSettings run_settings(const std::string& agent, TrainOptions& options);
+
 // One setting as docs/agents.md tabulates it: the trainer's (`lr`,
 // `lr_schedule`, `entropy`, ...) and then every agent option, each with the
 // value the preset gives it (an option the preset leaves alone has its

@@ -277,26 +277,11 @@ TrainResult Trainer::run() {
   debug_ = opt_.debug || std::getenv("AWARE_RL_DEBUG") != nullptr;
   if (opt_.threads < 1) throw ConfigError("--threads must be at least 1");
   if (!AgentRegistry::instance().has(name_)) AgentRegistry::instance().create(name_, {}, 1);  // throws listing names
-  // The preset's settings (settings.h); the options given win.
-  defaults_ = agent_settings(name_, opt_.preset);
-  // -1 (the field's default): the preset's weight; any other negative is refused below.
-  if (opt_.self_imitation == -1) opt_.self_imitation = defaults_.self_imitation;
-  check_self_imitation_options();
-  // The guided hybrid's settings: the user's where given, else the preset's.
-  if (opt_.guide_share >= 0) defaults_.guide_share = opt_.guide_share;
-  if (opt_.guide_evals != 0) defaults_.guide_evals = opt_.guide_evals;
-  if (!opt_.guide_by.empty()) defaults_.guide_by = opt_.guide_by;
-  if (!opt_.guide_from.empty()) defaults_.guide_from = opt_.guide_from;
-  if (defaults_.guide_share > 0 && defaults_.guide_refiner.empty())
-    throw ConfigError("guide_share is for the guided hybrid (aware-guided); agent " + name_ + " has no refiner");
-  if (opt_.algorithm.empty()) opt_.algorithm = defaults_.algorithm;
-  if (opt_.algorithm != "reinforce" && opt_.algorithm != "ppo")
-    throw ConfigError("algorithm must be reinforce or ppo, got '" + opt_.algorithm + "'");
+  // The preset's settings (settings.h), the options given winning.
+  defaults_ = run_settings(name_, opt_);
   ppo_ = opt_.algorithm == "ppo";
-  ppo_epochs_ = opt_.ppo_epochs > 0 ? opt_.ppo_epochs : defaults_.ppo_epochs;
-  ppo_clip_ = opt_.ppo_clip > 0 ? opt_.ppo_clip : defaults_.ppo_clip;
-  if (opt_.ppo_epochs < 0 || opt_.ppo_clip < 0 || !std::isfinite(opt_.ppo_clip))
-    throw ConfigError("--ppo-epochs and --ppo-clip must not be negative");
+  ppo_epochs_ = defaults_.ppo_epochs;
+  ppo_clip_ = defaults_.ppo_clip;
   if (opt_.parallel != nullptr && opt_.parallel->size() > 1) {
     parallel_ = opt_.parallel;
     if (opt_.budget_seconds > 0)

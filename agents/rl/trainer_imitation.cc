@@ -128,15 +128,6 @@ void Trainer::imitate(TrainResult& result) {
   profile_.imitate_s = seconds_since(t0);
 }
 
-void Trainer::check_self_imitation_options() const {
-  if (!(opt_.self_imitation >= 0) || !std::isfinite(opt_.self_imitation))
-    throw ConfigError("self-imitation weight must be >= 0, got " + std::to_string(opt_.self_imitation));
-  if (opt_.self_imitation_from != "best" && opt_.self_imitation_from != "samples")
-    throw ConfigError("self-imitation from must be best or samples, got '" + opt_.self_imitation_from + "'");
-  if (!(opt_.self_imitation_cap > 0 && opt_.self_imitation_cap <= 1))
-    throw ConfigError("self-imitation cap must be in (0, 1], got " + std::to_string(opt_.self_imitation_cap));
-}
-
 Placement Trainer::self_imitation_target(const std::vector<Episode>& episodes) {
   const bool sampled = opt_.self_imitation_from == "samples";
   if (sampled)

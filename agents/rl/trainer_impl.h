@@ -110,10 +110,9 @@ class Trainer {
   // Behaviour cloning before training (TrainOptions::imitate), into `result`.
   void imitate(TrainResult& result);
   Placement imitation_target(TrainResult& result);
-  // Self-imitation: its options' checks; the best placement so far (the job's,
+  // Self-imitation: the best placement so far (the job's,
   // data-parallel; with `samples`, `episodes` first count toward the sampled
   // best), or empty before there is one.
-  void check_self_imitation_options() const;
   Placement self_imitation_target(const std::vector<Episode>& episodes);
   // opt_.self_imitation x the imitation loss of `target` while its mean
   // probability is below the cap (`used` set), else 0. Collective when data-parallel.

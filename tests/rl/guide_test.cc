@@ -141,6 +141,38 @@ TEST(Guide, RefusesBadSettings) {
   EXPECT_THROW(Guide(s, 1), ConfigError);
 }
 
+// The run's settings: the preset's, the options given winning, and the
+// options left to the preset filled in.
+TEST(GuidedAgent, RunSettingsTakeThePresetsAndTheOptionsGiven) {
+  TrainOptions t;
+  const AgentSettings guided = run_settings("aware-guided", t);
+  EXPECT_DOUBLE_EQ(t.self_imitation, 1.0);  // -1: the preset's
+  EXPECT_EQ(t.algorithm, "reinforce");
+  EXPECT_DOUBLE_EQ(guided.guide_share, 0.5);
+  EXPECT_EQ(guided.guide_by, "time");
+  TrainOptions given;
+  given.self_imitation = 0;
+  given.guide_share = 0.25;
+  given.guide_by = "evaluations";
+  given.guide_evals = 40;
+  given.algorithm = "ppo";
+  given.ppo_epochs = 7;
+  const AgentSettings mine = run_settings("aware-guided", given);
+  EXPECT_DOUBLE_EQ(given.self_imitation, 0.0);
+  EXPECT_DOUBLE_EQ(mine.guide_share, 0.25);
+  EXPECT_EQ(mine.guide_by, "evaluations");
+  EXPECT_EQ(mine.guide_evals, 40);
+  EXPECT_EQ(mine.ppo_epochs, 7);
+  TrainOptions plain;
+  EXPECT_DOUBLE_EQ(run_settings("aware", plain).guide_share, 0.0);
+  EXPECT_DOUBLE_EQ(plain.self_imitation, 0.0);
+  plain.guide_share = 0.5;
+  EXPECT_THROW(run_settings("aware", plain), ConfigError);
+  TrainOptions bad;
+  bad.algorithm = "a2c";
+  EXPECT_THROW(run_settings("aware", bad), ConfigError);
+}
+
 TrainOptions guided_run(long long budget, std::uint64_t seed = 3) {
   TrainOptions t;
   t.budget_evals = budget;
