@@ -31,6 +31,7 @@ void add_place_commands(CLI::App& app);  // place + compare (with the placers)
 void add_fuse_commands(CLI::App& app);   // graph fusion report (agents/fusion)
 void add_search_commands(CLI::App& app); // search + pretrain (agents/rl, LibTorch)
 void add_list_command(CLI::App& app);    // list evaluators | placers | agents | plugins
+void add_costs_commands(CLI::App& app);  // costs fit: per-op-type fits for a cost table
 void add_hw_commands(CLI::App& app);     // calibrate + validate (hw/, with the placers)
 void add_strategy_commands(CLI::App& app);  // strategy apply | list (strategies/)
 void add_reproduce_command(CLI::App& app);  // reproduce: the README's experiments as cells

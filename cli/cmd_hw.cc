@@ -93,7 +93,8 @@ void run_calibrate(const CalibrateArgs& a) {
   std::printf("backend        %s (%s)\n", a.backend.c_str(), hw.last_measurement().mapping.c_str());
   for (const GemmRate& g : cal.gemm)
     std::printf("GEMM %5d^3    %8.2f GFLOP/s\n", g.size, g.flops_per_s / 1e9);
-  std::printf("peak / eff     %.2f GFLOP/s, efficiency %.3f\n", cal.peak_flops / 1e9, cal.efficiency);
+  std::printf("peak / eff     %.2f GFLOP/s, efficiency %.3f (the sweep's line: %.2f us + flops at %.2f GFLOP/s)\n",
+              cal.peak_flops / 1e9, cal.efficiency, cal.gemm_overhead_us, cal.fitted_flops / 1e9);
   std::printf("memory         %.2f GB/s (read + write)\n", cal.memory_Bps / 1e9);
   std::printf("per-op cost    %.3f us\n", cal.launch_overhead_us);
   if (cal.concurrent_gemm_slowdown > 0)

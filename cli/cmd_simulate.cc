@@ -42,7 +42,15 @@ std::string coverage_line(const CostTableCoverage& c, const std::string& path, i
   std::string line = path + " priced " + std::to_string(c.pairs_from_table) + " of " +
                      std::to_string(c.pairs_total) + " (op, device) pairs; " +
                      std::to_string(c.ops_missed) + " of " + std::to_string(ops) +
-                     " ops priced by the roofline on some device";
+                     " ops not profiled on some device";
+  if (c.ops_unprofiled > 0) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%",
+                  c.flops_total > 0 ? 100.0 * c.flops_unprofiled / c.flops_total : 0.0);
+    line += " (" + std::string(share) + " of the FLOPs; " + std::to_string(c.ops_by_fit) +
+            " priced by the table's per-type fits, " + std::to_string(c.ops_unprofiled - c.ops_by_fit) +
+            " by the roofline)";
+  }
   if (c.pairs_from_table == 0) line += " (no entry matches this graph: was the table made for another one?)";
   return line;
 }

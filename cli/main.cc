@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
   aware::cli::add_strategy_commands(app);
   aware::cli::add_bench_commands(app);
   aware::cli::add_list_command(app);
+  aware::cli::add_costs_commands(app);
 #ifdef AWARE_HAVE_BASELINES
   aware::cli::add_place_commands(app);
   aware::cli::add_reproduce_command(app);

@@ -29,6 +29,20 @@ double CostTable::lookup(const std::string& graph_name, const std::string& op_na
   return lookup(op_name, device_kind);
 }
 
+const CostFit* CostTable::fit(const std::string& op_type, const std::string& device_kind) const {
+  if (fits.empty()) return nullptr;
+  for (const auto& key : {std::make_pair(op_type, device_kind), std::make_pair(std::string("*"), device_kind),
+                          std::make_pair(op_type, std::string("*")), std::make_pair(std::string("*"), std::string("*"))}) {
+    auto it = fits.find(key);
+    if (it != fits.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+double CostFit::time_us(const Op& op) const {
+  return overhead_us + us_per_flop * op.flops + us_per_byte * op.bytes_accessed;
+}
+
 std::string scoped_op_name(const std::string& graph_name, const std::string& op_name) {
   return graph_name + "::" + op_name;
 }
@@ -46,6 +60,9 @@ double op_time_us(const Op& op, const Device& device, const CostTable* table,
     if (measured >= 0) return measured;
   }
   if (op.has_measured_cost()) return op.compute_us;
+  if (table != nullptr) {
+    if (const CostFit* fit = table->fit(op.type, device.kind)) return fit->time_us(op);
+  }
   return roofline_time_us(op, device);
 }
 

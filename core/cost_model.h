@@ -15,6 +15,18 @@ class Cluster;
 struct Op;
 struct Device;
 
+// A per-op-type cost fitted to profiled ops (core/cost_fit.h): what an op that
+// the table does not name costs, µs = overhead_us + us_per_flop * flops +
+// us_per_byte * bytes_accessed, every coefficient >= 0.
+struct CostFit {
+  double overhead_us = 0;
+  double us_per_flop = 0;
+  double us_per_byte = 0;
+  int samples = 0;       // profiled ops it was fitted to (for people; not read)
+  std::string from;      // "fit" (its own least squares) or "scaled" (the pooled fit, scaled)
+  double time_us(const Op& op) const;
+};
+
 // Measured op costs that override the roofline: (op name, device kind) -> µs.
 // A kind of "*" matches every device. Filled by hw/ profiling or imported.
 // An op name may be scoped to one graph as "GRAPH::OP" (see scoped_op_name): a
@@ -22,13 +34,19 @@ struct Device;
 // (two models' "softmax/logits/grad_weight"), keeps one entry per graph.
 struct CostTable {
   std::map<std::pair<std::string, std::string>, double> us;
-  bool empty() const { return us.empty(); }
+  // (op type or "*" for every type, device kind) -> fit, for ops with no entry:
+  // an op is priced by its type's fit on its device's kind, else the kind's "*"
+  // fit, else the roofline. Empty for tables written before fits existed.
+  std::map<std::pair<std::string, std::string>, CostFit> fits;
+  bool empty() const { return us.empty() && fits.empty(); }
   // Returns the entry for (op, kind), or (op, "*"), or -1.
   double lookup(const std::string& op_name, const std::string& device_kind) const;
   // The same for an op of the graph named `graph_name`: its scoped entry
   // ("GRAPH::OP", kind then "*") first, else the plain one.
   double lookup(const std::string& graph_name, const std::string& op_name,
                 const std::string& device_kind) const;
+  // The fit that prices an op of `op_type` on `device_kind`, or nullptr.
+  const CostFit* fit(const std::string& op_type, const std::string& device_kind) const;
 };
 
 // "GRAPH::OP": the name under which a table keeps an op of one graph only.
@@ -36,7 +54,8 @@ std::string scoped_op_name(const std::string& graph_name, const std::string& op_
 
 // Roofline time of `op` on `device`, µs (ignores measured costs).
 double roofline_time_us(const Op& op, const Device& device);
-// Time of `op` on `device`, µs: measured if available, else roofline. With a
+// Time of `op` on `device`, µs: the table's entry, else the op's compute_us, else
+// the table's fit for its type and the device's kind, else the roofline. With a
 // graph name, the table's entries scoped to that graph come first.
 double op_time_us(const Op& op, const Device& device, const CostTable* table = nullptr,
                   const std::string& graph_name = {});

@@ -41,22 +41,35 @@ std::string shown(const json& value) {
 json cost_table_to_json(const CostTable& table, const CostTableInfo& info) {
   json costs = json::object();
   for (const auto& [key, us] : table.us) costs[key.second][key.first] = us;
-  json doc{{"format", kFormatName}, {"version", kCostTableFormatVersion}};
+  // Version 1 unless the table has fits, so that tables without them stay
+  // readable by builds that know only version 1.
+  json doc{{"format", kFormatName}, {"version", table.fits.empty() ? 1 : kCostTableFormatVersion}};
   if (!info.graph.empty()) doc["graph"] = info.graph;
   if (!info.backend.empty()) doc["backend"] = info.backend;
   doc["costs"] = std::move(costs);
+  if (!table.fits.empty()) {
+    json fits = json::object();
+    for (const auto& [key, fit] : table.fits) {
+      fits[key.second][key.first] = {{"overhead_us", fit.overhead_us},
+                                     {"us_per_flop", fit.us_per_flop},
+                                     {"us_per_byte", fit.us_per_byte},
+                                     {"samples", fit.samples},
+                                     {"from", fit.from}};
+    }
+    doc["fits"] = std::move(fits);
+  }
   return doc;
 }
 
 CostTable cost_table_from_json(const json& doc, const std::string& source, CostTableInfo* info) {
   if (!doc.is_object()) throw ParseError(source + ": expected a JSON object at the top level");
-  static const char* const kKnown[] = {"format", "version", "graph", "backend", "costs"};
+  static const char* const kKnown[] = {"format", "version", "graph", "backend", "costs", "fits"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     bool known = false;
     for (const char* k : kKnown) known = known || it.key() == k;
     if (!known) {
       throw ParseError(source + ": unknown field '" + it.key() +
-                       "' (known: format, version, graph, backend, costs)");
+                       "' (known: format, version, graph, backend, costs, fits)");
     }
   }
   auto format = doc.find("format");
@@ -67,9 +80,10 @@ CostTable cost_table_from_json(const json& doc, const std::string& source, CostT
   }
   auto version = doc.find("version");
   if (version == doc.end()) throw ParseError(source + ": field 'version' is missing");
-  if (!version->is_number_integer() || version->get<long long>() != kCostTableFormatVersion) {
+  if (!version->is_number_integer() || version->get<long long>() < 1 ||
+      version->get<long long>() > kCostTableFormatVersion) {
     throw ParseError(source + ": field 'version' is " + shown(*version) +
-                     ", this build reads version " + std::to_string(kCostTableFormatVersion));
+                     ", this build reads versions 1 to " + std::to_string(kCostTableFormatVersion));
   }
   CostTableInfo read_info{optional_string(doc, "graph", source),
                           optional_string(doc, "backend", source)};
@@ -93,6 +107,43 @@ CostTable cost_table_from_json(const json& doc, const std::string& source, CostT
       if (!std::isfinite(us)) throw ParseError(at + "must be finite");
       if (us < 0) throw ParseError(at + "must not be negative, got " + shown(*op));
       table.us[{op.key(), kind.key()}] = us;
+    }
+  }
+  if (auto fits = doc.find("fits"); fits != doc.end()) {
+    if (version->get<long long>() < 2)
+      throw ParseError(source + ": field 'fits' needs version 2 (the file says version 1)");
+    if (!fits->is_object())
+      throw ParseError(source + ": field 'fits' must be an object mapping device kind to {op type: fit}");
+    for (auto kind = fits->begin(); kind != fits->end(); ++kind) {
+      const std::string where = source + ": fits: device kind '" + kind.key() + "'";
+      if (kind.key().empty()) throw ParseError(source + ": field 'fits' has an empty device kind");
+      if (!kind->is_object()) throw ParseError(where + ": must be an object mapping op type to a fit");
+      for (auto type = kind->begin(); type != kind->end(); ++type) {
+        if (type.key().empty()) throw ParseError(where + ": an op type is empty");
+        const std::string at = where + ": op type '" + type.key() + "'";
+        if (!type->is_object()) throw ParseError(at + ": must be an object");
+        CostFit fit;
+        for (auto field = type->begin(); field != type->end(); ++field) {
+          const std::string& name = field.key();
+          if (name == "from") {
+            if (!field->is_string()) throw ParseError(at + ": field 'from' must be a string");
+            fit.from = field->get<std::string>();
+            continue;
+          }
+          double* target = name == "overhead_us"   ? &fit.overhead_us
+                           : name == "us_per_flop" ? &fit.us_per_flop
+                           : name == "us_per_byte" ? &fit.us_per_byte
+                                                   : nullptr;
+          if (target == nullptr && name != "samples")
+            throw ParseError(at + ": unknown field '" + name +
+                             "' (known: overhead_us, us_per_flop, us_per_byte, samples, from)");
+          if (!field->is_number() || !std::isfinite(field->get<double>()) || field->get<double>() < 0)
+            throw ParseError(at + ": field '" + name + "' must be a finite number >= 0, got " + shown(*field));
+          if (target != nullptr) *target = field->get<double>();
+          else fit.samples = static_cast<int>(field->get<double>());
+        }
+        table.fits[{type.key(), kind.key()}] = fit;
+      }
     }
   }
   if (info != nullptr) *info = std::move(read_info);
@@ -119,17 +170,27 @@ std::string cost_table_fingerprint(const CostTable& table) {
       hash *= 0x100000001b3ULL;
     }
   };
-  for (const auto& [key, us] : table.us) {
-    mix(key.first.c_str(), key.first.size() + 1);
-    mix(key.second.c_str(), key.second.size() + 1);
+  auto mix_double = [&mix](double value) {
     std::uint64_t bits = 0;
-    static_assert(sizeof bits == sizeof us, "double is 64 bits");
-    std::memcpy(&bits, &us, sizeof bits);
+    static_assert(sizeof bits == sizeof value, "double is 64 bits");
+    std::memcpy(&bits, &value, sizeof bits);
     // Byte order fixed to little-endian so the text is the same on every machine.
     for (int b = 0; b < 8; ++b) {
       const unsigned char byte = static_cast<unsigned char>(bits >> (8 * b));
       mix(&byte, 1);
     }
+  };
+  for (const auto& [key, us] : table.us) {
+    mix(key.first.c_str(), key.first.size() + 1);
+    mix(key.second.c_str(), key.second.size() + 1);
+    mix_double(us);
+  }
+  // Fits enter only when there are any, so a table without fits keeps the
+  // fingerprint it had before fits existed.
+  for (const auto& [key, fit] : table.fits) {
+    mix(key.first.c_str(), key.first.size() + 1);
+    mix(key.second.c_str(), key.second.size() + 1);
+    for (double value : {fit.overhead_us, fit.us_per_flop, fit.us_per_byte}) mix_double(value);
   }
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
@@ -141,15 +202,23 @@ CostTableCoverage cost_table_coverage(const CostTable& table, const OpGraph& gra
   CostTableCoverage coverage;
   coverage.pairs_total = graph.num_ops() * cluster.num_devices();
   for (int op = 0; op < graph.num_ops(); ++op) {
-    bool missed = false;
+    const Op& o = graph.op(op);
+    bool missed = false, by_fit = false;
     for (int d = 0; d < cluster.num_devices(); ++d) {
-      if (table.lookup(graph.name(), graph.op(op).name, cluster.device(d).kind) >= 0) {
+      if (table.lookup(graph.name(), o.name, cluster.device(d).kind) >= 0) {
         ++coverage.pairs_from_table;
       } else {
         missed = true;
+        by_fit = by_fit || table.fit(o.type, cluster.device(d).kind) != nullptr;
       }
     }
-    if (missed && coverage.ops_missed++ == 0) coverage.first_missed_op = graph.op(op).name;
+    coverage.flops_total += o.flops;
+    if (missed && coverage.ops_missed++ == 0) coverage.first_missed_op = o.name;
+    if (missed && !o.has_measured_cost()) {
+      ++coverage.ops_unprofiled;
+      coverage.flops_unprofiled += o.flops;
+      if (by_fit) ++coverage.ops_by_fit;
+    }
   }
   std::set<std::string> kinds;
   for (int d = 0; d < cluster.num_devices(); ++d) kinds.insert(cluster.device(d).kind);

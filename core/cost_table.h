@@ -20,7 +20,8 @@ namespace aware {
 class OpGraph;
 class Cluster;
 
-constexpr int kCostTableFormatVersion = 1;
+// The newest version this build writes and reads (1: costs only; 2: + fits).
+constexpr int kCostTableFormatVersion = 2;
 
 // What a table was measured on, kept beside it for people and caches; the
 // simulators do not read it. Both may be empty.
@@ -57,6 +58,12 @@ struct CostTableCoverage {
   int ops_missed = 0;           // ops with at least one device the table does not price
   std::string first_missed_op;  // the first such op in id order, or ""
   int entries_unused = 0;       // entries whose op is not in the graph or whose kind no device has
+  // Of the missed ops (those with no entry and no compute_us of their own on
+  // some device): how many a fit of the table priced, and their share of FLOPs.
+  int ops_by_fit = 0;
+  int ops_unprofiled = 0;          // missed ops without an op compute_us
+  double flops_unprofiled = 0;     // their FLOPs
+  double flops_total = 0;          // the graph's FLOPs
 };
 CostTableCoverage cost_table_coverage(const CostTable& table, const OpGraph& graph,
                                       const Cluster& cluster);

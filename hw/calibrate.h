@@ -41,8 +41,14 @@ struct CopyFit {
 struct Calibration {
   std::string backend;
   std::vector<GemmRate> gemm;      // device 0
-  double peak_flops = 0;           // best GEMM rate
-  double efficiency = 1;           // median GEMM rate / best
+  // The sweep fitted as time = gemm_overhead_us + flops / fitted_flops (relative
+  // least squares); peak_flops = max(best measured rate, fitted_flops) and
+  // efficiency = fitted_flops / peak_flops, so the roofline (which adds the
+  // per-op overhead below) prices a large GEMM at the rate large GEMMs reached.
+  double peak_flops = 0;
+  double efficiency = 1;
+  double fitted_flops = 0;
+  double gemm_overhead_us = 0;
   double memory_Bps = 0;           // streaming rate (bytes read + written per s)
   double launch_overhead_us = 0;   // per op, from a chain of tiny ops
   std::vector<CopyFit> copies;     // every ordered pair of devices
@@ -65,6 +71,10 @@ using CalibrationLog = std::function<void(const std::string&)>;
 Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
                       const CalibrationOptions& options = {}, const CalibrationLog& log = {});
 
+// Sets peak_flops, efficiency, fitted_flops and gemm_overhead_us from
+// `cal.gemm` (see Calibration). Throws ConfigError when it is empty.
+void fit_gemm_sweep(Calibration& cal);
+
 // Fits time = latency + bytes / bandwidth to (bytes, µs) samples (least squares;
 // latency clamped at 0). Needs two distinct sizes; throws ConfigError otherwise.
 CopyFit fit_copy(const std::vector<std::pair<double, double>>& samples);
@@ -73,7 +83,8 @@ CopyFit fit_copy(const std::vector<std::pair<double, double>>& samples);
 // `rounds` times (graph after graph, round after round, so that a passing
 // disturbance hits one round of every graph rather than every round of one), and
 // returns each op's median time over the rounds' per-op medians as a cost table
-// entry for that kind.
+// entry for that kind, with per-type fits to them (core/cost_fit.h) that price
+// the ops no graph had.
 CostTable profile_graphs(HardwareEvaluator& backend, const std::vector<OpGraph>& graphs,
                          const Cluster& cluster, int rounds = 3, const CalibrationLog& log = {});
 CostTable profile_graph(HardwareEvaluator& backend, const OpGraph& graph, const Cluster& cluster,

@@ -36,6 +36,33 @@ TEST(Calibration, FitRecoversLatencyAndBandwidth) {
   EXPECT_THROW(fit_copy({{1e6, 400}, {1e6, 500}}), ConfigError);
 }
 
+TEST(Calibration, EfficiencyIsTheSweepsLineNotItsMedian) {
+  // The H200 sweep of 2026-12-01 (experiments/results/gpu/base/calibration.json,
+  // rounded): launch-bound small GEMMs. The median over the best rate gave an
+  // efficiency of 0.067, pricing unprofiled ops at ~2.5 TFLOP/s.
+  Calibration cal;
+  cal.gemm = {{64, 0.05e12}, {128, 0.49e12}, {256, 2.47e12}, {512, 17.02e12}, {1024, 37.08e12}};
+  fit_gemm_sweep(cal);
+  EXPECT_GT(cal.efficiency, 0.9);
+  EXPECT_GE(cal.fitted_flops, 37.08e12);  // the line's rate, past the launch cost
+  EXPECT_LT(cal.fitted_flops, 60e12);
+  EXPECT_GT(cal.gemm_overhead_us, 5);      // the small GEMMs' ~10 us
+  EXPECT_LT(cal.gemm_overhead_us, 15);
+  EXPECT_EQ(cal.peak_flops, std::max(37.08e12, cal.fitted_flops));
+  // An exact line: 4 us + flops at 100 GFLOP/s.
+  Calibration line;
+  for (int size : {64, 128, 256, 512}) {
+    const double flops = 2.0 * size * size * size;
+    line.gemm.push_back({size, flops / ((4 + flops / 1e5) * 1e-6)});
+  }
+  fit_gemm_sweep(line);
+  EXPECT_NEAR(line.fitted_flops, 1e11, 1e5);
+  EXPECT_NEAR(line.gemm_overhead_us, 4, 1e-6);
+  EXPECT_NEAR(line.efficiency, 1, 1e-9);
+  Calibration none;
+  EXPECT_THROW(fit_gemm_sweep(none), ConfigError);
+}
+
 TEST(Calibration, MeasuresPlausibleRatesOnTheCores) {
   std::unique_ptr<Evaluator> holder;
   HardwareEvaluator& hw = cpu(holder);
@@ -88,6 +115,9 @@ TEST(Calibration, ProfileGivesEveryOpAnEntryPerKind) {
     const double us = table.lookup(op.name, "test");
     EXPECT_GE(us, op.compute_us) << op.name;
   }
+  // And fits that price an op of no profiled graph.
+  ASSERT_NE(table.fit("NeverProfiled", "test"), nullptr);
+  EXPECT_GT(table.fit("NeverProfiled", "test")->time_us(testing::timed_op("new", 1)), 0);
   // Not much longer either, where nothing else holds the cores (and the build is
   // not instrumented).
   if (testing::sanitized_build() || !testing::cores_are_free()) return;
