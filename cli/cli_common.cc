@@ -1,6 +1,8 @@
 #include "cli/cli_common.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -228,6 +230,34 @@ void print_step_result(const StepResult& r, const Cluster& cluster, const LowerB
     std::printf("note           busy sums a device's compute and communication streams, which run side by "
                 "side, so it (and util, busy over the step) can pass the step time\n");
   for (const std::string& note : r.notes) std::printf("note           %s\n", note.c_str());
+}
+
+ModelImportOptions model_import_options(double batch, const std::string& optimizer,
+                                        const std::vector<std::string>& input_shapes) {
+  ModelImportOptions options;
+  options.batch = batch;
+  options.optimizer = optimizer;
+  for (const std::string& item : input_shapes) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("--input-shape '" + item + "': expected NAME=AxBxC (e.g. input=1x3x224x224)");
+    std::vector<std::int64_t> dims;
+    std::stringstream in(item.substr(eq + 1));
+    for (std::string d; std::getline(in, d, 'x');) {
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(d.c_str(), &end, 10);
+      if (d.empty() || *end != '\0' || v <= 0)
+        throw ConfigError("--input-shape '" + item + "': dimension '" + d + "' is not a positive integer");
+      if (errno == ERANGE)
+        throw ConfigError("--input-shape '" + item + "': dimension '" + d + "' is too large");
+      dims.push_back(v);
+    }
+    if (dims.empty()) throw ConfigError("--input-shape '" + item + "': no dimensions");
+    if (!options.input_shapes.emplace(item.substr(0, eq), dims).second)
+      throw ConfigError("--input-shape: input '" + item.substr(0, eq) + "' is given twice");
+  }
+  return options;
 }
 
 }  // namespace aware::cli

@@ -18,6 +18,7 @@
 #include "core/op_graph.h"
 #include "core/placement.h"
 #include "core/units.h"
+#include "datasets/model_import.h"
 #include "strategies/strategy.h"  // format_bytes: the subcommands print sizes in BytesStyle::kTable
 
 namespace aware::cli {
@@ -33,9 +34,15 @@ void add_search_commands(CLI::App& app); // search + pretrain (agents/rl, LibTor
 void add_list_command(CLI::App& app);    // list evaluators | placers | agents | plugins
 void add_costs_commands(CLI::App& app);  // costs fit: per-op-type fits for a cost table
 void add_hw_commands(CLI::App& app);     // calibrate + validate (hw/, with the placers)
+void add_measure_command(CLI::App& app);  // measure: the real LibTorch step (hw/torch_step.h)
 void add_strategy_commands(CLI::App& app);  // strategy apply | list (strategies/)
 void add_reproduce_command(CLI::App& app);  // reproduce: the README's experiments as cells
 void add_mesh_commands(CLI::App& app);      // mesh map: spiking networks on a neuromorphic mesh
+
+// --batch, --optimizer and --input-shape NAME=AxBx... (repeatable) as the model
+// importers take them; ConfigError naming the --input-shape item that is bad.
+ModelImportOptions model_import_options(double batch, const std::string& optimizer,
+                                        const std::vector<std::string>& input_shapes);
 
 // Applies a strategy spec for a command's --strategy (progress on stderr).
 StrategyResult run_strategy_rewrite(const std::string& spec, const OpGraph& graph,

@@ -252,29 +252,7 @@ OpGraph import_model(const std::string& path, const ModelImportOptions& options,
 void run_import(const ImportArgs& a) {
   check_distinct_files({{"-o", a.out}}, {{"model", a.model}});
   prepare_required_output_path(a.out, "-o");
-  ModelImportOptions options;
-  options.batch = a.batch;
-  options.optimizer = a.optimizer;
-  for (const std::string& item : a.input_shapes) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw ConfigError("--input-shape '" + item + "': expected NAME=AxBxC (e.g. input=1x3x224x224)");
-    std::vector<std::int64_t> dims;
-    std::stringstream in(item.substr(eq + 1));
-    for (std::string d; std::getline(in, d, 'x');) {
-      char* end = nullptr;
-      errno = 0;
-      const long long v = std::strtoll(d.c_str(), &end, 10);
-      if (d.empty() || *end != '\0' || v <= 0)
-        throw ConfigError("--input-shape '" + item + "': dimension '" + d + "' is not a positive integer");
-      if (errno == ERANGE)
-        throw ConfigError("--input-shape '" + item + "': dimension '" + d + "' is too large");
-      dims.push_back(v);
-    }
-    if (dims.empty()) throw ConfigError("--input-shape '" + item + "': no dimensions");
-    if (!options.input_shapes.emplace(item.substr(0, eq), dims).second)
-      throw ConfigError("--input-shape: input '" + item.substr(0, eq) + "' is given twice");
-  }
+  const ModelImportOptions options = model_import_options(a.batch, a.optimizer, a.input_shapes);
   ModelImportReport report;
   const OpGraph graph = import_model(a.model, options, report);
   if (!report.uncosted.empty()) {

@@ -51,7 +51,8 @@ std::string coverage_line(const CostTableCoverage& c, const std::string& path, i
             " priced by the table's per-type fits, " + std::to_string(c.ops_unprofiled - c.ops_by_fit) +
             " by the roofline)";
   }
-  if (c.pairs_from_table == 0) line += " (no entry matches this graph: was the table made for another one?)";
+  if (c.pairs_from_table == 0 && c.ops_by_fit == 0)
+    line += " (no entry matches this graph: was the table made for another one?)";
   return line;
 }
 

@@ -122,6 +122,9 @@ int main(int argc, char** argv) {
 #ifdef AWARE_HAVE_HW
   aware::cli::add_hw_commands(app);
 #endif
+#ifdef AWARE_HAVE_MEASURE
+  aware::cli::add_measure_command(app);
+#endif
 #ifdef AWARE_HAVE_FUSION
   aware::cli::add_fuse_commands(app);
 #endif

@@ -116,6 +116,7 @@ std::map<std::string, CostFit> fit_cost_samples(const std::vector<CostSample>& s
   std::map<std::string, std::vector<CostSample>> by_type;
   for (const CostSample& s : samples) by_type[s.type].push_back(s);
   for (const auto& [type, own] : by_type) {
+    if (type.empty()) continue;  // untyped ops (hand-made graphs) count in the pooled fit only
     std::set<std::pair<double, double>> sizes;
     for (const CostSample& s : own) sizes.emplace(s.flops, s.bytes);
     if (static_cast<int>(own.size()) >= options.min_samples && sizes.size() >= 2) {

@@ -11,12 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/cost_table.h"
 #include "core/errors.h"
 #include "core/formats.h"
 #include "core/lists.h"
 #include "core/placer.h"
 #include "core/units.h"
 #include "datasets/load.h"
+#include "hw/calibrate.h"
 #include "hw/validate.h"
 
 namespace aware::experiments {
@@ -124,6 +126,35 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   if (uncalibrated.num_devices() != cluster.num_devices())
     throw ConfigError("--uncalibrated cluster has " + std::to_string(uncalibrated.num_devices()) +
                       " devices, --cluster " + std::to_string(cluster.num_devices()));
+  // A preset's rates are a data sheet's (or a guess), not this machine's: the
+  // errors then measure the preset, which is not what a reader of the table takes
+  // them for. Say so once, with the command that calibrates.
+  if (!is_calibrated_cluster(cluster))
+    log("warning: --cluster " + a.cluster + " was not calibrated (aware calibrate writes a '...-calibrated' "
+        "cluster): its rates are not this machine's; run aware calibrate --backend " + a.backend +
+        " --devices " + std::to_string(cluster.num_devices()) + " -o cluster.json and pass --cluster cluster.json");
+  // How much of each graph the cost table prices without a profile of its own.
+  nlohmann::json coverage_doc = nlohmann::json::object();
+  std::string coverage_text;
+  if (!a.costs.empty()) {
+    const CostTable table = read_cost_table_file(a.costs);
+    for (const OpGraph& g : graphs) {
+      const CostTableCoverage c = cost_table_coverage(table, g, cluster);
+      const double share = c.flops_total > 0 ? c.flops_unprofiled / c.flops_total : 0;
+      coverage_doc[g.name()] = {{"ops", g.num_ops()},
+                                {"ops_unprofiled", c.ops_unprofiled},
+                                {"ops_by_fit", c.ops_by_fit},
+                                {"ops_by_roofline", c.ops_unprofiled - c.ops_by_fit},
+                                {"flops_unprofiled_share", share}};
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "%s: %d of %d ops priced without a profile (%.1f%% of the FLOPs): %d by the table's fits, %d by the roofline",
+                    g.name().c_str(), c.ops_unprofiled, g.num_ops(), 100 * share, c.ops_by_fit,
+                    c.ops_unprofiled - c.ops_by_fit);
+      log(line);
+      coverage_text += std::string(line) + "\n";
+    }
+  }
   // --measured replays an earlier run: nothing is run, so no backend is opened (the
   // figures of a GPU run can be predicted again on a machine without one).
   std::unique_ptr<Evaluator> backend_evaluator;
@@ -299,6 +330,8 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   doc["backend_settings"] = backend_settings;
   doc["cluster"] = a.cluster;
   doc["costs"] = a.costs;
+  if (!a.costs.empty()) doc["costs_coverage"] = coverage_doc;
+  doc["cluster_calibrated"] = is_calibrated_cluster(cluster);
   doc["rounds"] = a.rounds;
   doc["sim_options"] = a.sim_options;
   if (!a.measured.empty()) doc["measured_from"] = a.measured;
@@ -359,6 +392,12 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
                   "%smeasurement spread (median IQR / median over placements): %.2f%%\n",
                   md ? "\n" : "", 100 * spread);
     text += buffer;
+    if (!coverage_text.empty()) {
+      text += md ? "\ncost table " + a.costs + ":\n\n" : "cost table " + a.costs + ":\n";
+      size_t start = 0;
+      for (size_t end; (end = coverage_text.find('\n', start)) != std::string::npos; start = end + 1)
+        text += (md ? "- " : "  ") + coverage_text.substr(start, end - start + 1);
+    }
   }
   return text;
 }

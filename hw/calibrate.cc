@@ -43,6 +43,16 @@ double median_op_time_us(HardwareEvaluator& backend, const Cluster& cluster, Op 
 
 }  // namespace
 
+namespace {
+constexpr const char* kCalibratedSuffix = "-calibrated";
+}
+
+bool is_calibrated_cluster(const Cluster& cluster) {
+  const std::string& name = cluster.name();
+  const std::string suffix = kCalibratedSuffix;
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 void fit_gemm_sweep(Calibration& cal) {
   if (cal.gemm.empty()) throw ConfigError("calibration: no GEMM was measured");
   // The roofline prices an op as launch overhead + flops / (peak * efficiency):
@@ -190,7 +200,7 @@ Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
 
   // The calibrated cluster: measured device rates; a star whose two-hop routes
   // take the median measured latency and bandwidth.
-  Cluster c(base.name() + "-calibrated");
+  Cluster c(base.name() + kCalibratedSuffix);
   for (Device d : base.devices()) {
     d.peak_flops = cal.peak_flops;
     d.efficiency = cal.efficiency;

@@ -71,6 +71,9 @@ using CalibrationLog = std::function<void(const std::string&)>;
 Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
                       const CalibrationOptions& options = {}, const CalibrationLog& log = {});
 
+// Whether `cluster` came out of calibrate(): its name ends in "-calibrated".
+bool is_calibrated_cluster(const Cluster& cluster);
+
 // Sets peak_flops, efficiency, fitted_flops and gemm_overhead_us from
 // `cal.gemm` (see Calibration). Throws ConfigError when it is empty.
 void fit_gemm_sweep(Calibration& cal);

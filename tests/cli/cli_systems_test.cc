@@ -171,6 +171,12 @@ TEST(Cli, CalibrateThenValidateThenPredictAgainWithoutRunning) {
     EXPECT_GT(row["predicted_us"]["analytic"].get<double>(), 0);
   }
   EXPECT_EQ(doc["summary"]["all"]["analytic"]["count"].get<int>(), 6);
+  // Every op was profiled; the calibrated cluster draws no warning.
+  EXPECT_EQ(table["version"], 2);
+  EXPECT_EQ(table["fits"]["cpu"].count("*"), 1u) << table.dump();
+  EXPECT_EQ(doc["costs_coverage"]["timed"]["ops_unprofiled"], 0) << doc.dump();
+  EXPECT_EQ(doc["cluster_calibrated"], true);
+  EXPECT_FALSE(contains(val.output, "warning")) << val.output;
 
   // Predicting the same measurements again runs nothing and keeps them.
   const Outcome replay =
@@ -199,6 +205,67 @@ TEST(Cli, CalibrateThenValidateThenPredictAgainWithoutRunning) {
   ASSERT_EQ(a["rows"].size(), 6u);
   for (size_t i = 0; i < 6; ++i) EXPECT_EQ(a["rows"][i]["predicted_us"], b["rows"][i]["predicted_us"]) << i;
   EXPECT_EQ(a["sim_options"], b["sim_options"]);
+
+  // Against a preset nobody calibrated: one warning line, naming the command.
+  const Outcome preset = aware("validate --graph " + graph + " --cluster preset:cpu-host --costs " + costs +
+                               " --methods m-etf --random 2 --simulators analytic --measured " + validated);
+  ASSERT_EQ(preset.exit_code, 0) << preset.output;
+  EXPECT_TRUE(contains(preset.output, "warning: --cluster preset:cpu-host was not calibrated")) << preset.output;
+  EXPECT_TRUE(contains(preset.output, "aware calibrate --backend cpu")) << preset.output;
+}
+
+TEST(Cli, CostFitsPriceUnprofiledOpsAndAnUncalibratedClusterIsNamed) {
+  // A table of two MatMuls measured by hand, fitted, then a graph of a third size.
+  const std::string graph = tmp("mm.json"), costs = tmp("mm-costs.json"), fitted = tmp("mm-fitted.json"),
+                    bigger = tmp("mm-bigger.json");
+  write(graph, R"({"format":"aware-graph","version":1,"name":"mm","ops":[
+    {"name":"a","type":"MatMul","flops":1e9,"output_bytes":[4]},
+    {"name":"b","type":"MatMul","flops":3e9,"output_bytes":[4]},
+    {"name":"c","type":"MatMul","flops":2e9,"output_bytes":[4]},
+    {"name":"d","type":"MatMul","flops":4e9,"output_bytes":[4]}],"edges":[]})");
+  // 10 us + flops at 1 TFLOP/s.
+  write(costs, R"({"format":"aware-cost-table","version":1,"costs":{"cpu":{"a":1010,"b":3010,"c":2010,"d":4010}}})");
+  write(bigger, R"({"format":"aware-graph","version":1,"name":"mm2","ops":[
+    {"name":"e","type":"MatMul","flops":8e9,"output_bytes":[4]}],"edges":[]})");
+  std::filesystem::remove(fitted);
+  const Outcome fit = aware("costs fit --costs " + costs + " --graph " + graph + " -o " + fitted);
+  ASSERT_EQ(fit.exit_code, 0) << fit.output;
+  EXPECT_TRUE(contains(fit.output, "MatMul")) << fit.output;
+  const Outcome sim = aware("simulate --graph " + bigger + " --cluster preset:cpu-host --option costs=" + fitted +
+                            " --json", true);
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_NEAR(nlohmann::json::parse(sim.output)["step_time_us"].get<double>(), 8010, 1e-3);
+  const Outcome text = aware("simulate --graph " + bigger + " --cluster preset:cpu-host --option costs=" + fitted);
+  EXPECT_TRUE(contains(text.output, "1 priced by the table's per-type fits")) << text.output;
+  // Bad input: graphs the table does not price, in one line.
+  const Outcome none = aware("costs fit --costs " + costs + " --graph " + bigger + " -o " + tmp("none.json"));
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_TRUE(contains(none.output, "no entry of the table")) << none.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp("none.json")));
+}
+
+TEST(Cli, MeasureSetsTheRealLibTorchStepBesideTheExecutorAndTheSimulator) {
+  if (aware("measure --help").exit_code != 0) GTEST_SKIP() << "this build has no LibTorch step (aware measure)";
+  const std::string conv = std::string(AWARE_SOURCE_DIR) + "/tests/fixtures/models/conv_traced.pt";
+  const std::string out = tmp("measure.json");
+  std::filesystem::remove(out);
+  const Outcome m = aware("measure " + conv + " --input-shape x=4x3x16x16 --repeats 3 -o " + out);
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  EXPECT_TRUE(contains(m.output, "warning: --cluster preset:cpu-host was not calibrated")) << m.output;
+  const auto doc = nlohmann::json::parse(std::ifstream(out));
+  ASSERT_EQ(doc["rows"].size(), 3u) << doc.dump();
+  EXPECT_EQ(doc["rows"][0]["what"], "libtorch");
+  EXPECT_EQ(doc["rows"][1]["what"], "cpu executor");
+  EXPECT_EQ(doc["rows"][2]["what"], "analytic");
+  for (const auto& row : doc["rows"]) EXPECT_GT(row["step_us"].get<double>(), 0) << row.dump();
+  EXPECT_EQ(doc["rows"][0]["error_vs_libtorch"], 0);
+  EXPECT_EQ(doc["parameters"], 314);
+  // Bad input: one line, nothing written.
+  const std::string none = tmp("measure-none.json");
+  const Outcome bad = aware("measure " + conv + " -o " + none);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(contains(bad.output, "--input-shape x=")) << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(none));
 }
 
 TEST(Cli, HardwareCommandsRefuseBadInputInOneLine) {
