@@ -15,6 +15,9 @@
 #ifdef AWARE_BUILTINS_HW
 #include "hw/register.h"
 #endif
+#ifdef AWARE_BUILTINS_HW_TORCH
+#include "hw/aten_kernels.h"
+#endif
 #ifdef AWARE_BUILTINS_RL
 #include "agents/rl/register.h"
 #endif
@@ -47,6 +50,9 @@ void register_builtins() {
     register_analytic_evaluator();
 #ifdef AWARE_BUILTINS_SIMGRID
     register_simgrid_evaluator();
+#endif
+#ifdef AWARE_BUILTINS_HW_TORCH
+    register_aten_kernels();  // the cpu executor's real kernels
 #endif
 #ifdef AWARE_BUILTINS_HW
     register_hw_evaluators();

@@ -53,6 +53,11 @@ class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {
     single_threaded_blas();
+    if (options_.kernels == "aten" || (options_.kernels == "auto" && have_cpu_kernels())) {
+      kernels_ = make_cpu_kernels();
+      if (!kernels_)
+        throw ConfigError("evaluator 'cpu': kernels=aten needs LibTorch's kernels, which this build does not link");
+    }
     if (options_.cores.empty()) options_.cores = allowed_cpus();
     if (options_.cores.empty()) options_.cores = {0};
   }
@@ -77,19 +82,42 @@ class CpuBackend final : public Backend {
   void prepare(const StepPlan& plan, const Cluster& cluster) override {
     release();
     const int num_devices = cluster.num_devices();
+    device_bytes_.assign(num_devices, 0);
     buffers_.resize(plan.buffers.size());
-    for (size_t b = 0; b < plan.buffers.size(); ++b) buffers_[b] = allocate(plan.buffers[b].bytes, "a buffer");
+    for (size_t b = 0; b < plan.buffers.size(); ++b)
+      buffers_[b] = allocate(plan.buffers[b].bytes, "a buffer", plan.buffers[b].device);
+    real_.assign(plan.ops.size(), 0);
+    if (kernels_) {
+      std::vector<void*> addresses(buffers_.size());
+      for (size_t b = 0; b < buffers_.size(); ++b) addresses[b] = buffers_[b].data;
+      kernels_->prepare(plan, addresses);
+      for (const PlannedOp& p : plan.ops) real_[p.op] = kernels_->has(p.op) ? 1 : 0;
+    }
+    // Scratch for the synthetic work of the ops that have no real kernel.
+    std::vector<GemmShape> gemm(num_devices);
+    std::vector<double> stream(num_devices, 0);
+    for (const PlannedOp& p : plan.ops) {
+      if (real_[p.op]) continue;
+      if (p.kind == KernelKind::kGemm) {
+        GemmShape& g = gemm[p.device];
+        g.m = std::max(g.m, p.gemm.m * p.gemm.k);
+        g.n = std::max(g.n, p.gemm.k * p.gemm.n);
+        g.k = std::max(g.k, p.gemm.m * p.gemm.n);
+      } else if (p.kind == KernelKind::kStream) {
+        stream[p.device] = std::max(stream[p.device], p.stream_bytes);
+      }
+    }
     scratch_a_.resize(num_devices);
     scratch_b_.resize(num_devices);
     scratch_c_.resize(num_devices);
     stream_.resize(num_devices);
     for (int d = 0; d < num_devices; ++d) {
-      const GemmShape& s = plan.gemm_scratch[d];
-      scratch_a_[d] = allocate(4.0 * static_cast<double>(s.m), "GEMM scratch");
-      scratch_b_[d] = allocate(4.0 * static_cast<double>(s.n), "GEMM scratch");
-      scratch_c_[d] = allocate(4.0 * static_cast<double>(s.k), "GEMM scratch");
+      const GemmShape& s = gemm[d];
+      scratch_a_[d] = allocate(4.0 * static_cast<double>(s.m), "GEMM scratch", d);
+      scratch_b_[d] = allocate(4.0 * static_cast<double>(s.n), "GEMM scratch", d);
+      scratch_c_[d] = allocate(4.0 * static_cast<double>(s.k), "GEMM scratch", d);
       // Two halves: read from one, write the other.
-      stream_[d] = allocate(plan.stream_scratch_bytes[d] + 64, "streaming scratch");
+      stream_[d] = allocate(stream[d] + 64, "streaming scratch", d);
     }
     op_done_ = std::make_unique<std::atomic<std::uint32_t>[]>(plan.ops.size());
     copy_done_ = std::make_unique<std::atomic<std::uint32_t>[]>(plan.copies.size() + 1);
@@ -152,6 +180,7 @@ class CpuBackend final : public Backend {
   }
 
   void release() override {
+    if (kernels_) kernels_->release();  // their tensors view the buffers: first
     for (Block& b : buffers_) free_block(b);
     for (auto* list : {&scratch_a_, &scratch_b_, &scratch_c_, &stream_})
       for (Block& b : *list) free_block(b);
@@ -164,12 +193,26 @@ class CpuBackend final : public Backend {
 
   double live_bytes() const override { return static_cast<double>(live_); }
 
+  std::vector<char> real_kernel_ops() const override { return kernels_ ? real_ : std::vector<char>{}; }
+  KernelCoverage kernel_coverage() const override { return kernels_ ? kernels_->coverage() : KernelCoverage{}; }
+  std::string kernels_name() const override { return kernels_ ? kernels_->name() : std::string(); }
+  // Every block is held for the whole step; real kernels add their private
+  // tensors and the peak of their temporaries (a counting allocator).
+  std::vector<double> measured_peak_bytes() const override {
+    std::vector<double> peak = device_bytes_;
+    if (kernels_) {
+      const std::vector<double> extra = kernels_->peak_bytes();
+      for (size_t d = 0; d < peak.size() && d < extra.size(); ++d) peak[d] += extra[d];
+    }
+    return peak;
+  }
+
  private:
   int core_of(int device) const {
     return options_.cores[static_cast<size_t>(device) % options_.cores.size()];
   }
 
-  Block allocate(double bytes, const char* what) {
+  Block allocate(double bytes, const char* what, int device) {
     Block b;
     if (bytes <= 0) return b;
     b.bytes = (static_cast<size_t>(bytes) + 63) / 64 * 64;
@@ -179,6 +222,7 @@ class CpuBackend final : public Backend {
                           " bytes for " + what);
     std::memset(b.data, 0, b.bytes);  // touch every page now, not inside a timed step
     live_ += b.bytes;
+    device_bytes_[static_cast<size_t>(device)] += static_cast<double>(b.bytes);
     return b;
   }
   void free_block(Block& b) {
@@ -201,6 +245,10 @@ class CpuBackend final : public Backend {
   }
 
   void run_op(const StepPlan& plan, const PlannedOp& p, int d) {
+    if (real_[p.op]) {
+      kernels_->run(p.op);  // writes its outputs itself
+      return;
+    }
     switch (p.kind) {
       case KernelKind::kNone: break;
       case KernelKind::kGemm: {
@@ -248,6 +296,7 @@ class CpuBackend final : public Backend {
     // openblas_set_num_threads): one thread per device, no team behind it.
     omp_set_num_threads(1);
 #endif
+    if (kernels_) kernels_->bind_thread(d);
     ready_.fetch_add(1);
     while (!go_.load(std::memory_order_acquire)) cpu_relax();
 
@@ -326,6 +375,13 @@ class CpuBackend final : public Backend {
       const PlannedCopy& c = plan.copies[i];
       if (c.dst_buffer < 0) continue;
       const auto* bytes = static_cast<const unsigned char*>(buffers_[c.dst_buffer].data);
+      if (real_[c.src_op]) {
+        // A real kernel's output carries no signature: the copy must equal it.
+        if (std::memcmp(bytes, buffers_[c.src_buffer].data, static_cast<size_t>(c.bytes)) != 0)
+          throw HardwareError("cpu: copy of op '" + plan.ops[c.src_op].name + "' to device " +
+                              std::to_string(c.dst_device) + " differs from its producer's output");
+        continue;
+      }
       const unsigned char want = signature(c.src_op, run_id_);
       for (size_t b = 0; b < static_cast<size_t>(c.bytes); ++b) {
         if (bytes[b] != want)
@@ -337,6 +393,9 @@ class CpuBackend final : public Backend {
   }
 
   CpuBackendOptions options_;
+  std::unique_ptr<OpKernels> kernels_;
+  std::vector<char> real_;            // by op: runs its real kernel
+  std::vector<double> device_bytes_;  // bytes allocated per device since prepare()
   std::vector<Block> buffers_, scratch_a_, scratch_b_, scratch_c_, stream_;
   size_t live_ = 0;
   std::unique_ptr<std::atomic<std::uint32_t>[]> op_done_, copy_done_;
@@ -370,8 +429,12 @@ std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options) {
 
 std::unique_ptr<Evaluator> make_cpu_evaluator(const ExecutorOptions& executor,
                                               const CpuBackendOptions& cpu) {
+  const bool aten = cpu.kernels == "aten" || (cpu.kernels == "auto" && have_cpu_kernels());
   return std::make_unique<HardwareEvaluator>(
-      "cpu", "cpu executor: one pinned worker thread per device, OpenBLAS GEMMs, memcpy copies",
+      "cpu",
+      aten ? "cpu executor: one pinned worker thread per device, ATen kernels (one thread each; OpenBLAS GEMMs "
+             "for ops without one), memcpy copies"
+           : "cpu executor: one pinned worker thread per device, OpenBLAS GEMMs, memcpy copies",
       [cpu](const Cluster&) { return make_cpu_backend(cpu); }, executor);
 }
 

@@ -1,7 +1,8 @@
 // The CPU backend: each cluster device is a worker thread pinned to a core.
 //
 // A worker runs its device's task list, always the first task whose inputs are
-// ready: GEMMs through single-threaded OpenBLAS on per-device scratch, streaming
+// ready: its real kernel (ATen's, where linked: hw/op_kernels.h) reading the
+// buffers its producers wrote, or else GEMMs through single-threaded OpenBLAS on per-device scratch, streaming
 // ops as a read-and-write pass over memory, incoming copies as a memcpy from the
 // producer's output buffer into a buffer of its own (the consumer's core does the
 // copy: a CPU has no copy engine). Every op then writes its outputs, so a copy
@@ -25,6 +26,10 @@ struct CpuBackendOptions {
   // After each run, check that every copy delivered its producer's bytes of that
   // run (for tests; costs a pass over the copied bytes).
   bool verify = false;
+  // "aten": every op with a real kernel (hw/op_kernels.h) runs it, the rest the
+  // plan's synthetic work; "synthetic": every op the synthetic work; "auto": aten
+  // where real kernels are linked (aware_hw_torch), else synthetic.
+  std::string kernels = "auto";
 };
 
 std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 #include "core/cluster.h"
@@ -115,6 +116,8 @@ StepResult HardwareEvaluator::run_step(const OpGraph& graph, const Cluster& clus
   std::unique_ptr<Backend> backend = factory_(cluster);
   last_.mapping = backend->describe_mapping(cluster);
   std::vector<RunTimes> runs;
+  std::vector<char> real;
+  KernelCoverage coverage;
   {
     ReleaseGuard guard{*backend};
     backend->prepare(plan, cluster);
@@ -124,7 +127,13 @@ StepResult HardwareEvaluator::run_step(const OpGraph& graph, const Cluster& clus
       runs.push_back(backend->run(plan, options_.timeout_ms));
       last_.step_us.push_back(runs.back().step_us);
     }
+    real = backend->real_kernel_ops();
+    coverage = backend->kernel_coverage();
+    last_.kernels = backend->kernels_name();
+    last_.measured_peak_bytes = backend->measured_peak_bytes();
   }
+  last_.planned_peak_bytes = plan.planned_bytes;
+  if (!last_.measured_peak_bytes.empty()) result.peak_memory_bytes = last_.measured_peak_bytes;
   last_.op_median_us.assign(plan.ops.size(), 0);
   std::vector<double> durations(runs.size());
   for (size_t op = 0; op < plan.ops.size(); ++op) {
@@ -133,6 +142,29 @@ StepResult HardwareEvaluator::run_step(const OpGraph& graph, const Cluster& clus
   }
   last_.median_us = median_of(last_.step_us);
   last_.iqr_us = iqr_of(last_.step_us);
+  if (!last_.kernels.empty()) {
+    // How much of the step ran real kernels: by the graph's FLOPs, and by the
+    // measured op time (ops that ran nothing count on neither side).
+    double real_us = 0, all_us = 0;
+    for (size_t op = 0; op < plan.ops.size(); ++op) {
+      all_us += last_.op_median_us[op];
+      if (op < real.size() && real[op]) real_us += last_.op_median_us[op];
+    }
+    last_.real_flops_share = coverage.flops > 0 ? coverage.real_flops / coverage.flops : 1;
+    last_.real_time_share = all_us > 0 ? real_us / all_us : 1;
+    char line[160];
+    std::snprintf(line, sizeof line, "real kernels (%s): %.1f%% of the FLOPs, %.1f%% of the op time; %d of %d ops",
+                  last_.kernels.c_str(), 100 * last_.real_flops_share, 100 * last_.real_time_share,
+                  coverage.real_ops, coverage.ops);
+    std::string note = line;
+    if (!coverage.synthetic_types.empty()) {
+      note += "; synthetic work for ";
+      for (size_t i = 0; i < coverage.synthetic_types.size() && i < 6; ++i)
+        note += (i ? ", " : "") + coverage.synthetic_types[i];
+      if (coverage.synthetic_types.size() > 6) note += ", ...";
+    }
+    result.notes.push_back(note);
+  }
 
   // The run whose step time is the median (the lower middle one for an even count).
   std::vector<int> order(runs.size());

@@ -16,6 +16,7 @@
 
 #include "core/errors.h"
 #include "core/evaluator.h"
+#include "hw/op_kernels.h"
 #include "hw/step_plan.h"
 
 namespace aware {
@@ -48,6 +49,14 @@ class Backend {
   virtual void release() = 0;
   // Bytes this backend holds right now (0 after release()).
   virtual double live_bytes() const = 0;
+  // Called after the runs, before release(). Which ops ran a real kernel (empty:
+  // every op ran the plan's synthetic work) and what real kernels covered.
+  virtual std::vector<char> real_kernel_ops() const { return {}; }
+  virtual KernelCoverage kernel_coverage() const { return {}; }
+  virtual std::string kernels_name() const { return {}; }
+  // The most bytes each device held at once over the runs, as counted where it
+  // was allocated (empty: not measured; the plan's figure stands).
+  virtual std::vector<double> measured_peak_bytes() const { return {}; }
 };
 
 struct ExecutorOptions {
@@ -64,6 +73,13 @@ struct Measurement {
   double iqr_us = 0;            // interquartile range of step_us
   std::vector<double> op_median_us;  // by op id: its median duration over the repeats
   std::string mapping;          // Backend::describe_mapping
+  // Real kernels: their name ("" when every op ran synthetic work), the share of
+  // the graph's FLOPs and of the measured op time that they ran.
+  std::string kernels;
+  double real_flops_share = 0;
+  double real_time_share = 0;
+  std::vector<double> planned_peak_bytes;   // the plan's per-device figure
+  std::vector<double> measured_peak_bytes;  // counted (empty: not measured)
 };
 
 class HardwareEvaluator : public Evaluator {

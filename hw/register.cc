@@ -38,6 +38,9 @@ void register_hw_evaluators() {
                        "core of each device, e.g. 0,1 (device i on the (i mod n)-th); "
                        "default: the CPUs this process may use"});
   cpu_specs.push_back({"pin", T::kBool, "1", "pin each device's worker thread to its core"});
+  cpu_specs.push_back({"kernels", T::kString, "auto",
+                       "aten: ops run ATen's kernel of their type on their producers' tensors (where LibTorch is "
+                       "built); synthetic: a GEMM of equal FLOPs or a streaming pass; auto: aten where built"});
   cpu_specs.push_back({"verify", T::kBool, "0",
                        "check after each step that every copy delivered its producer's bytes"});
   EvaluatorRegistry::instance().add(
@@ -68,6 +71,12 @@ void register_hw_evaluators() {
                               " is not one this process may run on");
         cpu.pin = option_bool(options, "pin", true, owner);
         cpu.verify = option_bool(options, "verify", false, owner);
+        cpu.kernels = option_string(options, "kernels", "auto");
+        if (cpu.kernels != "auto" && cpu.kernels != "aten" && cpu.kernels != "synthetic")
+          throw ConfigError(owner + ": kernels must be auto, aten or synthetic, got '" + cpu.kernels + "'");
+        if (cpu.kernels == "aten" && !have_cpu_kernels())
+          throw ConfigError(owner + ": kernels=aten needs LibTorch's kernels, which this build does not link "
+                            "(install libtorch-dev and rebuild)");
         return make_cpu_evaluator(executor_options_from(options, owner), cpu);
       });
 #ifdef AWARE_HW_CUDA

@@ -83,6 +83,7 @@ StepPlan make_step_plan(const OpGraph& graph, const Cluster& cluster, const Plac
   const std::vector<int> rank = topological_rank(graph);
 
   StepPlan plan;
+  plan.graph = &graph;
   plan.ops.resize(n);
   plan.device_tasks.resize(num_devices);
   plan.gemm_scratch.assign(num_devices, GemmShape{});
@@ -198,6 +199,23 @@ StepPlan make_step_plan(const OpGraph& graph, const Cluster& cluster, const Plac
       plan.buffers.push_back({c.dst_device, c.bytes});
     }
     plan.bytes_moved += c.bytes;
+  }
+
+  // What each op reads, edge by edge.
+  for (int id = 0; id < n; ++id) {
+    PlannedOp& p = plan.ops[id];
+    for (int e : graph.in_edges(id)) {
+      const Edge& edge = graph.edge(e);
+      int buffer = -1;
+      if (placement[edge.src] == p.device) {
+        const auto& outs = plan.ops[edge.src].outputs;
+        buffer = edge.src_output < static_cast<int>(outs.size()) ? outs[edge.src_output] : -1;
+      } else {
+        const auto it = copy_of.find(std::make_tuple(edge.src, edge.src_output, p.device));
+        if (it != copy_of.end()) buffer = plan.copies[it->second].dst_buffer;
+      }
+      p.inputs.push_back(buffer);
+    }
   }
 
   // Task lists in key order.

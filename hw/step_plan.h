@@ -63,6 +63,11 @@ struct PlannedOp {
   double stream_bytes = 0;
   double spin_us = 0;
   std::vector<int> outputs;     // buffer id per output index (-1 for a 0-byte output)
+  // The buffer the op reads for each of its in-edges, in the graph's in-edge
+  // order: the producer's output buffer on this device, or the buffer a copy
+  // delivered here; -1 for an edge that carries nothing. Real kernels
+  // (hw/op_kernels.h) read these.
+  std::vector<int> inputs;
   std::vector<int> wait_ops;    // ops on the same device that must finish first
   std::vector<int> wait_copies; // copies into this device that must land first
   std::string why;              // for kNone / kSpin / a changed shape: what the op runs and why
@@ -92,6 +97,9 @@ struct PlannedTask {
 };
 
 struct StepPlan {
+  // The graph planned (not owned): valid while the graph that was evaluated lives,
+  // which is the whole of an evaluation. Real kernels read its ops' types and shapes.
+  const OpGraph* graph = nullptr;
   std::vector<PlannedOp> ops;          // by op id
   std::vector<PlannedCopy> copies;
   std::vector<PlannedBuffer> buffers;
