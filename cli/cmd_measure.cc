@@ -65,7 +65,11 @@ void run_measure(const MeasureArgs& a) {
   torch_options.repeats = a.repeats;
   torch_options.warmup = a.warmup;
   torch_options.threads = a.threads;
-  const TorchStepResult real = measure_torch_step(a.model, options, torch_options);
+  TorchStepInputs inputs;
+  inputs.batch = options.batch;
+  inputs.input_shapes = options.input_shapes;
+  inputs.optimizer = options.optimizer;
+  const TorchStepResult real = measure_torch_step(a.model, inputs, torch_options);
   char note[160];
   std::snprintf(note, sizeof note, "forward + autograd backward + %s step; loss %.4g -> %.4g", a.optimizer.c_str(),
                 real.first_loss, real.last_loss);

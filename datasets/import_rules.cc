@@ -187,6 +187,17 @@ std::vector<Tensor> add_node_unchecked(GraphBuilder& b, const ImportedNode& node
       spec.temp_bytes = std::min(kMaxConvWorkspaceBytes, out_elems / node.outputs[0][1] * (in.dim(1) / group) *
                                                              kernel * kFloatBytes);
     spec.shape = {{"batch", in.dim(0)}, {"in_channels", in.dim(1)}, {"filters", node.outputs[0][1]}, {"group", group}};
+    if (in.dims.size() == 4 && w.dims.size() == 4 && node.outputs[0].size() == 4) {
+      // The window, in the zoo's keys, so that a real kernel (hw/aten_kernels.cc) can
+      // run it; the stride as input over output size (exact for the usual paddings).
+      spec.shape["height"] = in.dim(2);
+      spec.shape["width"] = in.dim(3);
+      spec.shape["kernel_h"] = w.dim(2);
+      spec.shape["kernel_w"] = w.dim(3);
+      spec.shape["out_height"] = node.outputs[0][2];
+      spec.shape["out_width"] = node.outputs[0][3];
+      spec.shape["stride"] = std::max(1.0, std::round(in.dim(2) / std::max(1.0, node.outputs[0][2])));
+    }
     spec.grads = {grad(spec.type + "BackpropInput", "grad_input", flops, {at(0)}, {at(1)}),
                   grad(spec.type + "BackpropFilter", "grad_filter", flops, {at(1)}, {at(0)})};
     if (have(2)) spec.grads.push_back(grad("BiasAddGrad", "grad_bias", out_elems, {at(2)}));
@@ -205,6 +216,13 @@ std::vector<Tensor> add_node_unchecked(GraphBuilder& b, const ImportedNode& node
     spec.type = op == "BatchNormalization" ? "FusedBatchNorm" : op;
     spec.flops = 8 * in.elements();
     spec.shape = {{"elements", in.elements()}};
+    if (op == "BatchNormalization" && in.dims.size() >= 2) {
+      spec.shape["batch"] = in.dim(0);
+      spec.shape["channels"] = in.dim(1);
+    } else if (op == "LayerNormalization" && !in.dims.empty()) {
+      spec.shape["cols"] = in.dims.back();
+      spec.shape["rows"] = in.elements() / std::max(1.0, in.dims.back());
+    }
     std::vector<int> of{at(0)};
     for (int i : {1, 2})
       if (at(i) >= 0) of.push_back(at(i));

@@ -357,7 +357,9 @@ class AtenKernels final : public OpKernels {
       const Window w = window_of(op);
       if (!w.ok() || w.f <= 0) return false;
       const bool depthwise = t.rfind("Depthwise", 0) == 0;
-      const std::int64_t groups = depthwise ? w.c : 1;
+      const std::int64_t imported_groups = std::max<std::int64_t>(1, whole(shape_of(op, {"group"}, 1)));
+      const std::int64_t groups = depthwise ? w.c : imported_groups;
+      if (w.c % groups != 0 || w.f % groups != 0) return false;
       const std::int64_t f = depthwise ? std::max(w.f, w.c) / w.c * w.c : w.f;
       const std::vector<std::int64_t> xs = {w.n, w.c, w.h, w.w}, ws = {f, w.c / groups, w.kh, w.kw},
                                       ys = {w.n, f, w.oh, w.ow};
@@ -431,11 +433,11 @@ class AtenKernels final : public OpKernels {
       }
       return true;
     }
-    if (is_any(t, {"LayerNorm", "LayerNormGrad"})) {
+    if (is_any(t, {"LayerNorm", "LayerNormGrad", "LayerNormalization", "LayerNormalizationGrad"})) {
       const std::int64_t rows = whole(shape_of(op, {"rows"})), cols = whole(shape_of(op, {"cols"}));
       if (rows <= 0 || cols <= 0) return false;
       Tensor gamma = b.own({cols}), beta = b.own({cols});
-      if (t == "LayerNorm") {
+      if (t == "LayerNorm" || t == "LayerNormalization") {
         Tensor x = b.in({rows, cols});
         k = [x, gamma, beta, cols, outs]() { store(outs, {std::get<0>(at::native_layer_norm(x, {cols}, gamma, beta, 1e-5))}); };
       } else {

@@ -54,7 +54,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::string& name,
 
 }  // namespace
 
-TorchStepResult measure_torch_step(const std::string& path, const ModelImportOptions& inputs,
+TorchStepResult measure_torch_step(const std::string& path, const TorchStepInputs& inputs,
                                    const TorchStepOptions& options) {
   if (options.repeats < 1 || options.warmup < 0 || options.threads < 1)
     throw ConfigError("measure: repeats must be >= 1, warmup >= 0 and threads >= 1");

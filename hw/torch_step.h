@@ -16,12 +16,21 @@
 // Built with LibTorch (AWARE_WITH_TORCH); the header is torch-free.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "datasets/model_import.h"
-
 namespace aware {
+
+// forward()'s inputs as the importers take them (datasets/model_import.h's
+// ModelImportOptions, which hw/ may not include): each argument's shape, a batch
+// that replaces the first dimension (0: keep), the optimizer.
+struct TorchStepInputs {
+  double batch = 0;
+  std::map<std::string, std::vector<std::int64_t>> input_shapes;
+  std::string optimizer = "momentum";
+};
 
 struct TorchStepOptions {
   int warmup = 1;
@@ -43,7 +52,7 @@ struct TorchStepResult {
 // Throws ParseError naming `path` for a file that is not a module with forward(),
 // a forward() that fails on the inputs or returns no tensor; ConfigError for a
 // missing --input-shape, an unknown optimizer or bad options.
-TorchStepResult measure_torch_step(const std::string& path, const ModelImportOptions& inputs,
+TorchStepResult measure_torch_step(const std::string& path, const TorchStepInputs& inputs,
                                    const TorchStepOptions& options = {});
 
 }  // namespace aware

@@ -16,15 +16,15 @@ namespace {
 
 const std::string kModels = std::string(AWARE_SOURCE_DIR) + "/tests/fixtures/models";
 
-ModelImportOptions shaped(const std::string& name, std::vector<std::int64_t> dims) {
-  ModelImportOptions options;
+TorchStepInputs shaped(const std::string& name, std::vector<std::int64_t> dims) {
+  TorchStepInputs options;
   options.input_shapes[name] = std::move(dims);
   return options;
 }
 
 TEST(TorchStep, RunsForwardBackwardAndTheUpdate) {
   const std::string conv = kModels + "/conv_traced.pt";
-  const ModelImportOptions options = shaped("x", {4, 3, 16, 16});
+  const TorchStepInputs options = shaped("x", {4, 3, 16, 16});
   TorchStepOptions steps;
   steps.warmup = 1;
   steps.repeats = 4;
@@ -39,11 +39,13 @@ TEST(TorchStep, RunsForwardBackwardAndTheUpdate) {
   // Conv2d(3, 8, 3) + Linear(8, 10): 8*3*3*3 + 8 + 8*10 + 10 = 314, as the importer counts.
   EXPECT_EQ(r.parameters, 314);
   ModelImportReport report;
-  import_torchscript(conv, options, &report);
+  ModelImportOptions import_options;
+  import_options.input_shapes = options.input_shapes;
+  import_torchscript(conv, import_options, &report);
   EXPECT_EQ(report.params, r.parameters);
   // Every optimizer the importer prices runs; --batch replaces the first dimension.
   for (const char* optimizer : {"sgd", "rmsprop", "adam"}) {
-    ModelImportOptions o = shaped("input", {2, 16});
+    TorchStepInputs o = shaped("input", {2, 16});
     o.optimizer = optimizer;
     o.batch = 8;
     const TorchStepResult mlp = measure_torch_step(kModels + "/mlp_traced.pt", o, steps);
@@ -54,7 +56,7 @@ TEST(TorchStep, RunsForwardBackwardAndTheUpdate) {
 
 TEST(TorchStep, BadInputIsOneErrorNamingTheFileOrTheArgument) {
   const std::string mlp = kModels + "/mlp_traced.pt";
-  testing::expect_error<ConfigError>([&] { measure_torch_step(mlp, ModelImportOptions{}); },
+  testing::expect_error<ConfigError>([&] { measure_torch_step(mlp, TorchStepInputs{}); },
                                      {mlp, "'input'", "--input-shape input="});
   testing::expect_error<ParseError>([&] { measure_torch_step(mlp, shaped("input", {2, 7})); },
                                     {mlp, "forward() fails", "input[2,7]"});
@@ -62,7 +64,7 @@ TEST(TorchStep, BadInputIsOneErrorNamingTheFileOrTheArgument) {
                                     {"no_forward.pt", "no forward()"});
   testing::expect_error<ParseError>([&] { measure_torch_step(kModels + "/mlp.onnx", shaped("x", {1})); },
                                     {"mlp.onnx", "not a TorchScript module"});
-  ModelImportOptions bad = shaped("input", {2, 16});
+  TorchStepInputs bad = shaped("input", {2, 16});
   bad.optimizer = "lion";
   testing::expect_error<ConfigError>([&] { measure_torch_step(mlp, bad); }, {"lion", "sgd, momentum"});
   TorchStepOptions none;
