@@ -55,6 +55,11 @@ struct Row {
   double measured_us = 0;
   double iqr_us = 0;
   std::map<std::string, double> predicted_us;
+  // The largest per-device peak: as the executor measured it (when it measures
+  // memory; replays keep what the earlier run recorded, or -1) and as each
+  // simulator predicts it.
+  double measured_peak_bytes = -1;
+  std::map<std::string, double> predicted_peak_bytes;
 };
 
 struct Predictor {
@@ -235,12 +240,14 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   std::vector<std::vector<double>> samples(jobs.size());
   std::vector<std::vector<double>> iqrs(jobs.size());
   std::vector<double> replayed_iqr(jobs.size(), -1);
+  std::vector<double> measured_peak(jobs.size(), -1);
   std::mt19937_64 rng(a.seed);
   const int total = static_cast<int>(jobs.size()) * (a.measured.empty() ? a.rounds : 0);
   int done = 0;
   // --measured: the measurements of an earlier run (same graphs, seed and methods),
   // to predict them again with other simulator settings without running anything.
   std::map<std::pair<std::string, std::string>, std::pair<double, double>> earlier;
+  std::map<std::pair<std::string, std::string>, double> earlier_peak;
   std::string backend_settings = hw != nullptr ? hw->describe() : std::string();
   if (!a.measured.empty()) {
     const nlohmann::json doc = parse_json_text(read_text_file(a.measured), a.measured);
@@ -251,6 +258,10 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
     for (const auto& r : doc["rows"])
       earlier[{r.at("graph").get<std::string>(), r.at("placement").get<std::string>()}] = {
           r.at("measured_us").get<double>(), r.at("measured_iqr_us").get<double>()};
+    for (const auto& r : doc["rows"])
+      if (r.contains("measured_peak_bytes") && r["measured_peak_bytes"].is_number())
+        earlier_peak[{r.at("graph").get<std::string>(), r.at("placement").get<std::string>()}] =
+            r["measured_peak_bytes"].get<double>();
   }
   const int rounds = a.measured.empty() ? a.rounds : 0;
   for (size_t j = 0; j < jobs.size() && !a.measured.empty(); ++j) {
@@ -263,6 +274,8 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
     }
     samples[j] = {it->second.first};
     replayed_iqr[j] = it->second.second;
+    const auto peak = earlier_peak.find(it->first);
+    if (peak != earlier_peak.end()) measured_peak[j] = peak->second;
   }
   for (int round = 0; round < rounds; ++round) {
     std::vector<int> order(jobs.size());
@@ -282,6 +295,9 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
         continue;
       }
       const Measurement& m = hw->last_measurement();
+      if (!m.measured_peak_bytes.empty())
+        measured_peak[j] = std::max(measured_peak[j],
+                                    *std::max_element(m.measured_peak_bytes.begin(), m.measured_peak_bytes.end()));
       samples[j].insert(samples[j].end(), m.step_us.begin(), m.step_us.end());
       iqrs[j].push_back(m.iqr_us);
       log(where + ": measured " + format_ms(m.median_us));
@@ -296,9 +312,12 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
     row.label = job.label;
     row.measured_us = median_of(samples[j]);
     row.iqr_us = replayed_iqr[j] >= 0 ? replayed_iqr[j] : iqr_of(samples[j]);
+    row.measured_peak_bytes = measured_peak[j];
     for (Predictor& p : predictors) {
       const StepResult r = p.evaluator->evaluate(g, *p.cluster, job.placement);
       row.predicted_us[p.label] = r.feasible ? r.step_time_us : std::nan("");
+      row.predicted_peak_bytes[p.label] =
+          r.peak_memory_bytes.empty() ? 0 : *std::max_element(r.peak_memory_bytes.begin(), r.peak_memory_bytes.end());
     }
   }
 
@@ -344,6 +363,10 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
                         {"measured_us", rows[j].measured_us},
                         {"measured_iqr_us", rows[j].iqr_us}};
     for (const auto& [label, us] : rows[j].predicted_us) r["predicted_us"][label] = us;
+    if (rows[j].measured_peak_bytes >= 0) {
+      r["measured_peak_bytes"] = rows[j].measured_peak_bytes;
+      for (const auto& [label, bytes] : rows[j].predicted_peak_bytes) r["predicted_peak_bytes"][label] = bytes;
+    }
     jrows.push_back(r);
   }
   doc["rows"] = jrows;
@@ -392,6 +415,18 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
                   "%smeasurement spread (median IQR / median over placements): %.2f%%\n",
                   md ? "\n" : "", 100 * spread);
     text += buffer;
+    for (const std::string& label : labels) {
+      std::vector<double> ratios;
+      for (size_t j = 0; j < rows.size(); ++j)
+        if (keep[j] && rows[j].measured_peak_bytes > 0 && rows[j].predicted_peak_bytes[label] > 0)
+          ratios.push_back(rows[j].measured_peak_bytes / rows[j].predicted_peak_bytes[label]);
+      if (ratios.empty()) continue;
+      std::sort(ratios.begin(), ratios.end());
+      std::snprintf(buffer, sizeof buffer,
+                    "%speak memory, measured / %s's prediction (largest device, %zu placements): median %.2f, range %.2f-%.2f\n",
+                    md ? "\n" : "", label.c_str(), ratios.size(), median_of(ratios), ratios.front(), ratios.back());
+      text += buffer;
+    }
     if (!coverage_text.empty()) {
       text += md ? "\ncost table " + a.costs + ":\n\n" : "cost table " + a.costs + ":\n";
       size_t start = 0;

@@ -169,6 +169,9 @@ TEST(Cli, CalibrateThenValidateThenPredictAgainWithoutRunning) {
     // A spin-only graph: measured no shorter than its critical path (a, b, d).
     EXPECT_GE(row["measured_us"].get<double>(), 800 + 1200 + 300) << row.dump();
     EXPECT_GT(row["predicted_us"]["analytic"].get<double>(), 0);
+    // Memory: the executor's counted peak beside the simulator's prediction.
+    EXPECT_GT(row["measured_peak_bytes"].get<double>(), 0) << row.dump();
+    EXPECT_GT(row["predicted_peak_bytes"]["analytic"].get<double>(), 0) << row.dump();
   }
   EXPECT_EQ(doc["summary"]["all"]["analytic"]["count"].get<int>(), 6);
   // Every op was profiled; the calibrated cluster draws no warning.
@@ -186,8 +189,10 @@ TEST(Cli, CalibrateThenValidateThenPredictAgainWithoutRunning) {
   EXPECT_FALSE(contains(replay.output, "measured ")) << replay.output;  // no progress lines
   const auto redo = nlohmann::json::parse(std::ifstream(again));
   ASSERT_EQ(redo["rows"].size(), 6u);
-  for (size_t i = 0; i < 6; ++i)
+  for (size_t i = 0; i < 6; ++i) {
     EXPECT_EQ(redo["rows"][i]["measured_us"], doc["rows"][i]["measured_us"]);
+    EXPECT_EQ(redo["rows"][i]["measured_peak_bytes"], doc["rows"][i]["measured_peak_bytes"]);
+  }
 
   // --slowdowns-from takes calibrate's two-at-once factors: the same
   // predictions as the factors given by hand.
