@@ -119,7 +119,9 @@ struct ValidateArgs : experiments::ValidationConfig {
 
 void run_validate(const ValidateArgs& a) {
   const std::string format = table_format(a.format, a.json, a.out);
+  check_distinct_files({{"-o", a.out}, {"--costs-out", a.costs_out}}, {{"--cluster", a.cluster}, {"--costs", a.costs}});
   prepare_output_path(a.out, "-o");
+  prepare_output_path(a.costs_out, "--costs-out");
   const std::string text =
       experiments::run_validation(a, format, [](const std::string& line) { log_line("validate", line); });
   if (!a.out.empty()) {
@@ -194,6 +196,19 @@ void add_hw_commands(CLI::App& app) {
     v->add_option("--measured", args->measured,
                   "Take the measurements from this earlier validate JSON instead of running "
                   "(predict again with other simulator settings)");
+    v->add_option("--protocol", args->protocol,
+                  "out-of-sample (the default without --costs and --measured): profile the graphs here, then "
+                  "predict their multi-device placements, the same models at twice the batch and --holdout from "
+                  "what was profiled; in-sample: the --costs table as given");
+    v->add_option("--holdout", args->holdout,
+                  std::string("Out of sample: a model measured and predicted but never profiled. ") + graph_spec_help());
+    v->add_option("--profile-rounds", args->profile_rounds, "Out of sample: rounds of the profile")
+        ->capture_default_str()
+        ->check(whole_range(1, 100));
+    v->add_option("--bootstrap", args->bootstrap, "Resamples of Kendall tau's 90% interval")
+        ->capture_default_str()
+        ->check(whole_range(1, 100000));
+    v->add_option("--costs-out", args->costs_out, "Out of sample: also write the profiled cost table here");
     v->add_option("-o,--out", args->out, "Write the table (.md, .csv, .json) here");
     v->add_option("--format", args->format, "table, md, csv or json");
     v->add_flag("--json", args->json, "Print JSON (rows and statistics)");

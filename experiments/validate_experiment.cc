@@ -20,6 +20,7 @@
 #include "datasets/load.h"
 #include "hw/calibrate.h"
 #include "hw/validate.h"
+#include "experiments/validate_detail.h"
 
 namespace aware::experiments {
 
@@ -109,6 +110,13 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   if (a.random < 0 || a.random > 10000) throw ConfigError("--random must be 0..10000");
   if (a.rounds < 1 || a.rounds > 1000) throw ConfigError("--rounds must be 1..1000");
   if (a.cluster.empty()) throw ConfigError("--cluster is required (a calibrated cluster file)");
+  std::string protocol = a.protocol;
+  if (protocol.empty()) protocol = a.costs.empty() && a.measured.empty() ? "out-of-sample" : "in-sample";
+  if (protocol != "in-sample" && protocol != "out-of-sample")
+    throw ConfigError("--protocol must be in-sample or out-of-sample, got '" + protocol + "'");
+  if (protocol == "in-sample" && !a.holdout.empty())
+    throw ConfigError("--holdout is a model the out-of-sample protocol never profiles: add --protocol out-of-sample");
+  if (protocol == "out-of-sample") return run_out_of_sample(a, format, log);
   std::vector<OpGraph> graphs;
   for (const std::string& spec : a.graphs) graphs.push_back(load_graph(spec));
   const Cluster cluster = load_cluster(a.cluster);
@@ -181,16 +189,8 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
       }
       throw ConfigError("--simulators: unknown evaluator '" + name + "'");
     }
-    Options options;
+    Options options = detail::simulator_options(name, a.sim_options);
     if (!a.costs.empty()) options["costs"] = a.costs;
-    for (const std::string& item : a.sim_options) {
-      const size_t colon = item.find(':');
-      const size_t equals = item.find('=');
-      if (colon == std::string::npos || equals == std::string::npos || equals < colon)
-        throw ConfigError("--sim-option must be SIMULATOR:KEY=VALUE, got '" + item + "'");
-      if (item.substr(0, colon) == name)
-        options[item.substr(colon + 1, equals - colon - 1)] = item.substr(equals + 1);
-    }
     predictors.push_back({name, registry.create(name, options), &cluster});
   }
   for (const std::string& item : a.sim_options) {
@@ -204,33 +204,12 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
       registry.create("analytic", a.costs.empty() ? Options{} : Options{{"costs", a.costs}});
 
   // Placements: single, round-robin, every method, and seeded random ones.
-  struct Job {
-    int graph;
-    std::string label;
-    Placement placement;
-  };
+  using Job = detail::PlacementJob;
   std::vector<Job> jobs;
   const std::vector<std::string> methods = split_list(a.methods);
-  for (int gi = 0; gi < static_cast<int>(graphs.size()); ++gi) {
-    const OpGraph& g = graphs[gi];
-    for (int d = 0; d < cluster.num_devices(); ++d)
-      jobs.push_back({gi, "single:" + cluster.device(d).name, single_device_placement(g, d)});
-    jobs.push_back({gi, "round-robin", round_robin_placement(g, cluster)});
-    for (const std::string& method : methods) {
-      auto placer = PlacerRegistry::instance().create(method);
-      PlaceContext context;
-      context.evaluator = search_evaluator.get();
-      context.seed = a.seed;
-      log(g.name() + ": placing with " + method);
-      jobs.push_back({gi, method, placer->place(g, cluster, context)});
-    }
-    auto random = PlacerRegistry::instance().create("random");
-    for (int i = 0; i < a.random; ++i) {
-      PlaceContext context;
-      context.seed = a.seed * 1000 + static_cast<std::uint64_t>(i);
-      jobs.push_back({gi, "random:" + std::to_string(i), random->place(g, cluster, context)});
-    }
-  }
+  for (int gi = 0; gi < static_cast<int>(graphs.size()); ++gi)
+    detail::add_validation_placements(jobs, gi, graphs[gi], cluster, methods, a.random, a.seed,
+                                      search_evaluator.get(), log);
 
   // Measure in rounds, each in its own seeded random order, so that drift on the
   // machine does not line up with one graph or one method; a placement's time is
@@ -242,8 +221,6 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   std::vector<double> replayed_iqr(jobs.size(), -1);
   std::vector<double> measured_peak(jobs.size(), -1);
   std::mt19937_64 rng(a.seed);
-  const int total = static_cast<int>(jobs.size()) * (a.measured.empty() ? a.rounds : 0);
-  int done = 0;
   // --measured: the measurements of an earlier run (same graphs, seed and methods),
   // to predict them again with other simulator settings without running anything.
   std::map<std::pair<std::string, std::string>, std::pair<double, double>> earlier;
@@ -277,30 +254,16 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
     const auto peak = earlier_peak.find(it->first);
     if (peak != earlier_peak.end()) measured_peak[j] = peak->second;
   }
-  for (int round = 0; round < rounds; ++round) {
-    std::vector<int> order(jobs.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    for (int j : order) {
-      if (!keep[j]) continue;
-      const Job& job = jobs[j];
-      const OpGraph& g = graphs[job.graph];
-      const StepResult measured = hw->evaluate(g, cluster, job.placement);
-      ++done;
-      const std::string where = "[" + std::to_string(done) + "/" + std::to_string(total) + "] " +
-                                g.name() + " " + job.label;
-      if (!measured.feasible) {
-        log(where + ": infeasible, left out (" + measured.infeasible_reason + ")");
-        keep[j] = 0;
-        continue;
-      }
-      const Measurement& m = hw->last_measurement();
-      if (!m.measured_peak_bytes.empty())
-        measured_peak[j] = std::max(measured_peak[j],
-                                    *std::max_element(m.measured_peak_bytes.begin(), m.measured_peak_bytes.end()));
-      samples[j].insert(samples[j].end(), m.step_us.begin(), m.step_us.end());
-      iqrs[j].push_back(m.iqr_us);
-      log(where + ": measured " + format_ms(m.median_us));
+  if (rounds > 0) {
+    std::vector<const OpGraph*> graph_ptrs;
+    for (const OpGraph& g : graphs) graph_ptrs.push_back(&g);
+    const std::vector<detail::MeasuredJob> measured =
+        detail::measure_in_rounds(*hw, graph_ptrs, jobs, cluster, rounds, rng, log);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      keep[j] = measured[j].feasible ? 1 : 0;
+      samples[j] = measured[j].step_us;
+      iqrs[j] = measured[j].iqr_us;
+      measured_peak[j] = measured[j].peak_bytes;
     }
   }
   for (size_t j = 0; j < jobs.size(); ++j) {
@@ -436,5 +399,99 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   }
   return text;
 }
+
+
+namespace detail {
+
+void add_validation_placements(std::vector<PlacementJob>& jobs, int graph_index, const OpGraph& g,
+                               const Cluster& cluster, const std::vector<std::string>& methods, int random,
+                               std::uint64_t seed, Evaluator* search_evaluator, const Log& log) {
+  for (int d = 0; d < cluster.num_devices(); ++d)
+    jobs.push_back({graph_index, "single:" + cluster.device(d).name, single_device_placement(g, d)});
+  jobs.push_back({graph_index, "round-robin", round_robin_placement(g, cluster)});
+  for (const std::string& method : methods) {
+    auto placer = PlacerRegistry::instance().create(method);
+    PlaceContext context;
+    context.evaluator = search_evaluator;
+    context.seed = seed;
+    log(g.name() + ": placing with " + method);
+    jobs.push_back({graph_index, method, placer->place(g, cluster, context)});
+  }
+  auto sampler = PlacerRegistry::instance().create("random");
+  for (int i = 0; i < random; ++i) {
+    PlaceContext context;
+    context.seed = seed * 1000 + static_cast<std::uint64_t>(i);
+    jobs.push_back({graph_index, "random:" + std::to_string(i), sampler->place(g, cluster, context)});
+  }
+}
+
+std::vector<MeasuredJob> measure_in_rounds(HardwareEvaluator& hw, const std::vector<const OpGraph*>& graphs,
+                                           const std::vector<PlacementJob>& jobs, const Cluster& cluster, int rounds,
+                                           std::mt19937_64& rng, const Log& log) {
+  std::vector<MeasuredJob> out(jobs.size());
+  const int total = static_cast<int>(jobs.size()) * rounds;
+  int done = 0;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<int> order(jobs.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int j : order) {
+      if (!out[j].feasible) continue;
+      const PlacementJob& job = jobs[j];
+      const OpGraph& g = *graphs[job.graph];
+      const StepResult measured = hw.evaluate(g, cluster, job.placement);
+      ++done;
+      const std::string where =
+          "[" + std::to_string(done) + "/" + std::to_string(total) + "] " + g.name() + " " + job.label;
+      if (!measured.feasible) {
+        log(where + ": infeasible, left out (" + measured.infeasible_reason + ")");
+        out[j].feasible = false;
+        continue;
+      }
+      const Measurement& m = hw.last_measurement();
+      if (!m.measured_peak_bytes.empty())
+        out[j].peak_bytes = std::max(out[j].peak_bytes,
+                                     *std::max_element(m.measured_peak_bytes.begin(), m.measured_peak_bytes.end()));
+      out[j].step_us.insert(out[j].step_us.end(), m.step_us.begin(), m.step_us.end());
+      out[j].iqr_us.push_back(m.iqr_us);
+      log(where + ": measured " + format_ms(m.median_us));
+    }
+  }
+  return out;
+}
+
+Options simulator_options(const std::string& name, const std::vector<std::string>& sim_options) {
+  Options options;
+  for (const std::string& item : sim_options) {
+    const size_t colon = item.find(':');
+    const size_t equals = item.find('=');
+    if (colon == std::string::npos || equals == std::string::npos || equals < colon)
+      throw ConfigError("--sim-option must be SIMULATOR:KEY=VALUE, got '" + item + "'");
+    if (item.substr(0, colon) == name) options[item.substr(colon + 1, equals - colon - 1)] = item.substr(equals + 1);
+  }
+  return options;
+}
+
+std::pair<double, double> kendall_tau_interval(const std::vector<double>& x, const std::vector<double>& y,
+                                               int resamples, std::uint64_t seed) {
+  if (x.size() < 2 || resamples < 1) return {0, 0};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, x.size() - 1);
+  std::vector<double> taus;
+  std::vector<double> bx(x.size()), by(y.size());
+  for (int r = 0; r < resamples; ++r) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      const size_t k = pick(rng);
+      bx[i] = x[k];
+      by[i] = y[k];
+    }
+    taus.push_back(kendall_tau(bx, by));
+  }
+  std::sort(taus.begin(), taus.end());
+  const auto at = [&](double q) { return taus[static_cast<size_t>(q * static_cast<double>(taus.size() - 1))]; };
+  return {at(0.05), at(0.95)};
+}
+
+}  // namespace detail
 
 }  // namespace aware::experiments

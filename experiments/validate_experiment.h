@@ -36,9 +36,17 @@ struct ValidationConfig {
   std::vector<std::string> sim_options;
   std::string slowdowns_from;
   std::string measured;
+  // "in-sample": the --costs table as given (or none), or --measured replayed;
+  // "out-of-sample": profile the graphs here and predict what was not profiled
+  // (validate_protocol.cc); "": out-of-sample unless --costs or --measured is given.
+  std::string protocol;
+  std::string holdout;      // out-of-sample: a model never profiled
+  int profile_rounds = 3;   // out-of-sample: rounds of the profile
+  int bootstrap = 1000;     // resamples of the tau interval
+  std::string costs_out;    // out-of-sample: also write the profiled table here
 };
 
-// Runs the experiment and returns its table as `format`: json (the rows, the
+// Runs the experiment (the protocol `config.protocol` names) and returns its table as `format`: json (the rows, the
 // settings and the summaries), csv (one row per placement), md or table (the
 // errors per graph and pooled). `log` receives one line per step of progress.
 // Throws ConfigError for bad settings (naming the option), ParseError for a bad

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -247,6 +248,46 @@ TEST(Cli, CostFitsPriceUnprofiledOpsAndAnUncalibratedClusterIsNamed) {
   EXPECT_NE(none.exit_code, 0);
   EXPECT_TRUE(contains(none.output, "no entry of the table")) << none.output;
   EXPECT_FALSE(std::filesystem::exists(tmp("none.json")));
+}
+
+TEST(Cli, ValidateOutOfSampleProfilesThenPredictsWhatItDidNotProfile) {
+  // The default without --costs: profile rnnlm, then measure and predict its
+  // placements, rnnlm at twice the batch and nmt2 (never profiled).
+  const std::string out = tmp("oos.json"), costs = tmp("oos-costs.json");
+  std::filesystem::remove(out);
+  std::filesystem::remove(costs);
+  const std::string common = "validate --graph zoo:rnnlm:batch=2,hidden=64,vocab=500,seq_len=4 "
+                             "--cluster preset:cpu-host --methods m-etf --random 2 --rounds 1 --option repeats=1 "
+                             "--option warmup=0 --simulators analytic --bootstrap 50";
+  const Outcome o = aware(common + " --profile-rounds 1 --holdout zoo:nmt2:batch=2,vocab=500,hidden=64,seq_len=4 "
+                          "--costs-out " + costs + " -o " + out);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const auto doc = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(doc["protocol"], "out-of-sample");
+  std::set<std::string> sets;
+  for (const auto& s : doc["summary"]) {
+    sets.insert(s["set"].get<std::string>());
+    EXPECT_LE(s["kendall_tau_90"][0].get<double>(), s["kendall_tau_90"][1].get<double>()) << s.dump();
+    EXPECT_TRUE(s.contains("mean_step_median_abs_rel_error"));
+    EXPECT_TRUE(s.contains("cut_edges_kendall_tau"));
+  }
+  EXPECT_EQ(sets, (std::set<std::string>{"held-out placements", "batch 2B, not profiled", "model never profiled"}));
+  const auto table = nlohmann::json::parse(std::ifstream(costs));
+  EXPECT_EQ(table["version"], 2);  // the profile, with its fits
+  std::set<std::string> graphs;
+  for (const auto& r : doc["rows"]) graphs.insert(r["graph"].get<std::string>());
+  EXPECT_EQ(graphs, (std::set<std::string>{"rnnlm", "rnnlm@2B", "nmt2"}));
+  // Bad combinations are one line each.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {common + " --protocol out-of-sample --costs " + costs, "leave out --costs"},
+      {common + " --protocol sideways", "--protocol must be in-sample or out-of-sample"},
+      {common + " --costs " + costs + " --holdout zoo:nmt2", "--holdout"},
+  };
+  for (const auto& [args, message] : bad) {
+    const Outcome b = aware(args);
+    EXPECT_NE(b.exit_code, 0) << args;
+    EXPECT_TRUE(contains(b.output, message)) << args << "\n" << b.output;
+  }
 }
 
 TEST(Cli, MeasureSetsTheRealLibTorchStepBesideTheExecutorAndTheSimulator) {

@@ -1,0 +1,277 @@
+// The out-of-sample validation protocol (issue 40, part 4): nothing a prediction
+// is judged on was profiled.
+//
+//  1. Profile each --graph at its batch B, every op on one device (the executor's
+//     per-op medians into a cost table, with per-type fits: core/cost_fit.h).
+//  2. Measure, in shuffled rounds: (a) each graph's placements (single on each
+//     device, round-robin, each method, seeded random ones: none of them is the
+//     profile, every multi-device one splits the graph in a way nothing measured);
+//     (b) the same model at batch 2B (zoo specs), which nothing profiled; (c)
+//     --holdout, a model never profiled.
+//  3. Predict (a) with the table, (b) and (c) with its fits alone (the entries are
+//     dropped, so no op is priced by a profile of another size or model).
+//  4. Per model and set: median and max |error|, Kendall's tau with a bootstrap
+//     90% interval, and two trivial predictors: every placement at the model's
+//     mean measured step (its error), and "fewer cut edges is faster" (its tau).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <numeric>
+#include <random>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cost_table.h"
+#include "core/errors.h"
+#include "core/lists.h"
+#include "core/units.h"
+#include "datasets/load.h"
+#include "experiments/validate_detail.h"
+#include "experiments/validate_experiment.h"
+#include "hw/calibrate.h"
+#include "hw/validate.h"
+
+namespace aware::experiments {
+
+namespace {
+
+// "zoo:NAME[:k=v,...]" with batch set to `batch`; "" for a spec that is not a zoo model.
+std::string with_batch(const std::string& spec, double batch) {
+  if (spec.rfind("zoo:", 0) != 0 || !(batch >= 1)) return {};
+  const std::string value = std::to_string(static_cast<long long>(std::llround(batch)));
+  const size_t colon = spec.find(':', 4);
+  if (colon == std::string::npos) return spec + ":batch=" + value;
+  std::string keys;
+  for (const std::string& item : split_list(spec.substr(colon + 1)))
+    if (item.rfind("batch=", 0) != 0) keys += item + ",";
+  return spec.substr(0, colon) + ":" + keys + "batch=" + value;
+}
+
+// A file removed when it goes out of scope.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& tag)
+      : path((std::filesystem::temp_directory_path() /
+              ("aware-validate-" + std::to_string(::getpid()) + "-" + tag + ".json"))
+                 .string()) {}
+  ~TempFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+  }
+};
+
+int cut_edges(const OpGraph& graph, const Placement& placement) {
+  int cut = 0;
+  for (const Edge& e : graph.edges()) cut += placement[e.src] != placement[e.dst] ? 1 : 0;
+  return cut;
+}
+
+struct Set {
+  std::string model;   // the profiled model's name (or the held-out one's)
+  std::string what;    // "placements", "batch 2B", "never profiled"
+  std::vector<int> jobs;
+};
+
+}  // namespace
+
+std::string run_out_of_sample(const ValidationConfig& a, const std::string& format, const detail::Log& log) {
+  if (!a.costs.empty() || !a.measured.empty())
+    throw ConfigError("--protocol out-of-sample profiles its own cost table and measures: leave out --costs and "
+                      "--measured (or use --protocol in-sample)");
+  if (a.profile_rounds < 1 || a.profile_rounds > 100) throw ConfigError("--profile-rounds must be 1..100");
+  const std::vector<std::string> named = split_list(a.simulators);
+  for (const std::string& name : named)
+    if (name != "analytic" && name != "simgrid")
+      throw ConfigError("--simulators: unknown evaluator '" + name + "'");
+  for (const std::string& item : a.sim_options) {
+    const std::string sim = item.substr(0, item.find(':'));
+    detail::simulator_options(sim, {item});  // SIMULATOR:KEY=VALUE, or one line
+    if (std::find(named.begin(), named.end(), sim) == named.end())
+      throw ConfigError("--sim-option '" + item + "': '" + sim + "' is not among --simulators");
+  }
+
+  // Graphs: the profiled ones, each at 2B, the held-out one.
+  std::vector<OpGraph> graphs;
+  std::vector<Set> sets;
+  for (const std::string& spec : a.graphs) graphs.push_back(load_graph(spec));
+  const int profiled = static_cast<int>(graphs.size());
+  for (int i = 0; i < profiled; ++i) {
+    const std::string doubled = with_batch(a.graphs[i], 2 * graphs[i].batch());
+    if (doubled.empty()) {
+      log(a.graphs[i] + ": not a zoo model with a batch, so no batch-2B set");
+      continue;
+    }
+    graphs.push_back(load_graph(doubled));
+    graphs.back().set_name(graphs[i].name() + "@2B");
+  }
+  const int before_holdout = static_cast<int>(graphs.size());
+  if (!a.holdout.empty()) graphs.push_back(load_graph(a.holdout));
+
+  const Cluster cluster = load_cluster(a.cluster);
+  if (a.backend == "cpu") require_cpu_devices(cluster, a.cluster, "--backend cpu");
+  if (!is_calibrated_cluster(cluster))
+    log("warning: --cluster " + a.cluster + " was not calibrated (aware calibrate writes a '...-calibrated' "
+        "cluster): its rates are not this machine's; run aware calibrate --backend " + a.backend +
+        " --devices " + std::to_string(cluster.num_devices()) + " -o cluster.json and pass --cluster cluster.json");
+  std::unique_ptr<Evaluator> backend = EvaluatorRegistry::instance().create(a.backend, parse_kv(a.options, "--option"));
+  HardwareEvaluator& hw = as_hardware(*backend, a.backend);
+
+  // 1. Profile the --graph models only.
+  const std::vector<OpGraph> to_profile(graphs.begin(), graphs.begin() + profiled);
+  const CostTable table = profile_graphs(hw, to_profile, cluster, a.profile_rounds, log);
+  CostTable fits_only;
+  fits_only.fits = table.fits;
+  const TempFile full_file("profile"), fits_file("fits");
+  std::string profiled_specs;
+  for (int i = 0; i < profiled; ++i) profiled_specs += (i ? "," : "") + a.graphs[i];
+  write_cost_table_file(table, full_file.path, {profiled_specs, a.backend});
+  write_cost_table_file(fits_only, fits_file.path, {profiled_specs, a.backend});
+  if (!a.costs_out.empty()) write_cost_table_file(table, a.costs_out, {profiled_specs, a.backend});
+  const auto costs_of = [&](int graph) { return graph < profiled ? full_file.path : fits_file.path; };
+
+  // 2. Placements, each graph placed by the methods with the costs it is predicted with.
+  std::vector<detail::PlacementJob> jobs;
+  const std::vector<std::string> methods = split_list(a.methods);
+  for (int gi = 0; gi < static_cast<int>(graphs.size()); ++gi) {
+    std::unique_ptr<Evaluator> search =
+        EvaluatorRegistry::instance().create("analytic", {{"costs", costs_of(gi)}});
+    const size_t first = jobs.size();
+    detail::add_validation_placements(jobs, gi, graphs[gi], cluster, methods, a.random, a.seed, search.get(), log);
+    Set set;
+    set.model = graphs[gi].name();
+    set.what = gi < profiled ? "held-out placements" : gi < before_holdout ? "batch 2B, not profiled" : "model never profiled";
+    for (size_t j = first; j < jobs.size(); ++j) set.jobs.push_back(static_cast<int>(j));
+    sets.push_back(set);
+  }
+  std::vector<const OpGraph*> pointers;
+  for (const OpGraph& g : graphs) pointers.push_back(&g);
+  std::mt19937_64 rng(a.seed);
+  const std::vector<detail::MeasuredJob> measured =
+      detail::measure_in_rounds(hw, pointers, jobs, cluster, a.rounds, rng, log);
+
+  // 3. Predictions.
+  std::vector<std::string> simulators = split_list(a.simulators);
+  const auto& registry = EvaluatorRegistry::instance();
+  simulators.erase(std::remove_if(simulators.begin(), simulators.end(),
+                                  [&](const std::string& s) {
+                                    if (registry.has(s)) return false;
+                                    log(s + " is not built here; its column is left out");
+                                    return true;
+                                  }),
+                   simulators.end());
+  std::map<std::string, std::vector<double>> predicted;  // simulator -> by job
+  for (const std::string& sim : simulators) {
+    std::map<std::string, std::unique_ptr<Evaluator>> by_costs;
+    for (const std::string& costs : {full_file.path, fits_file.path}) {
+      Options options = detail::simulator_options(sim, a.sim_options);
+      options["costs"] = costs;
+      by_costs[costs] = registry.create(sim, options);
+    }
+    std::vector<double>& out = predicted[sim];
+    out.assign(jobs.size(), std::nan(""));
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const StepResult r = by_costs[costs_of(jobs[j].graph)]->evaluate(graphs[jobs[j].graph], cluster, jobs[j].placement);
+      if (r.feasible) out[j] = r.step_time_us;
+    }
+  }
+
+  // 4. Statistics per set.
+  nlohmann::json doc;
+  doc["protocol"] = "out-of-sample";
+  doc["backend"] = a.backend;
+  doc["backend_settings"] = hw.describe();
+  doc["cluster"] = a.cluster;
+  doc["rounds"] = a.rounds;
+  doc["profile_rounds"] = a.profile_rounds;
+  doc["sim_options"] = a.sim_options;
+  std::vector<double> spreads;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    if (!measured[j].feasible || measured[j].step_us.empty()) continue;
+    const double m = median_of(measured[j].step_us);
+    if (m > 0) spreads.push_back(iqr_of(measured[j].step_us) / m);
+    nlohmann::json row = {{"graph", graphs[jobs[j].graph].name()},
+                          {"placement", jobs[j].label},
+                          {"measured_us", m},
+                          {"measured_iqr_us", iqr_of(measured[j].step_us)},
+                          {"cut_edges", cut_edges(graphs[jobs[j].graph], jobs[j].placement)}};
+    for (const auto& [sim, values] : predicted) row["predicted_us"][sim] = values[j];
+    if (measured[j].peak_bytes >= 0) row["measured_peak_bytes"] = measured[j].peak_bytes;
+    doc["rows"].push_back(row);
+  }
+  const double spread = median_of(spreads);
+  doc["measurement_spread_median_iqr_over_median"] = spread;
+
+  std::string text;
+  const bool md = format == "md";
+  char line[512];
+  if (format != "json" && format != "csv")
+    text += md ? "| model | set | n | simulator | median err | max err | Kendall tau [90% CI] | mean-step predictor: median err | cut-edges predictor: tau |\n"
+                 "|---|---|---:|---|---:|---:|---|---:|---:|\n"
+               : "model                  set                       n  simulator   median err   max err  tau [90% CI]        mean-step err  cut-edges tau\n";
+  for (const Set& set : sets) {
+    std::vector<double> m_all, cut;
+    std::vector<int> kept;
+    for (int j : set.jobs)
+      if (measured[j].feasible && !measured[j].step_us.empty()) {
+        kept.push_back(j);
+        m_all.push_back(median_of(measured[j].step_us));
+        cut.push_back(cut_edges(graphs[jobs[j].graph], jobs[j].placement));
+      }
+    if (kept.size() < 2) continue;
+    const double mean = std::accumulate(m_all.begin(), m_all.end(), 0.0) / static_cast<double>(m_all.size());
+    const PredictionError trivial = prediction_error(m_all, std::vector<double>(m_all.size(), mean));
+    const double cut_tau = kendall_tau(cut, m_all);
+    for (const auto& [sim, values] : predicted) {
+      std::vector<double> p;
+      for (int j : kept) p.push_back(values[j]);
+      const PredictionError e = prediction_error(m_all, p);
+      const auto [lo, hi] = detail::kendall_tau_interval(m_all, p, a.bootstrap, a.seed);
+      doc["summary"].push_back({{"model", set.model},
+                                {"set", set.what},
+                                {"simulator", sim},
+                                {"count", e.count},
+                                {"median_abs_rel_error", e.median_abs_rel},
+                                {"max_abs_rel_error", e.max_abs_rel},
+                                {"kendall_tau", e.kendall_tau},
+                                {"kendall_tau_90", {lo, hi}},
+                                {"mean_step_median_abs_rel_error", trivial.median_abs_rel},
+                                {"cut_edges_kendall_tau", cut_tau}});
+      if (format == "json" || format == "csv") continue;
+      std::snprintf(line, sizeof line,
+                    md ? "| %s | %s | %d | %s | %.1f%% | %.1f%% | %.2f [%.2f, %.2f] | %.1f%% | %.2f |\n"
+                       : "%-22s %-24s %3d  %-10s %9.1f%% %9.1f%%  %5.2f [%5.2f, %5.2f]  %12.1f%%  %12.2f\n",
+                    set.model.c_str(), set.what.c_str(), e.count, sim.c_str(), 100 * e.median_abs_rel,
+                    100 * e.max_abs_rel, e.kendall_tau, lo, hi, 100 * trivial.median_abs_rel, cut_tau);
+      text += line;
+    }
+  }
+  if (format == "json") return doc.dump(1) + "\n";
+  if (format == "csv") {
+    text = "graph,placement,measured_us,measured_iqr_us,cut_edges";
+    for (const auto& [sim, values] : predicted) text += "," + sim + "_us";
+    text += "\n";
+    for (const auto& row : doc["rows"]) {
+      std::snprintf(line, sizeof line, "%s,%s,%.3f,%.3f,%d", row["graph"].get<std::string>().c_str(),
+                    row["placement"].get<std::string>().c_str(), row["measured_us"].get<double>(),
+                    row["measured_iqr_us"].get<double>(), row["cut_edges"].get<int>());
+      text += line;
+      for (const auto& [sim, values] : predicted) {
+        std::snprintf(line, sizeof line, ",%.3f", row["predicted_us"][sim].is_number() ? row["predicted_us"][sim].get<double>() : std::nan(""));
+        text += line;
+      }
+      text += "\n";
+    }
+    return text;
+  }
+  std::snprintf(line, sizeof line,
+                "%sprofiled: %d model(s) at their batch, %d round(s); measured: %d round(s); measurement spread "
+                "(median IQR / median over placements): %.2f%%\n",
+                md ? "\n" : "", profiled, a.profile_rounds, a.rounds, 100 * spread);
+  text += line;
+  return text;
+}
+
+}  // namespace aware::experiments
