@@ -27,6 +27,17 @@ Op sized(const std::string& name, const std::string& type, double flops, double 
   return op;
 }
 
+// A device of kind "gpu": 1 TFLOP/s, 100 GB/s, 1 GB.
+Device gpu_device(const std::string& name) {
+  Device d;
+  d.name = name;
+  d.kind = "gpu";
+  d.peak_flops = 1e12;
+  d.memory_Bps = 1e11;
+  d.memory_bytes = 1e9;
+  return d;
+}
+
 double predict(const CostFit& fit, double flops, double bytes) {
   return fit.overhead_us + fit.us_per_flop * flops + fit.us_per_byte * bytes;
 }
@@ -85,12 +96,7 @@ TEST(CostFit, FewOpsTakeThePooledFitScaledAndUnseenTypesThePooledOne) {
 }
 
 TEST(CostFit, PricesOpsWithNoEntryAfterEntriesAndOwnTimes) {
-  Device gpu;
-  gpu.name = "g0";
-  gpu.kind = "gpu";
-  gpu.peak_flops = 1e12;
-  gpu.memory_Bps = 1e11;
-  gpu.memory_bytes = 1e9;
+  const Device gpu = gpu_device("g0");
   CostTable table;
   table.us[{"listed", "gpu"}] = 42;
   table.fits[{"MatMul", "gpu"}] = CostFit{5, 1e-6, 0, 4, "fit"};
@@ -167,13 +173,7 @@ TEST(CostFit, CoverageCountsOpsPricedByFitsAndTheirFlops) {
   graph.add_op(own);
   graph.add_op(sized("roof", "Relu", 550, 0));
   Cluster cluster("one");
-  Device d;
-  d.name = "g0";
-  d.kind = "gpu";
-  d.peak_flops = 1e12;
-  d.memory_Bps = 1e11;
-  d.memory_bytes = 1e9;
-  cluster.add_device(d);
+  cluster.add_device(gpu_device("g0"));
   cluster.finalize();
   CostTable table;
   table.us[{"listed", "gpu"}] = 2;
