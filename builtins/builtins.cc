@@ -9,6 +9,9 @@
 #ifdef AWARE_BUILTINS_BASELINES
 #include "agents/baselines/register.h"
 #endif
+#ifdef AWARE_BUILTINS_EXACT
+#include "agents/exact/milp.h"
+#endif
 #ifdef AWARE_BUILTINS_FUSION
 #include "agents/fusion/register.h"
 #endif
@@ -35,6 +38,9 @@ std::vector<std::string> builtin_plugins() {
 #ifdef AWARE_BUILTINS_BASELINES
   plugins.push_back("baselines");
 #endif
+#ifdef AWARE_BUILTINS_EXACT
+  plugins.push_back("exact");
+#endif
 #ifdef AWARE_BUILTINS_FUSION
   plugins.push_back("fusion");
 #endif
@@ -59,6 +65,9 @@ void register_builtins() {
 #endif
 #ifdef AWARE_BUILTINS_BASELINES
     register_baseline_placers();
+#endif
+#ifdef AWARE_BUILTINS_EXACT
+    exact::register_exact_placers();  // before fusion: fused-milp wraps it
 #endif
 #ifdef AWARE_BUILTINS_FUSION
     register_fusion_placers();  // after the baselines: a fused placer wraps one

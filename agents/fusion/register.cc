@@ -24,10 +24,13 @@ void register_fusion_placers() {
       {"fusion.score", T::kString, "coarse", "score placements on the coarse or the fine graph"},
   };
   // Each takes the fusion options plus its inner placer's.
-  for (const auto& [name, inner] : {std::pair<std::string, std::string>{"fused-heft", "heft"},
-                                    {"fused-m-etf", "m-etf"},
-                                    {"fused-anneal", "anneal"},
-                                    {"fused-anneal-graph", "anneal-graph"}}) {
+  std::vector<std::pair<std::string, std::string>> wrapped = {{"fused-heft", "heft"},
+                                                                {"fused-m-etf", "m-etf"},
+                                                                {"fused-anneal", "anneal"},
+                                                                {"fused-anneal-graph", "anneal-graph"}};
+  // The exact placer, where CBC is built: the MILP on the fused graph.
+  if (r.has("milp")) wrapped.emplace_back("fused-milp", "milp");
+  for (const auto& [name, inner] : wrapped) {
     std::vector<OptionSpec> options = fusion_options;
     if (r.has(inner)) {
       for (const OptionSpec& o : r.info(inner).options) options.push_back(o);

@@ -1,0 +1,99 @@
+// The "milp" placer: solve_milp() behind the Placer interface.
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/baselines/placers.h"
+#include "agents/common/placer_common.h"
+#include "agents/exact/milp.h"
+#include "core/cost_model.h"
+#include "core/errors.h"
+#include "core/evaluator.h"
+#include "core/formats.h"
+#include "core/placer.h"
+
+namespace aware::exact {
+namespace {
+
+class MilpPlacer final : public Placer {
+ public:
+  std::string name() const override { return "milp"; }
+  bool needs_evaluator() const override { return true; }
+
+  Placement place(const OpGraph& graph, const Cluster& cluster, const PlaceContext& context) override {
+    placing::check_graph_can_fit(graph, cluster);
+    if (context.evaluator == nullptr) throw ConfigError("milp needs an evaluator to simulate its candidates");
+    MilpOptions o;
+    o.time_limit_s = option_double(context.options, "time_limit", 60, name());
+    if (context.budget_seconds > 0) o.time_limit_s = std::min(o.time_limit_s, context.budget_seconds);
+    o.mode = option_string(context.options, "mode", "auto");
+    o.exact_max_units = static_cast<int>(option_int(context.options, "exact_max_units", 20, name()));
+    o.max_rounds = static_cast<int>(option_int(context.options, "max_rounds", 20000, name()));
+    o.order = option_bool(context.options, "order", false, name());
+    const std::string start_from = option_string(context.options, "start", "cheap");
+    if (start_from != "cheap" && start_from != "none")
+      throw ConfigError("milp: start must be cheap or none, not '" + start_from + "'");
+    // The start: the caller's, else the best of the cheap one-pass placers.
+    Placement start;
+    if (context.start != nullptr) {
+      start = *context.start;
+    } else if (start_from == "cheap") {
+      double best = std::numeric_limits<double>::infinity();
+      bool best_feasible = false;
+      for (auto& placer : baselines::cheap_placers()) {
+        PlaceContext sub;
+        sub.evaluator = context.evaluator;
+        sub.seed = context.seed;
+        Placement p;
+        try {
+          p = placer->place(graph, cluster, sub);
+        } catch (const ConfigError&) {
+          continue;  // a placer that cannot handle this graph
+        }
+        const StepResult r = context.evaluator->evaluate(graph, cluster, p);
+        if ((r.feasible && !best_feasible) || (r.feasible == best_feasible && r.step_time_us < best)) {
+          best = r.step_time_us;
+          best_feasible = r.feasible;
+          start = p;
+        }
+      }
+    }
+    if (start.size() > 0) o.start = &start;
+    const OpCostMatrix costs(graph, cluster);
+    const MilpResult r = solve_milp(graph, cluster, *context.evaluator, costs, o, context.progress);
+    const std::string report = option_string(context.options, "report", "");
+    if (!report.empty()) {
+      nlohmann::json j{{"graph", graph.name()},     {"cluster", cluster.name()},
+                       {"mode", r.mode},            {"status", r.status},
+                       {"step_us", r.step_us},      {"feasible", r.feasible},
+                       {"bound_us", r.bound_us},    {"proven", r.proven},
+                       {"gap", r.bound_us > 0 ? r.step_us / r.bound_us : 0.0},
+                       {"source", r.source},        {"rounds", r.rounds},
+                       {"evaluated", r.evaluated},  {"seconds", r.seconds},
+                       {"time_limit_s", o.time_limit_s}};
+      write_json_file(report, j);
+    }
+    return r.placement;
+  }
+};
+
+}  // namespace
+
+void register_exact_placers() {
+  using T = OptionSpec::Type;
+  PlacerRegistry::instance().add(
+      "milp",
+      "MILP through CBC: a relaxation of the contention step (exact rounds on small graphs); "
+      "returns the best simulated solution and proves a lower bound",
+      {{"time_limit", T::kDouble, "60", "seconds for the whole solve (0: the start, not proven)", 0, 1e7},
+       {"mode", T::kString, "auto", "exact (rounds until optimal), relaxed (one solve) or auto"},
+       {"exact_max_units", T::kInt, "20", "auto: exact up to this many colocation units", 1, 1000},
+       {"max_rounds", T::kInt, "20000", "exact: solves before giving up on a proof", 1, 100000000},
+       {"order", T::kBool, "0", "exact: order variables for ops sharing a device (slower rounds)"},
+       {"start", T::kString, "cheap", "cheap (the best one-pass placer) or none"},
+       {"report", T::kOutputPath, "", "write the bound, the status and the gap here (JSON)"}},
+      [] { return std::unique_ptr<Placer>(new MilpPlacer()); });
+}
+
+}  // namespace aware::exact

@@ -1,0 +1,55 @@
+// Certified lower bounds on the step time of every placement of a graph on a
+// cluster, as the analytic simulator (contention mode) computes steps. Each term
+// is a bound on its own; the best certified bound is the largest. The proofs are
+// in docs/bounds.md. Solver-free; agents/exact adds the MILP's proven bound.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace aware {
+
+class OpGraph;
+class Cluster;
+class OpCostMatrix;
+
+struct BoundTerm {
+  std::string name;    // "critical-path", "work", "idle-ends", "milp", ...
+  double us = 0;       // the bound, µs
+  std::string detail;  // one line: what it counted, or why it does not apply
+  bool applies = true; // false: not computed for this cluster (detail says why)
+};
+
+struct CertifiedBound {
+  std::vector<BoundTerm> terms;
+  // The largest term that applies (0 when none does).
+  double best_us() const;
+  // The name of that term ("" when none applies).
+  std::string binding() const;
+  // Adds a term (e.g. a solver's proven bound).
+  void add(BoundTerm term) { terms.push_back(std::move(term)); }
+};
+
+// The solver-free terms:
+//  - "critical-path": the longest chain, each op at its fastest device time, a
+//    transfer on an edge only where memory forces its ends apart (the two
+//    colocation units' parameters cannot share the largest device), at the
+//    cheapest route of the cluster;
+//  - "work": each stream's total time spread over the devices (lower_bound()'s term);
+//  - "idle-ends": on devices that cost every op alike, the work term plus the
+//    device time that must stay idle at the start (ops cannot begin before their
+//    predecessors could have finished) and at the end (nor finish later than
+//    their successors allow). Does not apply to clusters of unlike devices.
+CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
+                               const OpCostMatrix& costs);
+CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster);
+
+// The idle-ends term alone for `devices` identical devices, one stream: ops in
+// `members` (true: counted) with times `time_us`, heads (earliest start) and
+// tails (time after the op's end until the step can end) from the whole graph.
+// Exposed for tests.
+double idle_ends_bound_us(const std::vector<double>& time_us, const std::vector<double>& head_us,
+                          const std::vector<double>& tail_us, const std::vector<bool>& members,
+                          int devices);
+
+}  // namespace aware

@@ -1,0 +1,135 @@
+// Certified lower bounds (core/bounds.h): hand-computed cases first, then the
+// property that no term ever exceeds a simulated step.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/bounds.h"
+#include "core/cost_model.h"
+#include "core/graph_algorithms.h"
+#include "sim/analytic/analytic_simulator.h"
+#include "tests/test_graphs.h"
+
+namespace aware {
+namespace {
+
+using testing::timed_op;
+
+const BoundTerm& term(const CertifiedBound& b, const std::string& name) {
+  for (const BoundTerm& t : b.terms)
+    if (t.name == name) return t;
+  ADD_FAILURE() << "no term " << name;
+  return b.terms.front();
+}
+
+// A chain of 10, 20 and 30 us on two devices: the idle ends leave nothing to
+// share, so the bound is the chain itself (work alone says 30).
+TEST(CertifiedBound, ChainIdleEndsEqualTheChain) {
+  OpGraph g("chain");
+  g.add_op(timed_op("a", 10));
+  g.add_op(timed_op("b", 20));
+  g.add_op(timed_op("c", 30));
+  g.add_edge(0, 1);
+  g.add_edge(1, 2);
+  const Cluster c = testing::zero_latency_star(2);
+  const CertifiedBound b = certified_bound(g, c);
+  EXPECT_DOUBLE_EQ(term(b, "critical-path").us, 60);
+  EXPECT_DOUBLE_EQ(term(b, "work").us, 30);
+  EXPECT_NEAR(term(b, "idle-ends").us, 60, 1e-9);
+  EXPECT_NEAR(b.best_us(), 60, 1e-9);
+}
+
+// a(10) -> b, c, d (30 each) -> e(10) on two devices. Work / devices = 55,
+// critical path 50. By hand: before 10 only a can run, so one device idles 10
+// (5 per device); after the last 30 the same; 55 + 5 + 5 = 65. The best
+// schedule takes 80 (a, then two of the three on one device, then e).
+TEST(CertifiedBound, ForkJoinIdleEndsBeatPathAndWork) {
+  OpGraph g("fork3");
+  g.add_op(timed_op("a", 10));
+  for (const char* n : {"b", "c", "d"}) g.add_op(timed_op(n, 30));
+  g.add_op(timed_op("e", 10));
+  for (int k = 1; k <= 3; ++k) {
+    g.add_edge(0, k);
+    g.add_edge(k, 4);
+  }
+  const Cluster c = testing::zero_latency_star(2);
+  const CertifiedBound b = certified_bound(g, c);
+  EXPECT_DOUBLE_EQ(term(b, "critical-path").us, 50);
+  EXPECT_DOUBLE_EQ(term(b, "work").us, 55);
+  EXPECT_NEAR(term(b, "idle-ends").us, 65, 1e-9);
+  EXPECT_EQ(b.binding(), "idle-ends");
+  AnalyticSimulator sim;
+  EXPECT_GE(sim.evaluate(g, c, Placement({0, 0, 1, 0, 0})).step_time_us, 65);
+}
+
+// One op alone: the ends cannot claim more than the work there is.
+TEST(CertifiedBound, OneOpIsItsOwnBound) {
+  EXPECT_NEAR(idle_ends_bound_us({10}, {0}, {0}, {true}, 2), 10, 1e-12);
+  EXPECT_NEAR(idle_ends_bound_us({10}, {0}, {0}, {true}, 1), 10, 1e-12);
+  EXPECT_DOUBLE_EQ(idle_ends_bound_us({10}, {0}, {0}, {false}, 2), 0);
+}
+
+// Two ops whose parameters cannot share a device: the edge between them pays
+// the cheapest route (2 hops of 1 us + 1 MB at 1 GB/s = 1002 us).
+TEST(CertifiedBound, MemoryForcesATransferOntoThePath) {
+  OpGraph g("split");
+  g.add_op(timed_op("a", 100, 1e6, 0.6e9));
+  g.add_op(timed_op("b", 100, 1000, 0.6e9));
+  g.add_edge(0, 1);
+  const Cluster c = testing::star_cluster(2, 1e9, 1, 1e9);
+  const CertifiedBound b = certified_bound(g, c);
+  EXPECT_NEAR(term(b, "critical-path").us, 100 + 1002 + 100, 1e-6);
+  AnalyticSimulator sim;
+  const StepResult r = sim.evaluate(g, c, Placement({0, 1}));
+  ASSERT_TRUE(r.feasible);
+  EXPECT_GE(r.step_time_us, b.best_us() * (1 - 1e-12));
+  EXPECT_FALSE(sim.evaluate(g, c, Placement({0, 0})).feasible);
+}
+
+// Unlike devices: the idle-ends term says it does not apply.
+TEST(CertifiedBound, IdleEndsNeedDevicesThatCostAlike) {
+  const Cluster base = testing::star_cluster(2);
+  Cluster c("mixed");
+  for (Device d : base.devices()) {
+    if (c.num_devices() == 1) d.peak_flops *= 2;
+    c.add_device(d);
+  }
+  for (const std::string& s : base.switches()) c.add_switch(s);
+  for (const Link& l : base.links()) c.add_link(l);
+  c.finalize();
+  OpGraph g = testing::layered_dag(12, 3);
+  for (int op = 0; op < g.num_ops(); ++op) {
+    Op& o = g.mutable_op(op);
+    o.compute_us = -1;
+    o.flops = 1e9 * (1 + op % 5);
+    o.bytes_accessed = 1e6;
+  }
+  ASSERT_EQ(OpCostMatrix(g, c).num_classes(), 2);
+  const CertifiedBound b = certified_bound(g, c);
+  EXPECT_FALSE(term(b, "idle-ends").applies);
+  EXPECT_GT(b.best_us(), 0);
+}
+
+// Property: on random graphs and clusters of 2-4 devices, no term exceeds the
+// simulated step of any placement (200 random placements per graph).
+TEST(CertifiedBound, NoTermExceedsAnySimulatedStep) {
+  AnalyticSimulator sim;
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 24; ++trial) {
+    const int n = 8 + trial * 3;
+    const int devices = 2 + trial % 3;
+    const OpGraph g = testing::layered_dag(n, 100 + trial, 3 + trial % 4);
+    const Cluster c = testing::star_cluster(devices, 1e9, trial % 2 ? 1 : 0, 16e9);
+    const CertifiedBound b = certified_bound(g, c);
+    for (int k = 0; k < 200; ++k) {
+      Placement p{std::vector<int>(n)};
+      for (int op = 0; op < n; ++op) p[op] = static_cast<int>(rng() % devices);
+      const StepResult r = sim.evaluate(g, c, p);
+      for (const BoundTerm& t : b.terms)
+        if (t.applies) ASSERT_LE(t.us, r.step_time_us * (1 + 1e-12)) << t.name << " trial " << trial;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aware

@@ -1,0 +1,199 @@
+// The exact placer (agents/exact): equal to brute force through the analytic
+// simulator on small graphs, a bound that no simulated step beats, and the
+// time-limit and bad-option paths.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/exact/milp.h"
+#include "builtins/builtins.h"
+#include "core/bounds.h"
+#include "core/cost_model.h"
+#include "core/errors.h"
+#include "core/placer.h"
+#include "sim/analytic/analytic_simulator.h"
+#include "tests/test_graphs.h"
+
+namespace aware {
+namespace {
+
+using exact::MilpOptions;
+using exact::MilpResult;
+using exact::solve_milp;
+
+// The best feasible simulated step over every placement (D^n of them).
+double brute_force_best(const OpGraph& g, const Cluster& c, AnalyticSimulator& sim) {
+  const int n = g.num_ops();
+  const int D = c.num_devices();
+  Placement p(std::vector<int>(n, 0));
+  double best = std::numeric_limits<double>::infinity();
+  while (true) {
+    const StepResult r = sim.evaluate(g, c, p);
+    if (r.feasible) best = std::min(best, r.step_time_us);
+    int k = 0;
+    while (k < n && ++p[k] == D) p[k++] = 0;
+    if (k == n) break;
+  }
+  return best;
+}
+
+MilpResult run_exact(const OpGraph& g, const Cluster& c, AnalyticSimulator& sim) {
+  MilpOptions o;
+  o.mode = "exact";
+  o.time_limit_s = 120;
+  return solve_milp(g, c, sim, OpCostMatrix(g, c), o);
+}
+
+void expect_equals_brute_force(const OpGraph& g, const Cluster& c) {
+  SCOPED_TRACE(g.name() + " on " + std::to_string(c.num_devices()) + " devices");
+  AnalyticSimulator sim;
+  const double best = brute_force_best(g, c, sim);
+  const MilpResult r = run_exact(g, c, sim);
+  EXPECT_EQ(r.status, "optimal");
+  EXPECT_TRUE(r.proven);
+  EXPECT_TRUE(r.feasible);
+  EXPECT_NEAR(r.step_us, best, 1e-9 * best) << r.rounds << " rounds";
+  EXPECT_LE(r.bound_us, best * (1 + 1e-9));
+  EXPECT_NEAR(sim.evaluate(g, c, r.placement).step_time_us, r.step_us, 1e-9 * best);
+}
+
+TEST(Milp, ExactOnTheHandGraphs) {
+  for (int devices : {2, 3}) {
+    const Cluster c = testing::star_cluster(devices, 1e9, 1, 16e9);
+    expect_equals_brute_force(testing::chain_graph(), c);
+    expect_equals_brute_force(testing::diamond_graph(), c);
+    expect_equals_brute_force(testing::fork_join_graph(), c);
+  }
+}
+
+// Generated graphs up to 16 ops on two devices and up to 10 on three (brute
+// force is 3^10 = 59,049 simulations there), fast and slow links. dag-16-2 on
+// fast links is not among them: see the next test.
+TEST(Milp, ExactEqualsBruteForceOnGeneratedGraphs) {
+  for (int n : {6, 9, 12, 16}) {
+    for (std::uint64_t seed : {1, 2}) {
+      if (n == 16 && seed == 2) continue;
+      const double link = seed == 1 ? 1e9 : 1e10;
+      expect_equals_brute_force(testing::layered_dag(n, seed, 3 + static_cast<int>(seed)),
+                                testing::star_cluster(2, link, 1, 16e9));
+    }
+  }
+  for (int n : {6, 8, 10}) {
+    expect_equals_brute_force(testing::layered_dag(n, 11, 3), testing::star_cluster(3, 1e9, 1, 16e9));
+  }
+}
+
+// The known miss: on dag-16-2 (width 5, 10 GB/s links) 216 rounds in 120 s
+// found the optimum (885.4 us) but left the bound at 867.1 (measured while
+// writing this test). Within 10 s here: no better than brute force, labelled
+// unproven, and a bound between the solver-free one and the optimum.
+TEST(Milp, SixteenOpsFoundButNotProvenInTime) {
+  const OpGraph g = testing::layered_dag(16, 2, 5);
+  const Cluster c = testing::star_cluster(2, 1e10, 1, 16e9);
+  AnalyticSimulator sim;
+  const double best = brute_force_best(g, c, sim);
+  MilpOptions o;
+  o.mode = "exact";
+  o.time_limit_s = 10;
+  const MilpResult r = solve_milp(g, c, sim, OpCostMatrix(g, c), o);
+  EXPECT_GE(r.step_us, best * (1 - 1e-9));
+  EXPECT_EQ(r.status, "time limit");
+  EXPECT_FALSE(r.proven);
+  EXPECT_LT(r.bound_us, best);
+  EXPECT_GT(r.bound_us, certified_bound(g, c).best_us());
+}
+
+// Memory forces two parameter-heavy ops apart: the exact placer finds the split
+// and proves it best.
+TEST(Milp, MemoryForcesASplit) {
+  OpGraph g("split");
+  g.add_op(testing::timed_op("a", 100, 1e6, 0.6e9));
+  g.add_op(testing::timed_op("b", 100, 1000, 0.6e9));
+  g.add_op(testing::timed_op("c", 50, 1000));
+  g.add_edge(0, 1);
+  g.add_edge(1, 2);
+  const Cluster c = testing::star_cluster(2, 1e9, 1, 1e9);
+  AnalyticSimulator sim;
+  const MilpResult r = run_exact(g, c, sim);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_TRUE(r.proven);
+  EXPECT_NE(r.placement[0], r.placement[1]);
+  EXPECT_NEAR(r.step_us, brute_force_best(g, c, sim), 1e-9);
+}
+
+// Property: the relaxed solve's proven bound is never above any placement's
+// simulated step, and never below the solver-free bound it starts from.
+TEST(Milp, RelaxedBoundNeverExceedsASimulatedStep) {
+  AnalyticSimulator sim;
+  std::mt19937_64 rng(3);
+  for (int trial = 0; trial < 6; ++trial) {
+    const int n = 20 + 8 * trial;
+    const int D = 2 + trial % 3;
+    const OpGraph g = testing::layered_dag(n, 40 + trial, 4);
+    const Cluster c = testing::star_cluster(D, 1e9, 1, 16e9);
+    MilpOptions o;
+    o.mode = "relaxed";
+    o.time_limit_s = 2;
+    const MilpResult r = solve_milp(g, c, sim, OpCostMatrix(g, c), o);
+    EXPECT_GE(r.bound_us, certified_bound(g, c).best_us() * (1 - 1e-12));
+    EXPECT_LE(r.bound_us, r.step_us * (1 + 1e-12));
+    for (int k = 0; k < 100; ++k) {
+      Placement p{std::vector<int>(n)};
+      for (int op = 0; op < n; ++op) p[op] = static_cast<int>(rng() % D);
+      ASSERT_LE(r.bound_us, sim.evaluate(g, c, p).step_time_us * (1 + 1e-12)) << "trial " << trial;
+    }
+  }
+}
+
+// A time limit of zero: the start comes back, labelled not proven.
+TEST(Milp, TimeLimitZeroReturnsTheStartUnproven) {
+  const OpGraph g = testing::layered_dag(10, 5, 3);
+  const Cluster c = testing::star_cluster(2, 1e9, 1, 16e9);
+  AnalyticSimulator sim;
+  MilpOptions o;
+  o.time_limit_s = 0;
+  const Placement start(std::vector<int>(10, 1));
+  o.start = &start;
+  const MilpResult r = solve_milp(g, c, sim, OpCostMatrix(g, c), o);
+  EXPECT_EQ(r.status, "time limit");
+  EXPECT_EQ(r.rounds, 0);
+  EXPECT_EQ(r.source, "start");
+  EXPECT_LE(r.bound_us, r.step_us);
+  EXPECT_NEAR(r.bound_us, certified_bound(g, c).best_us(), 1e-9);
+}
+
+// Through the registry: the report file carries the bound and the proof; bad
+// options are one ConfigError each.
+TEST(Milp, PlacerWritesItsReportAndRefusesBadOptions) {
+  register_builtins();
+  const OpGraph g = testing::layered_dag(8, 9, 3);
+  const Cluster c = testing::star_cluster(2, 1e9, 1, 16e9);
+  AnalyticSimulator sim;
+  PlaceContext context;
+  context.evaluator = &sim;
+  const std::string report = std::string(::testing::TempDir()) + "/milp-report.json";
+  context.options = {{"report", report}, {"time_limit", "30"}};
+  const Placement p = PlacerRegistry::instance().create("milp")->place(g, c, context);
+  std::ifstream in(report);
+  ASSERT_TRUE(in.good());
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("mode"), "exact");
+  EXPECT_TRUE(j.at("proven").get<bool>());
+  EXPECT_NEAR(j.at("step_us").get<double>(), sim.evaluate(g, c, p).step_time_us, 1e-9);
+  EXPECT_NEAR(j.at("gap").get<double>(), 1.0, 1e-5);
+
+  for (const Options& bad : {Options{{"mode", "bogus"}}, Options{{"time_limit", "-1"}},
+                             Options{{"start", "somewhere"}}, Options{{"depth", "3"}}}) {
+    context.options = bad;
+    EXPECT_THROW(PlacerRegistry::instance().create("milp")->place(g, c, context), ConfigError)
+        << bad.begin()->first;
+  }
+}
+
+}  // namespace
+}  // namespace aware
