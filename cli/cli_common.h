@@ -32,6 +32,7 @@ void add_place_commands(CLI::App& app);  // place + compare (with the placers)
 void add_fuse_commands(CLI::App& app);   // graph fusion report (agents/fusion)
 void add_search_commands(CLI::App& app); // search + pretrain (agents/rl, LibTorch)
 void add_list_command(CLI::App& app);    // list evaluators | placers | agents | plugins
+void add_bound_command(CLI::App& app);   // bound: certified lower bounds (core/bounds.h, agents/exact)
 void add_costs_commands(CLI::App& app);  // costs fit: per-op-type fits for a cost table
 void add_hw_commands(CLI::App& app);     // calibrate + validate (hw/, with the placers)
 void add_measure_command(CLI::App& app);  // measure: the real LibTorch step (hw/torch_step.h)

@@ -13,6 +13,7 @@
 
 #include "agents/common/placer_common.h"
 #include "agents/baselines/register.h"
+#include "core/bounds.h"
 #include "core/cluster.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
@@ -93,7 +94,7 @@ void write_grid(const std::vector<std::vector<std::string>>& grid, bool markdown
 
 std::vector<std::vector<std::string>> step_grid(const CompareTable& table) {
   std::vector<std::vector<std::string>> grid;
-  std::vector<std::string> header = {"model", "devices", "bound ms"};
+  std::vector<std::string> header = {"model", "devices", "bound ms (gap: step / bound)"};
   for (const auto& m : table.methods) header.push_back(m);
   header.push_back("winner");
   grid.push_back(header);
@@ -351,7 +352,11 @@ CompareTable run_compare(const CompareRequest& request) {
       row.cluster = cluster.name();
       row.devices = cluster.num_devices();
       row.batch = graph.batch();
-      row.lower_bound_us = lower_bound(graph, cluster).bound_us();
+      {
+        const CertifiedBound bound = certified_bound(graph, cluster);
+        row.lower_bound_us = bound.best_us();
+        row.bound_name = bound.binding();
+      }
       std::string too_big;
       try {
         placing::check_graph_can_fit(graph, cluster);
@@ -515,6 +520,7 @@ nlohmann::json compare_to_json(const CompareTable& table) {
     j["cluster"] = row.cluster;
     j["devices"] = row.devices;
     j["lower_bound_us"] = row.lower_bound_us;
+    j["bound"] = row.bound_name;
     if (row.batch > 0) j["batch"] = row.batch;
     j["winner"] = row.winner.empty() ? nlohmann::json() : nlohmann::json(row.winner);
     if (!row.error.empty()) j["error"] = row.error;
@@ -560,6 +566,7 @@ CompareTable compare_from_json(const nlohmann::json& doc, const std::string& sou
       row.cluster = j.value("cluster", "");
       row.devices = j.value("devices", 0);
       row.lower_bound_us = j.value("lower_bound_us", 0.0);
+      row.bound_name = j.value("bound", std::string());
       row.batch = j.value("batch", 0.0);
       if (j.contains("winner") && j.at("winner").is_string()) row.winner = j.at("winner").get<std::string>();
       row.error = j.value("error", "");

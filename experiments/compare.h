@@ -68,7 +68,8 @@ struct CompareRow {
   std::string cluster;  // cluster name actually used (e.g. "k40x8")
   int devices = 0;
   double batch = 0;           // samples per step (the global batch); 0 when the graph has none
-  double lower_bound_us = 0;  // core lower_bound(): max(critical path, work)
+  double lower_bound_us = 0;  // the best certified bound (core/bounds.h's certified_bound)
+  std::string bound_name;     // which of its terms binds ("idle-ends", "critical-path", ...)
   std::vector<MethodResult> results;  // in CompareTable::methods order
   std::string winner;         // fastest feasible method; empty when none
   std::string error;          // the graph or cluster failed to load (then no results)

@@ -371,8 +371,21 @@ Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatr
     heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
     std::sort(tails.begin(), tails.end());
     tails.erase(std::unique(tails.begin(), tails.end()), tails.end());
-    std::vector<std::pair<double, double>> windows;
+    // Large graphs: 24 quantiles of each, one-sided, so the model stays small
+    // (every distinct head made Inception-V3's LP take minutes).
+    auto thin = [](std::vector<double>& v, size_t keep) {
+      if (v.size() <= keep) return;
+      std::vector<double> kept;
+      for (size_t k = 0; k < keep; ++k) kept.push_back(v[k * (v.size() - 1) / (keep - 1)]);
+      kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+      v = kept;
+    };
     const bool all_pairs = n <= 64;
+    if (!all_pairs) {
+      thin(heads, 24);
+      thin(tails, 24);
+    }
+    std::vector<std::pair<double, double>> windows;
     for (double a : heads)
       for (double b : tails)
         if (all_pairs || a == 0 || b == 0) windows.emplace_back(a, b);
