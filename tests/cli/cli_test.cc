@@ -486,3 +486,30 @@ TEST(Cli, EverySubcommandHasHelp) {
 }
 
 }  // namespace
+
+// aware bound: every term with its name, the best is the largest that applies,
+// and a placement's simulated step is not below it; a missing graph is one line.
+TEST(Cli, BoundPrintsEveryTermAndTheBindingOne) {
+  const Outcome b = aware("bound family:cifar10:36 --cluster preset:k40x2 --milp-seconds 2 --json");
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const auto doc = nlohmann::json::parse(b.output);
+  double best = 0;
+  std::string binding;
+  for (const auto& t : doc["terms"]) {
+    if (!t["applies"].get<bool>()) continue;
+    if (t["us"].get<double>() > best) {
+      best = t["us"].get<double>();
+      binding = t["name"].get<std::string>();
+    }
+  }
+  EXPECT_GT(best, 0);
+  EXPECT_DOUBLE_EQ(doc["bound_us"].get<double>(), best);
+  EXPECT_EQ(doc["binding"].get<std::string>(), binding);
+  const Outcome sim = aware("simulate --graph family:cifar10:36 --cluster preset:k40x2 --placement round-robin --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.output;
+  EXPECT_GE(nlohmann::json::parse(sim.output)["step_time_us"].get<double>(), best * (1 - 1e-12));
+
+  const Outcome missing = aware("bound " + tmp("no-such-graph.json"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("no-such-graph.json"), std::string::npos) << missing.output;
+}
