@@ -513,8 +513,11 @@ struct Incumbent {
   bool feasible = false;
   std::string source;
   int evaluated = 0;
+  long long budget = 0;  // 0: no limit
+  bool exhausted() const { return budget > 0 && evaluated >= budget; }
   bool offer(Evaluator& ev, const OpGraph& g, const Cluster& c, const Placement& p,
              const std::string& from) {
+    if (exhausted()) return false;
     const StepResult r = ev.evaluate(g, c, p);
     ++evaluated;
     const bool better = placement.size() == 0 || (r.feasible && !feasible) ||
@@ -548,6 +551,7 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
   MilpResult out;
   out.mode = exact ? "exact" : "relaxed";
   Incumbent inc;
+  inc.budget = options.max_evals;
   if (options.start) inc.offer(evaluator, graph, cluster, *options.start, "start");
   // Every unit on one device, for each device (the cheapest feasible starts).
   for (int d = 0; d < D; ++d) inc.offer(evaluator, graph, cluster, Placement(std::vector<int>(n, d)), "start");
@@ -582,6 +586,10 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
       const double left = options.time_limit_s - seconds_since(t0);
       if (left <= 0 || (progress && progress->cancelled())) {
         out.status = "time limit";
+        break;
+      }
+      if (inc.exhausted()) {
+        out.status = "evaluation budget";
         break;
       }
       const double cutoff = inc.feasible ? inc.step_us * (1 - kTol) : kInf;

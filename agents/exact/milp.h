@@ -45,6 +45,7 @@ struct MilpOptions {
   // far cheaper) and leave a higher bound when time runs out.
   bool order = false;
   const Placement* start = nullptr;  // a placement to start from (may be null)
+  long long max_evals = 0;     // simulations allowed (0: no limit); the start's count
 };
 
 struct MilpResult {
@@ -54,7 +55,7 @@ struct MilpResult {
   double bound_us = 0;       // proven: no placement's simulated step is below this
   bool proven = false;       // step_us equals bound_us (within 1e-6 relative)
   std::string mode;          // "exact" or "relaxed"
-  std::string status;        // "optimal", "time limit", "round limit", "solver failed: ..."
+  std::string status;        // "optimal", "time limit", "round limit", "evaluation budget", "solver failed: ..."
   std::string source;        // "solver" or "start": where the returned placement came from
   int rounds = 0;            // solves made
   int evaluated = 0;         // placements simulated

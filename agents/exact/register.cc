@@ -36,14 +36,15 @@ class MilpPlacer final : public Placer {
       throw ConfigError("milp: start must be cheap or none, not '" + start_from + "'");
     // The start: the caller's, else the best of the cheap one-pass placers.
     Placement start;
+    long long start_evals = 0;
     if (context.start != nullptr) {
       start = *context.start;
     } else if (start_from == "cheap") {
       double best = std::numeric_limits<double>::infinity();
       bool best_feasible = false;
       for (auto& placer : baselines::cheap_placers()) {
-        PlaceContext sub;
-        sub.evaluator = context.evaluator;
+        if (context.budget_evals > 0 && start_evals >= context.budget_evals) break;
+        PlaceContext sub;  // one-pass placers: no evaluator, so no hidden evaluations
         sub.seed = context.seed;
         Placement p;
         try {
@@ -52,6 +53,7 @@ class MilpPlacer final : public Placer {
           continue;  // a placer that cannot handle this graph
         }
         const StepResult r = context.evaluator->evaluate(graph, cluster, p);
+        ++start_evals;
         if ((r.feasible && !best_feasible) || (r.feasible == best_feasible && r.step_time_us < best)) {
           best = r.step_time_us;
           best_feasible = r.feasible;
@@ -60,6 +62,10 @@ class MilpPlacer final : public Placer {
       }
     }
     if (start.size() > 0) o.start = &start;
+    if (context.budget_evals > 0) {
+      if (start_evals >= context.budget_evals && start.size() > 0) return start;  // budget spent on the starts
+      o.max_evals = std::max(1LL, context.budget_evals - start_evals);
+    }
     const OpCostMatrix costs(graph, cluster);
     const MilpResult r = solve_milp(graph, cluster, *context.evaluator, costs, o, context.progress);
     const std::string report = option_string(context.options, "report", "");
