@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 42's benchmark: on Table 1's rows (five models, k40x2 and k40x4), the best
+# certified bound (`aware bound`, the MILP given --milp-seconds) and the `milp`
+# placer on the fused graph (fused-milp, --time-limit seconds), each step over the
+# bound. Resumable: one JSON file per cell under OUT/cells, skipped when present.
+#   experiments/bounds_table.sh [--out DIR] [--milp-seconds S] [--time-limit S]
+#                               [--models "..."] [--devices "2 4"] [--only bound|place]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=experiments/results/bounds
+MILP_S=60
+LIMIT=120
+MODELS="inception_v3 resnet50 nasnet nmt4 gnmt"
+DEVICES="2 4"
+ONLY=""
+while (($#)); do
+  case "$1" in
+    --out) OUT="$2"; shift 2 ;;
+    --milp-seconds) MILP_S="$2"; shift 2 ;;
+    --time-limit) LIMIT="$2"; shift 2 ;;
+    --models) MODELS="$2"; shift 2 ;;
+    --devices) DEVICES="$2"; shift 2 ;;
+    --only) ONLY="$2"; shift 2 ;;
+    *) echo "bounds_table.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+AWARE=build/cli/aware
+mkdir -p "$OUT/cells"
+for m in $MODELS; do
+  for d in $DEVICES; do
+    if [ "$ONLY" != place ]; then
+      cell="$OUT/cells/bound-$m-k40x$d.json"
+      if [ ! -s "$cell" ]; then
+        echo "bound $m k40x$d" >&2
+        start=$(date +%s)
+        "$AWARE" bound "zoo:$m" --cluster "preset:k40x$d" --milp-seconds "$MILP_S" --json > "$cell.tmp"
+        python3 - "$cell.tmp" "$(( $(date +%s) - start ))" "$MILP_S" <<'PY'
+import json, sys
+p, secs, milp = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+j = json.load(open(p)); j["seconds"] = secs; j["milp_seconds"] = milp
+json.dump(j, open(p, "w"), indent=1)
+PY
+        mv "$cell.tmp" "$cell"
+      fi
+    fi
+    if [ "$ONLY" != bound ]; then
+      cell="$OUT/cells/place-$m-k40x$d.json"
+      if [ ! -s "$cell" ]; then
+        echo "fused-milp $m k40x$d" >&2
+        "$AWARE" place --graph "zoo:$m" --cluster "preset:k40x$d" --method fused-milp \
+          --method-option "time_limit=$LIMIT" --method-option "report=$cell.report" --json > "$cell.tmp"
+        python3 - "$cell.tmp" "$cell.report" "$LIMIT" <<'PY'
+import json, sys
+p, rep, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
+j = json.load(open(p)); j["milp_report"] = json.load(open(rep)); j["time_limit_s"] = limit
+json.dump(j, open(p, "w"), indent=1)
+PY
+        rm -f "$cell.report"
+        mv "$cell.tmp" "$cell"
+      fi
+    fi
+  done
+done
+echo "cells in $OUT/cells" >&2
