@@ -318,12 +318,15 @@ Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatr
             cluster.route(e, d).back().channel() != cluster.route(ref, d).back().channel())
           shared_in[d] = false;
       }
-    std::map<std::pair<int, int>, std::pair<double, std::vector<int>>> outputs;  // (op, output) -> bytes, consumer units
+    // (op, output) -> the least bytes of its edges to other units (a transfer
+    // to one device carries at least that), the consumer units.
+    std::map<std::pair<int, int>, std::pair<double, std::vector<int>>> outputs;
     for (const Edge& e : graph.edges()) {
       const int u = f.units.unit_of_op[e.src], v = f.units.unit_of_op[e.dst];
       if (u == v) continue;
-      auto& [bytes, consumers] = outputs[{e.src, e.src_output}];
-      bytes = std::max(bytes, e.bytes);
+      auto [it, fresh] = outputs.try_emplace({e.src, e.src_output}, e.bytes, std::vector<int>{});
+      auto& [bytes, consumers] = it->second;
+      if (!fresh) bytes = std::min(bytes, e.bytes);
       if (std::find(consumers.begin(), consumers.end(), v) == consumers.end()) consumers.push_back(v);
     }
     for (int d = 0; d < D; ++d) {
