@@ -71,6 +71,16 @@ std::vector<SidePoint> side_points(const std::vector<double>& time_us,
 
 }  // namespace
 
+double cheapest_transfer_us(const Cluster& cluster, double bytes) {
+  const int D = cluster.num_devices();
+  if (D < 2 || D > 256) return 0;
+  double best = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < D; ++a)
+    for (int b = 0; b < D; ++b)
+      if (a != b) best = std::min(best, cluster.transfer_time_us(a, b, bytes));
+  return std::isfinite(best) ? best : 0.0;
+}
+
 double idle_ends_bound_us(const std::vector<double>& time_us, const std::vector<double>& head_us,
                           const std::vector<double>& tail_us, const std::vector<bool>& members,
                           int devices) {
@@ -119,16 +129,6 @@ CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
   auto unit_params = [&](const Op& op) {
     return op.colocation_group.empty() ? op.param_bytes : group_params[op.colocation_group];
   };
-  // The cheapest route between two distinct devices, for `bytes`; 0 where the
-  // cluster is too large to look at every pair (still a bound).
-  auto cheapest_transfer = [&](double bytes) {
-    if (D < 2 || D > 256) return 0.0;
-    double best = std::numeric_limits<double>::infinity();
-    for (int a = 0; a < D; ++a)
-      for (int b = 0; b < D; ++b)
-        if (a != b) best = std::min(best, cluster.transfer_time_us(a, b, bytes));
-    return std::isfinite(best) ? best : 0.0;
-  };
   int forced = 0;
   std::vector<double> finish(n, 0);
   for (int op : topological_order(graph)) {
@@ -140,7 +140,7 @@ CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
       double transfer = 0;
       const bool same_unit = !a.colocation_group.empty() && a.colocation_group == b.colocation_group;
       if (!same_unit && D >= 2 && unit_params(a) + unit_params(b) > largest_device) {
-        transfer = cheapest_transfer(edge.bytes);
+        transfer = cheapest_transfer_us(cluster, edge.bytes);
         ++forced;
       }
       start = std::max(start, finish[edge.src] + transfer);

@@ -44,6 +44,11 @@ CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
                                const OpCostMatrix& costs);
 CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster);
 
+// The cheapest time `bytes` can take between two distinct devices of `cluster`
+// (latency + bytes / bottleneck bandwidth over every ordered pair); 0 with fewer
+// than two devices or more than 256 (too many pairs to look at; still a bound).
+double cheapest_transfer_us(const Cluster& cluster, double bytes);
+
 // The idle-ends term alone for `devices` identical devices, one stream: ops in
 // `members` (true: counted) with times `time_us`, heads (earliest start) and
 // tails (time after the op's end until the step can end) from the whole graph.

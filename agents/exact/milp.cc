@@ -151,17 +151,6 @@ bool interchangeable_devices(const Cluster& cluster, const OpCostMatrix& costs) 
   return true;
 }
 
-// The cheapest transfer of `bytes` between two distinct devices.
-double cheapest_transfer_us(const Cluster& cluster, double bytes) {
-  const int D = cluster.num_devices();
-  if (D < 2 || D > 256) return 0;
-  double best = kInf;
-  for (int a = 0; a < D; ++a)
-    for (int b = 0; b < D; ++b)
-      if (a != b) best = std::min(best, cluster.transfer_time_us(a, b, bytes));
-  return std::isfinite(best) ? best : 0;
-}
-
 // `cutoff_us` (finite): the step must be at most this (exact rounds); `horizon_us`:
 // an upper bound on any start + duration the solve can need (big-M).
 Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatrix& costs,
@@ -584,6 +573,17 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
     if (r.infeasible) lower = kInf;
   } else {
     std::vector<std::vector<std::pair<int, double>>> cuts;
+    // Every op at its slowest and every edge's transfer one after another: no
+    // schedule the rounds consider needs a larger big-M (computed once).
+    double serial_us = 0, max_p = 0;
+    for (int op = 0; op < n; ++op)
+      for (int d = 0; d < D; ++d) max_p = std::max(max_p, costs.time_us(op, d));
+    for (int op = 0; op < n; ++op) {
+      double worst = 0;
+      for (int d = 0; d < D; ++d) worst = std::max(worst, costs.time_us(op, d));
+      serial_us += worst;
+    }
+    for (const Edge& e : graph.edges()) serial_us += cheapest_transfer_us(cluster, e.bytes);
     out.status = "round limit";
     while (out.rounds < options.max_rounds) {
       const double left = options.time_limit_s - seconds_since(t0);
@@ -596,17 +596,7 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
         break;
       }
       const double cutoff = inc.feasible ? inc.step_us * (1 - kTol) : kInf;
-      double horizon = 0;
-      for (int op = 0; op < n; ++op) {
-        double worst = 0;
-        for (int d = 0; d < D; ++d) worst = std::max(worst, costs.time_us(op, d));
-        horizon += worst;
-      }
-      for (const Edge& e : graph.edges()) horizon += cheapest_transfer_us(cluster, e.bytes);
-      if (std::isfinite(cutoff)) horizon = std::min(horizon, cutoff);
-      double max_p = 0;
-      for (int op = 0; op < n; ++op)
-        for (int d = 0; d < D; ++d) max_p = std::max(max_p, costs.time_us(op, d));
+      const double horizon = std::isfinite(cutoff) ? std::min(serial_us, cutoff) : serial_us;
       Formulation f = build(graph, cluster, costs, options.order, floor.best_us(), cutoff, horizon + max_p + 1);
       for (const auto& cut : cuts) f.lp.row(cut, -kInf, units.num_units() - 1);
       const Solved r = run_cbc(f.lp, left, {}, false);
