@@ -40,7 +40,21 @@ PlacementEnv::PlacementEnv(const OpGraph& graph, const Cluster& cluster, Evaluat
 double PlacementEnv::evaluate(const Placement& placement, Trace* trace) {
   const auto t0 = std::chrono::steady_clock::now();
   const StepResult r = evaluator_->evaluate(*graph_, *cluster_, placement, trace);
-  simulate_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return record(placement, r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+double PlacementEnv::evaluate_move(const Placement& prev, const std::vector<OpMove>& moves) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const StepResult r = evaluator_->evaluate_move(*graph_, *cluster_, prev, moves);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Placement moved = prev;
+  apply_moves(*graph_, *cluster_, moved, moves);
+  ++move_evaluations_;
+  return record(moved, r, seconds);
+}
+
+double PlacementEnv::record(const Placement& placement, const StepResult& r, double seconds) {
+  simulate_s_ += seconds;
   ++evaluations_;
   const double pen = penalised_step_us(r, *cluster_, penalty_);
   last_ = placement;

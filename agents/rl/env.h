@@ -49,11 +49,18 @@ class PlacementEnv {
   // Evaluates `placement` (one evaluation against the budget); returns the penalised
   // step time, µs. Fills `trace` when non-null.
   double evaluate(const Placement& placement, Trace* trace = nullptr);
+  // The same for `prev` with every op of `moves` on its new device, through
+  // Evaluator::evaluate_move (the same result, bit for bit, re-simulating only
+  // from where a move can matter): one evaluation against the budget, counted
+  // apart in move_evaluations() too. last_placement() becomes the moved one.
+  double evaluate_move(const Placement& prev, const std::vector<OpMove>& moves);
 
   // True when the evaluation or time budget is spent, or the observer cancelled.
   bool exhausted() const;
   bool cancelled() const;
   long long evaluations() const { return evaluations_; }
+  // Of evaluations(), those made incrementally by evaluate_move().
+  long long move_evaluations() const { return move_evaluations_; }
   long long budget_evals() const { return budget_evals_; }
   double budget_seconds() const { return budget_seconds_; }
   // Seconds since construction plus the offset restored from a checkpoint.
@@ -92,6 +99,9 @@ class PlacementEnv {
                double best_penalised_us, double best_step_us, bool best_feasible);
 
  private:
+  // Counts `result` of `placement` and keeps it as the last and, when better, the best.
+  double record(const Placement& placement, const StepResult& result, double seconds);
+
   const OpGraph* graph_;
   const Cluster* cluster_;
   Evaluator* evaluator_;
@@ -102,6 +112,7 @@ class PlacementEnv {
   std::chrono::steady_clock::time_point begin_;
   double elapsed_offset_s_ = 0;
   long long evaluations_ = 0;
+  long long move_evaluations_ = 0;
   double simulate_s_ = 0, features_s_ = 0;
   Placement last_;
   double last_penalised_us_ = std::numeric_limits<double>::infinity();
