@@ -2,8 +2,8 @@
 """REINFORCE on the placement MDP, in PyTorch (Debian's python3-torch), against random
 sampling with the same number of evaluations.
 
-    PYTHONPATH=build/python python3 examples/python/reinforce.py [--graph family:cifar10:1]
-        [--cluster preset:k40x4] [--budget 2000] [--seed 1] [--json out.json]
+    PYTHONPATH=build/python python3 examples/python/reinforce.py [--graph family:ptb:1]
+        [--cluster preset:k40x4] [--budget 4000] [--seed 1] [--json out.json]
 
 The policy is a table of logits, one row per colocation unit, plus a linear map of the
 unit's static features (a shared prior for units never seen to matter); one-shot
@@ -26,9 +26,9 @@ import aware.env
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graph", default="family:cifar10:1")
+    parser.add_argument("--graph", default="family:ptb:1")
     parser.add_argument("--cluster", default="preset:k40x4")
-    parser.add_argument("--budget", type=int, default=2000, help="evaluations for each method")
+    parser.add_argument("--budget", type=int, default=4000, help="evaluations for each method")
     parser.add_argument("--batch", type=int, default=16, help="episodes per update")
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=1)
