@@ -39,6 +39,7 @@ void add_measure_command(CLI::App& app);  // measure: the real LibTorch step (hw
 void add_strategy_commands(CLI::App& app);  // strategy apply | list (strategies/)
 void add_reproduce_command(CLI::App& app);  // reproduce: the README's experiments as cells
 void add_mesh_commands(CLI::App& app);      // mesh map: spiking networks on a neuromorphic mesh
+void add_trace_commands(CLI::App& app);     // trace export: Chakra execution traces, Chrome timelines
 
 // --batch, --optimizer and --input-shape NAME=AxBx... (repeatable) as the model
 // importers take them; ConfigError naming the --input-shape item that is bad.

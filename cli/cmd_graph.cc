@@ -17,6 +17,10 @@
 #include "datasets/load.h"
 #include "datasets/zoo.h"
 #include "datasets/model_import.h"
+#include "datasets/pytorch_eg.h"
+#ifdef AWARE_HAVE_CHAKRA
+#include "datasets/chakra.h"
+#endif
 #ifdef AWARE_HAVE_ONNX
 #include "datasets/onnx_import.h"
 #endif
@@ -249,9 +253,66 @@ OpGraph import_model(const std::string& path, const ModelImportOptions& options,
 #endif
 }
 
+// A folder or .et file (Chakra traces), or a .json file (PyTorch's execution graph).
+bool is_trace_path(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return true;
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".et" || ext == ".json";
+}
+
+// Imports a trace: Chakra (one rank or a folder of ranks) or PyTorch's execution graph.
+void run_trace_import(const ImportArgs& a) {
+  if (a.batch > 0 || !a.input_shapes.empty())
+    throw ConfigError(a.model + ": --batch and --input-shape are for models; a trace records its own sizes");
+  nlohmann::json report;
+  OpGraph graph;
+  std::string what, detail;
+  const std::string ext = std::filesystem::path(a.model).extension().string();
+  if (ext == ".json") {
+    ExecutionGraphImport eg = read_pytorch_execution_graph(a.model);
+    graph = std::move(eg.graph);
+    report = {{"format", "pytorch-execution-graph"}, {"schema", eg.schema}, {"source_nodes", eg.nodes},
+              {"scopes", eg.wrappers}, {"flops_from_shapes", eg.estimated}};
+    what = "PyTorch execution graph (schema " + eg.schema + "), " + std::to_string(eg.nodes) + " nodes, " +
+           std::to_string(eg.wrappers) + " scopes descended into";
+    detail = "no durations in this schema: priced by the cost model; FLOPs from shapes for " +
+             std::to_string(eg.estimated) + " ops";
+  } else {
+#ifdef AWARE_HAVE_CHAKRA
+    ChakraImport chakra = read_chakra_traces(a.model);
+    graph = std::move(chakra.graph);
+    report = {{"format", "chakra"},         {"version", chakra.version}, {"ranks", chakra.ranks},
+              {"source_nodes", chakra.nodes}, {"comm_pairs", chakra.comm_pairs}, {"files", chakra.files}};
+    what = std::to_string(chakra.ranks) + " Chakra rank" + (chakra.ranks == 1 ? "" : "s") + " (version " +
+           chakra.version + "), " + std::to_string(chakra.nodes) + " nodes, " + std::to_string(chakra.comm_pairs) +
+           " send/receive pairs joined";
+    detail = "durations as measured costs";
+#else
+    throw ConfigError(a.model + ": this build has no Chakra reader (install protobuf-compiler and libprotobuf-dev, then rebuild)");
+#endif
+  }
+  write_graph_file(graph, a.out);
+  if (a.json) {
+    report["graph"] = graph.name();
+    report["ops"] = graph.num_ops();
+    report["edges"] = graph.num_edges();
+    report["written"] = a.out;
+    std::cout << report.dump(1) << "\n";
+    return;
+  }
+  std::printf("imported       %s: %s\n", a.model.c_str(), what.c_str());
+  std::printf("graph          %d ops, %d edges (%s)\n", graph.num_ops(), graph.num_edges(), detail.c_str());
+  std::printf("wrote          %s (aware graph info %s)\n", a.out.c_str(), a.out.c_str());
+}
+
 void run_import(const ImportArgs& a) {
   check_distinct_files({{"-o", a.out}}, {{"model", a.model}});
   prepare_required_output_path(a.out, "-o");
+  if (is_trace_path(a.model)) {
+    run_trace_import(a);
+    return;
+  }
   const ModelImportOptions options = model_import_options(a.batch, a.optimizer, a.input_shapes);
   ModelImportReport report;
   const OpGraph graph = import_model(a.model, options, report);
@@ -344,8 +405,13 @@ void add_graph_commands(CLI::App& app) {
   i->callback([info] { run_info(*info); });
 
   auto imp = std::make_shared<ImportArgs>();
-  CLI::App* m = graph->add_subcommand("import", "Import an ONNX or TorchScript model as a training-step graph");
-  m->add_option("model", imp->model, "MODEL.onnx, or a TorchScript MODEL.pt (.pth, .ts)")->required();
+  CLI::App* m = graph->add_subcommand(
+      "import", "Import an ONNX or TorchScript model, Chakra execution traces or a PyTorch execution graph as a "
+                "training-step graph");
+  m->add_option("model", imp->model,
+                "MODEL.onnx, a TorchScript MODEL.pt (.pth, .ts), a Chakra RANK.et or a folder of them, or PyTorch's "
+                "execution-graph FILE.json")
+      ->required();
   m->add_option("--batch", imp->batch, "Batch size: the data inputs' first dimension")->check(whole_range(1, 10000000));
   m->add_option("--input-shape", imp->input_shapes, "NAME=AxBx... for a data input (repeatable)");
   m->add_option("--optimizer", imp->optimizer, "sgd, momentum, rmsprop or adam")->capture_default_str();

@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
   aware::cli::add_list_command(app);
   aware::cli::add_costs_commands(app);
   aware::cli::add_bound_command(app);
+  aware::cli::add_trace_commands(app);
 #ifdef AWARE_HAVE_BASELINES
   aware::cli::add_place_commands(app);
   aware::cli::add_reproduce_command(app);
