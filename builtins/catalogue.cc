@@ -68,7 +68,9 @@ std::vector<RegistryInfo> cluster_entries() {
 
 std::vector<RegistryInfo> model_entries() {
   std::vector<RegistryInfo> out;
-  for (const std::string& name : zoo_model_names()) {
+  std::vector<std::string> names = zoo_model_names();
+  for (const std::string& size : zoo_language_model_sizes()) names.push_back(size);
+  for (const std::string& name : names) {
     RegistryInfo e;
     e.name = "zoo:" + name;
     e.description = "keys: " + join(zoo_model_option_keys(name)) + " (zoo:" + name + ":key=value,...)";

@@ -36,6 +36,16 @@ constexpr GpuSpec kGpuSpecs[] = {
     {"A100", 19.5e12, 80, 2039, 0.65, 4},
     {"H100", 67e12, 80, 3350, 0.6, 3},
     {"H200", 67e12, 141, 4800, 0.6, 3},
+    // The DGX pods' GPUs at their dense BF16 tensor-core peak (the language models
+    // train in BF16): NVIDIA's A100 80 GB SXM datasheet, 312 TFLOP/s, 2,039 GB/s; H100
+    // SXM datasheet, 989 TFLOP/s dense, 3,350 GB/s. The efficiency is one GEMM
+    // efficiency per kind, assumed (not measured here, nor tuned per model): Megatron-LM's
+    // 137-163 TFLOP/s per A100 (44-52% of peak, Narayanan et al. 2021, Table 1) is a whole
+    // step with communication and bubbles, so its large GEMMs run nearer 0.7; H100's
+    // published step figures are lower fractions of its peak, 0.6 here. `aware calibrate`
+    // measures both where such a GPU is lent.
+    {"A100-BF16", 312e12, 80, 2039, 0.7, 4},
+    {"H100-BF16", 989e12, 80, 3350, 0.6, 3},
 };
 // clang-format on
 
@@ -114,6 +124,43 @@ Cluster multi_node(int nodes, int gpus_per_node) {
   return c;
 }
 
+// N DGX nodes (8 GPUs each) in a rail-optimised fat tree, as NVIDIA's DGX SuperPOD
+// reference architectures lay them out: inside a node the GPUs share an NVSwitch
+// (A100: NVLink 3, 600 GB/s per GPU both ways = 300 GB/s a direction; H100: NVLink 4,
+// 900 GB/s = 450 GB/s); each GPU has its own InfiniBand port (A100: 200 Gb/s HDR; H100:
+// 400 Gb/s NDR) to the leaf switch of its rail (rail g joins GPU g of up to 32 nodes);
+// every leaf joins one spine at 32 ports' worth (non-blocking). GPUs of different
+// rails on different nodes meet through the spine, or through their NVSwitch to the
+// other rail, whichever route is shorter.
+Cluster dgx_pod(const std::string& name, const std::string& kind, int nodes, double nvlink_Bps, double port_Bps) {
+  constexpr int kGpus = 8, kNodesPerLeaf = 32;
+  Cluster c(name);
+  for (int n = 0; n < nodes; ++n)
+    for (int g = 0; g < kGpus; ++g) c.add_device(gpu("node" + std::to_string(n) + "-gpu" + std::to_string(g), kind));
+  for (int n = 0; n < nodes; ++n) c.add_switch("node" + std::to_string(n) + "-nvswitch");
+  const int groups = (nodes + kNodesPerLeaf - 1) / kNodesPerLeaf;
+  for (int g = 0; g < kGpus; ++g)
+    for (int k = 0; k < groups; ++k) c.add_switch("rail" + std::to_string(g) + "-leaf" + std::to_string(k));
+  if (nodes > 1) c.add_switch("spine");
+  for (int n = 0; n < nodes; ++n) {
+    const std::string nv = "node" + std::to_string(n) + "-nvswitch";
+    for (int g = 0; g < kGpus; ++g) {
+      const std::string dev = "node" + std::to_string(n) + "-gpu" + std::to_string(g);
+      c.connect(dev, nv, nvlink_Bps, 1, nv + "-gpu" + std::to_string(g));
+      if (nodes > 1) {
+        const std::string leaf = "rail" + std::to_string(g) + "-leaf" + std::to_string(n / kNodesPerLeaf);
+        c.connect(dev, leaf, port_Bps, 2, leaf + "-node" + std::to_string(n));
+      }
+    }
+  }
+  for (int g = 0; g < kGpus && nodes > 1; ++g)
+    for (int k = 0; k < groups; ++k) {
+      const std::string leaf = "rail" + std::to_string(g) + "-leaf" + std::to_string(k);
+      c.connect(leaf, "spine", kNodesPerLeaf * port_Bps, 2, "spine-" + leaf);
+    }
+  return c;
+}
+
 // N commodity Hadoop nodes on one 1 GbE switch (a single rack), the cluster of the
 // MapReduce-era training papers (docs/strategies.md, section
 // "hadoop:N"). Each node is one device: its CPUs run one map task at a time.
@@ -163,7 +210,7 @@ Cluster cpu_host() {
 std::vector<std::string> builtin_preset_names() {
   return {"p2.8xlarge", "k40x2",    "k40x4",    "k40x8",   "dgx-v100",
           "dgx-a100",   "hgx-h100", "hgx-h200", "multi-node:NxG", "cpu-host",
-          "hadoop:N",   "mesh:WxH"};
+          "hadoop:N",   "mesh:WxH", "dgx-a100-pod:N", "dgx-h100-pod:N"};
 }
 
 std::mutex g_preset_mutex;
@@ -184,7 +231,8 @@ std::vector<std::string> cluster_preset_names() {
 void register_cluster_preset(const std::string& name, std::function<Cluster()> build) {
   const std::vector<std::string> builtin = builtin_preset_names();
   if (name.empty() || std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
-      name.rfind("multi-node:", 0) == 0 || name.rfind("hadoop:", 0) == 0 || name.rfind("mesh:", 0) == 0)
+      name.rfind("multi-node:", 0) == 0 || name.rfind("hadoop:", 0) == 0 || name.rfind("mesh:", 0) == 0 ||
+      name.rfind("dgx-a100-pod:", 0) == 0 || name.rfind("dgx-h100-pod:", 0) == 0)
     throw ConfigError("cannot register cluster preset '" + name + "': the name is built in");
   std::lock_guard<std::mutex> lock(g_preset_mutex);
   registered_presets()[name] = std::move(build);
@@ -223,6 +271,15 @@ Cluster make_cluster_preset(const std::string& name) {
                         "': expected multi-node:NxG with 1 <= N <= 64 and 1 <= G <= 16");
     }
     c = multi_node(nodes, gpus);
+  } else if (name.rfind("dgx-a100-pod:", 0) == 0 || name.rfind("dgx-h100-pod:", 0) == 0) {
+    const bool h100 = name.rfind("dgx-h100-pod:", 0) == 0;
+    int nodes = 0;
+    char tail = 0;
+    if (std::sscanf(name.c_str() + 13, "%d%c", &nodes, &tail) != 1 || nodes < 1 || nodes > 512)
+      throw ConfigError("cluster preset '" + name + "': expected " + name.substr(0, 13) +
+                        "N with 1 <= N <= 512 DGX nodes of 8 GPUs (up to 4,096 GPUs)");
+    c = h100 ? dgx_pod(name, "H100-BF16", nodes, 450 * kGB, 50 * kGB)
+             : dgx_pod(name, "A100-BF16", nodes, 300 * kGB, 25 * kGB);
   } else if (name.rfind("hadoop:", 0) == 0) {
     int nodes = 0;
     char tail = 0;
@@ -263,7 +320,8 @@ Cluster load_cluster(const std::string& spec) {
   // Bare preset names are accepted too, as long as no file of that name exists.
   for (const auto& n : cluster_preset_names())
     if (spec == n) return make_cluster_preset(spec);
-  if (spec.rfind("multi-node:", 0) == 0 || spec.rfind("hadoop:", 0) == 0 || spec.rfind("mesh:", 0) == 0)
+  if (spec.rfind("multi-node:", 0) == 0 || spec.rfind("hadoop:", 0) == 0 || spec.rfind("mesh:", 0) == 0 ||
+      spec.rfind("dgx-a100-pod:", 0) == 0 || spec.rfind("dgx-h100-pod:", 0) == 0)
     return make_cluster_preset(spec);
   std::function<Cluster(const std::string&)> loader;
   {

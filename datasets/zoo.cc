@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/errors.h"
+#include "datasets/gpt.h"
 #include "datasets/models.h"
 
 namespace aware {
@@ -70,7 +71,39 @@ const std::map<std::string, ZooEntry>& registry() {
       {"rnnlm", {datasets_detail::build_rnnlm, seq}},
       {"transformer", {datasets_detail::build_transformer, seq}},
   };
-  return builders;
+  static const std::map<std::string, ZooEntry> with_gpt = [] {
+    std::map<std::string, ZooEntry> all = builders;
+    const std::vector<std::string> lm = {"batch", "seq_len", "hidden", "layers", "vocab", "heads", "kv_heads", "ffn"};
+    std::vector<std::string> moe = lm;
+    moe.push_back("experts");
+    moe.push_back("top_k");
+    const auto entry = [&](const datasets_detail::GptConfig& base) {
+      return ZooEntry{[base](const ModelOptions& o) {
+                        datasets_detail::GptConfig c = base;
+                        c.batch = option_or(o.batch, c.batch);
+                        c.seq_len = option_or(o.seq_len, c.seq_len);
+                        c.hidden = option_or(o.hidden, c.hidden);
+                        c.layers = option_or(o.layers, c.layers);
+                        c.vocab = option_or(o.vocab, c.vocab);
+                        c.heads = option_or(o.heads, c.heads);
+                        // kv_heads follows heads unless given (or the size groups them).
+                        c.kv_heads = option_or(o.kv_heads, base.kv_heads == base.heads ? c.heads : c.kv_heads);
+                        c.ffn = option_or(o.ffn, o.hidden > 0 && !base.swiglu ? 4 * c.hidden : c.ffn);
+                        if (base.experts > 0) {  // only the mixtures read these
+                          c.experts = option_or(o.experts, c.experts);
+                          c.top_k = option_or(o.top_k, c.top_k);
+                        }
+                        return datasets_detail::build_gpt(c);
+                      },
+                      base.experts > 0 ? moe : lm};
+    };
+    datasets_detail::GptConfig plain = datasets_detail::gpt_sizes().front().config;  // GPT-3 Small
+    plain.name = "gpt";
+    all.emplace("gpt", entry(plain));
+    for (const datasets_detail::GptSize& size : datasets_detail::gpt_sizes()) all.emplace(size.config.name, entry(size.config));
+    return all;
+  }();
+  return with_gpt;
 }
 
 const ZooEntry& find_entry(const std::string& name) {
@@ -79,6 +112,8 @@ const ZooEntry& find_entry(const std::string& name) {
   if (it == builders.end()) {
     std::string known;
     for (const std::string& n : zoo_model_names()) known += (known.empty() ? "" : ", ") + n;
+    known += " and the language-model sizes";
+    for (const std::string& n : zoo_language_model_sizes()) known += (known.back() == 's' ? " " : ", ") + n;
     throw ConfigError("unknown zoo model '" + name + "'; known models: " + known);
   }
   return it->second;
@@ -143,12 +178,19 @@ void check_zoo_size(const std::string& name, const ZooEntry& entry, const ModelO
 std::vector<std::string> zoo_model_names() {
   // The documented order (papers' models first), not the map's alphabetical one.
   return {"inception_v3", "resnet50", "resnet101", "resnet152", "nasnet",     "nmt2",
-          "nmt4",         "nmt8",     "gnmt",      "rnnlm",     "transformer"};
+          "nmt4",         "nmt8",     "gnmt",      "rnnlm",     "transformer", "gpt"};
+}
+
+std::vector<std::string> zoo_language_model_sizes() {
+  std::vector<std::string> names;
+  for (const datasets_detail::GptSize& size : datasets_detail::gpt_sizes()) names.push_back(size.config.name);
+  return names;
 }
 
 const std::vector<std::string>& model_option_keys() {
-  static const std::vector<std::string> keys = {"batch",  "seq_len", "hidden",
-                                                "layers", "vocab",   "image_size"};
+  static const std::vector<std::string> keys = {"batch",      "seq_len", "hidden", "layers",
+                                                "vocab",      "image_size", "heads", "kv_heads",
+                                                "ffn",        "experts",  "top_k"};
   return keys;
 }
 
@@ -159,6 +201,11 @@ int* model_option_field(ModelOptions& options, const std::string& key) {
   if (key == "layers") return &options.layers;
   if (key == "vocab") return &options.vocab;
   if (key == "image_size") return &options.image_size;
+  if (key == "heads") return &options.heads;
+  if (key == "kv_heads") return &options.kv_heads;
+  if (key == "ffn") return &options.ffn;
+  if (key == "experts") return &options.experts;
+  if (key == "top_k") return &options.top_k;
   return nullptr;
 }
 
@@ -170,7 +217,9 @@ OpGraph build_zoo_model(const std::string& name, const ModelOptions& options) {
   const ZooEntry& entry = find_entry(name);
   const std::pair<const char*, int> fields[] = {
       {"batch", options.batch},   {"seq_len", options.seq_len}, {"hidden", options.hidden},
-      {"layers", options.layers}, {"vocab", options.vocab},     {"image_size", options.image_size}};
+      {"layers", options.layers}, {"vocab", options.vocab},     {"image_size", options.image_size},
+      {"heads", options.heads},   {"kv_heads", options.kv_heads}, {"ffn", options.ffn},
+      {"experts", options.experts}, {"top_k", options.top_k}};
   for (const auto& [field, value] : fields) {
     // 0 means "the model's default"; a negative size is a mistake, not a default.
     if (value < 0) {

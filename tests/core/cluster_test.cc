@@ -16,6 +16,8 @@ TEST(Cluster, EveryPresetBuildsWithRoutesBetweenAllDevices) {
     if (name == "multi-node:NxG") name = "multi-node:2x4";
     if (name == "hadoop:N") name = "hadoop:3";
     if (name == "mesh:WxH") name = "mesh:3x2";
+    if (name == "dgx-a100-pod:N") name = "dgx-a100-pod:2";
+    if (name == "dgx-h100-pod:N") name = "dgx-h100-pod:3";
     const Cluster c = make_cluster_preset(name);
     ASSERT_GT(c.num_devices(), 0) << name;
     for (int s = 0; s < c.num_devices(); ++s) {
@@ -55,6 +57,28 @@ TEST(Cluster, MultiNodeRoutesLeaveTheNodeThroughTheUplink) {
   EXPECT_EQ(c.num_devices(), 8);
   EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 1), 300e9);  // inside a node: NVSwitch
   EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 4), 50e9);   // across nodes: the 400 Gb/s uplink
+}
+
+// dgx-*-pod:N: 8 GPUs per node on an NVSwitch, one InfiniBand port per GPU to its
+// rail's leaf, the leaves on one spine.
+TEST(Cluster, DgxPodsAreRailOptimisedFatTrees) {
+  const Cluster a = make_cluster_preset("dgx-a100-pod:4");
+  ASSERT_EQ(a.num_devices(), 32);
+  EXPECT_EQ(a.device(0).kind, "A100-BF16");
+  EXPECT_DOUBLE_EQ(a.device(0).peak_flops, 312e12);
+  EXPECT_DOUBLE_EQ(a.device(0).memory_bytes, 80e9);
+  EXPECT_DOUBLE_EQ(a.route_bandwidth_Bps(0, 7), 300e9);  // inside a node: NVSwitch
+  EXPECT_DOUBLE_EQ(a.route_bandwidth_Bps(0, 8), 25e9);   // GPU 0 of nodes 0 and 1: rail 0, 200 Gb/s
+  EXPECT_EQ(a.route(0, 8).size(), 2u);                    // gpu -> rail0 leaf -> gpu
+  EXPECT_DOUBLE_EQ(a.route_bandwidth_Bps(1, 8), 25e9);   // another rail: still one port's rate at best
+  const Cluster h = make_cluster_preset("dgx-h100-pod:2");
+  EXPECT_EQ(h.num_devices(), 16);
+  EXPECT_DOUBLE_EQ(h.device(15).peak_flops, 989e12);
+  EXPECT_DOUBLE_EQ(h.route_bandwidth_Bps(0, 8), 50e9);   // 400 Gb/s NDR
+  EXPECT_EQ(make_cluster_preset("dgx-a100-pod:1").num_devices(), 8);
+  EXPECT_THROW(make_cluster_preset("dgx-a100-pod:513"), ConfigError);
+  EXPECT_THROW(make_cluster_preset("dgx-h100-pod:0"), ConfigError);
+  EXPECT_THROW(make_cluster_preset("dgx-h100-pod:4x"), ConfigError);
 }
 
 TEST(Cluster, TransferTimeIsLatencyPlusBytesOverBottleneck) {
