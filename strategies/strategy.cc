@@ -116,6 +116,13 @@ StrategyRegistry::StrategyRegistry() {
                          "one synchronous iteration as a Hadoop job (cache=on: Spark/HaLoop style)",
                          {"cache", "job_s", "disk_MBps", "seek_ms", "replication"}, apply_mapreduce,
                          "mapreduce:2,cache=on", ""};
+  kinds_["tp"] = {"tp",
+                  "tp[:N]: Megatron's tensor parallelism on N devices (default: every device): each layer's "
+                  "attention and MLP projections split by columns then rows, an all-reduce after each "
+                  "row-parallel projection and each column-parallel input gradient (4 per layer per step)",
+                  {}, apply_tensor_parallel, "tp:2", "tp:1"};
+  kinds_["tp"].example_graph = "zoo:gpt:layers=2,hidden=64,heads=4,ffn=256,vocab=500,seq_len=16,batch=4";
+  kinds_["tp"].check = check_tensor_parallel;
   kinds_["single"].check = check_single;
   kinds_["place"].check = check_place;
   for (const char* kind : {"dp", "hybrid", "bagging"}) kinds_[kind].check = check_data_parallel;

@@ -98,6 +98,9 @@ struct StrategyKind {
   // Throws ConfigError for an argument or option value that apply would refuse on
   // any graph and cluster; empty: the parse alone (a plugin's kind may have none).
   std::function<void(const StrategySpec&)> check;
+  // The graph the conformance suite runs the example on, as a graph spec; empty: a
+  // small ResNet-50 step (kinds that need a particular structure name one).
+  std::string example_graph;
 };
 
 // Every strategy kind by name. The library's own rewrites are registered when the

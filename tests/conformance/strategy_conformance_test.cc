@@ -37,7 +37,7 @@ TEST_P(StrategyConformance, ExampleRewriteValidatesAndConservesTheBatch) {
   const StrategyKind kind = StrategyRegistry::instance().get(GetParam());
   ASSERT_FALSE(kind.example.empty()) << "every kind names an example spec";
   EXPECT_EQ(parse_strategy_spec(kind.example).kind, kind.name);
-  const OpGraph& graph = small_graph();
+  const OpGraph graph = kind.example_graph.empty() ? small_graph() : load_graph(kind.example_graph);
   const StrategyResult r = apply_strategy(graph, cluster_, kind.example, context_);
   EXPECT_NO_THROW(r.graph.validate()) << kind.example;
   ASSERT_EQ(static_cast<int>(r.placement.device_of_op.size()), r.graph.num_ops()) << kind.example;
@@ -62,7 +62,7 @@ TEST_P(StrategyConformance, ExampleRewriteValidatesAndConservesTheBatch) {
 TEST_P(StrategyConformance, OneReplicaStepsAsThePlainGraph) {
   const StrategyKind kind = StrategyRegistry::instance().get(GetParam());
   if (kind.one_replica.empty()) GTEST_SKIP() << kind.name << " has no one-replica form (its entry says why)";
-  const OpGraph& graph = small_graph();
+  const OpGraph graph = kind.example_graph.empty() ? small_graph() : load_graph(kind.example_graph);
   const StrategyResult r = apply_strategy(graph, cluster_, kind.one_replica, context_);
   EXPECT_DOUBLE_EQ(r.global_batch, graph.batch()) << kind.one_replica;
   const double plain = analytic_->evaluate(graph, cluster_, single_device_placement(graph, 0)).step_time_us;
@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(Registered, StrategyConformance, ::testing::ValuesIn(re
 
 // The registry holds at least the kinds the docs describe.
 TEST(StrategyRegistry, HoldsTheDocumentedKinds) {
-  for (const char* kind : {"single", "place", "dp", "hybrid", "pipeline", "bagging", "mapreduce"})
+  for (const char* kind : {"single", "place", "dp", "hybrid", "pipeline", "bagging", "mapreduce", "tp"})
     EXPECT_TRUE(StrategyRegistry::instance().has(kind)) << kind;
 }
 
