@@ -42,11 +42,42 @@ std::vector<int> balanced_cut(const std::vector<double>& cost, int stages) {
   return stage;
 }
 
+// The order of one stage's micro-batch passes: (forward?, micro-batch) pairs.
+// GPipe (Huang et al. 2019): every forward, then every backward in reverse.
+// 1F1B (PipeDream-Flush as Megatron-LM runs it, Narayanan et al. 2021, Section 2.2):
+// stage s of p first runs min(p - s - 1, M) forwards, then alternates one forward
+// and one backward, oldest first, then the remaining backwards; it holds at most
+// p - s micro-batches' activations where GPipe holds all M.
+std::vector<std::pair<bool, int>> stage_order(const std::string& schedule, int s, int stages, int micro) {
+  std::vector<std::pair<bool, int>> out;
+  if (schedule == "gpipe") {
+    for (int m = 0; m < micro; ++m) out.push_back({true, m});
+    for (int m = micro - 1; m >= 0; --m) out.push_back({false, m});
+    return out;
+  }
+  const int warmup = std::min(stages - s - 1, micro);
+  for (int m = 0; m < warmup; ++m) out.push_back({true, m});
+  for (int i = 0; i + warmup < micro; ++i) {
+    out.push_back({true, warmup + i});
+    out.push_back({false, i});
+  }
+  for (int m = micro - warmup; m < micro; ++m) out.push_back({false, m});
+  return out;
+}
+
+std::string pipeline_schedule(const StrategySpec& spec) {
+  const std::string schedule = spec.options.count("schedule") ? spec.options.at("schedule") : "gpipe";
+  if (schedule != "gpipe" && schedule != "1f1b")
+    throw ConfigError("strategy '" + spec.text + "': schedule must be gpipe or 1f1b, got '" + schedule + "'");
+  return schedule;
+}
+
 }  // namespace
 
 void check_pipeline(const StrategySpec& spec) {
   if (!spec.argument.empty()) parse_count(spec.argument, spec.text, "the stage count");
   if (spec.options.count("micro")) parse_count(spec.options.at("micro"), spec.text, "the micro-batch count");
+  pipeline_schedule(spec);
 }
 
 StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
@@ -193,25 +224,21 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
     ++accumulators;
   }
 
-  // ---- GPipe order on each stage: F0, F1, ..., F(M-1), then B(M-1), ..., B0. A
-  // zero-cost barrier between consecutive groups waits for the ops of the first
-  // group that feed nothing inside it and releases the ops of the next group that
-  // nothing inside it feeds.
+  // ---- the schedule's order on each stage (stage_order): GPipe's F0, F1, ...,
+  // F(M-1), then B(M-1), ..., B0, or 1F1B's. A zero-cost barrier between
+  // consecutive groups waits for the ops of the first group that feed nothing
+  // inside it and releases the ops of the next group that nothing inside it feeds.
+  const std::string schedule = pipeline_schedule(spec);
   int barriers = 0;
   for (int s = 0; s < stages; ++s) {
     std::vector<std::vector<int>> groups;  // new ids, in run order
-    for (int pass = 0; pass < 2; ++pass) {
-      const Phase phase = pass == 0 ? Phase::kForward : Phase::kBackward;
-      for (int k = 0; k < micro; ++k) {
-        const int m = pass == 0 ? k : micro - 1 - k;
-        std::vector<int> group;
-        for (int id = 0; id < n; ++id) {
-          if (per_micro[id] && stage[id] == s && graph.op(id).phase == phase) {
-            group.push_back(micro_id[m][id]);
-          }
-        }
-        if (!group.empty()) groups.push_back(std::move(group));
+    for (const auto& [is_forward, m] : stage_order(schedule, s, stages, micro)) {
+      const Phase phase = is_forward ? Phase::kForward : Phase::kBackward;
+      std::vector<int> group;
+      for (int id = 0; id < n; ++id) {
+        if (per_micro[id] && stage[id] == s && graph.op(id).phase == phase) group.push_back(micro_id[m][id]);
       }
+      if (!group.empty()) groups.push_back(std::move(group));
     }
     for (std::size_t g = 0; g + 1 < groups.size(); ++g) {
       std::vector<char> in_a(out.num_ops(), 0), in_b(out.num_ops(), 0);
@@ -240,7 +267,8 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
 
   out.set_batch(batch);
   out.validate();
-  result.spec = "pipeline:" + std::to_string(stages) + ",micro=" + std::to_string(micro);
+  result.spec = "pipeline:" + std::to_string(stages) + ",micro=" + std::to_string(micro) +
+                (schedule == "gpipe" ? "" : ",schedule=" + schedule);
   out.set_name(graph.name() + "@" + result.spec);
   result.graph = std::move(out);
   result.placement = Placement(std::move(device_of));
@@ -258,7 +286,8 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
     }
     result.notes.push_back(text);
   }
-  result.notes.push_back("GPipe order enforced by " + std::to_string(barriers) +
+  result.notes.push_back(std::string(schedule == "gpipe" ? "GPipe" : "1F1B") + " order enforced by " +
+                         std::to_string(barriers) +
                          " zero-cost barrier ops; " + std::to_string(accumulators) +
                          " gradient accumulations of " + std::to_string(micro) + " micro-batches");
   result.notes.push_back("no re-materialisation: activations are kept, not recomputed in backward "

@@ -104,9 +104,9 @@ StrategyRegistry::StrategyRegistry() {
                       "by METHOD",
                       collective, apply_data_parallel, "hybrid:2xm-etf", "hybrid:1xsingle"};
   kinds_["pipeline"] = {"pipeline",
-                        "pipeline[:S][,micro=M]: S stages cut by a balanced partition, M micro-batches in "
-                        "GPipe order",
-                        {"micro"}, apply_pipeline, "pipeline:2,micro=2", "pipeline:1,micro=1"};
+                        "pipeline[:S][,micro=M][,schedule=gpipe|1f1b]: S stages cut by a balanced partition, "
+                        "M micro-batches in GPipe or 1F1B order",
+                        {"micro", "schedule"}, apply_pipeline, "pipeline:2,micro=2", "pipeline:1,micro=1"};
   kinds_["bagging"] = {"bagging",
                        "bagging[:N][,average=on]: N independent replicas on their own samples, no exchange "
                        "per step (average=on adds the final model average)",

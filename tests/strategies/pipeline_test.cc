@@ -2,6 +2,8 @@
 // FLOPs and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/strategies/strategy_test_support.h"
 
 namespace aware {
@@ -114,7 +116,8 @@ TEST(Pipeline, OneStageOneMicroBatchIsTheSingleDeviceStep) {
 // ideal = F + B:
 //   (step - ideal) / ideal = (S - 1) / M            (Megatron-LM's bubble / ideal)
 //   (step - ideal) / step  = (S - 1) / (M + S - 1)  (GPipe's bubble fraction)
-OpGraph balanced_chain(int layers, double batch, double forward_us, double backward_us) {
+OpGraph balanced_chain(int layers, double batch, double forward_us, double backward_us,
+                       double activation_bytes = 16) {
   OpGraph g("balanced-" + std::to_string(layers));
   g.set_batch(batch);
   Op x = timed_op("x", 0, 16);
@@ -126,7 +129,7 @@ OpGraph balanced_chain(int layers, double batch, double forward_us, double backw
     Op w = timed_op("w" + std::to_string(l), 0, 64, 64);
     w.type = "VariableV2";
     var.push_back(g.add_op(w));
-    const int f = g.add_op(timed_op("f" + std::to_string(l), forward_us, 16));
+    const int f = g.add_op(timed_op("f" + std::to_string(l), forward_us, activation_bytes));
     g.add_edge(previous, f);
     g.add_edge(var.back(), f);
     fwd.push_back(f);
@@ -173,6 +176,45 @@ TEST(Pipeline, BubbleIsStagesMinusOneOverMicroBatches) {
   const Cluster c = free_star(4);
   const double step = step_us(apply_strategy(balanced_chain(4, 16, 16, 32), c, "pipeline:4,micro=8"), c);
   EXPECT_NEAR((step - 48) / step, 3.0 / 11, 1e-6);
+}
+
+// 1F1B (Narayanan et al. 2021): the same bubble as GPipe on uniform stages, the
+// hand-listed order on each stage, and fewer activations held (a stage holds at most
+// p micro-batches' where GPipe holds all M).
+TEST(Pipeline, OneForwardOneBackwardKeepsTheBubbleAndHoldsFewerActivations) {
+  for (int stages : {2, 4}) {
+    const Cluster c = free_star(stages);
+    // Activations (16,000 bytes at the whole batch) well above the weights' 64.
+    const OpGraph g = balanced_chain(stages, 16, 16, 32, 16000);
+    for (int micro : {4, 8}) {
+      const std::string base = "pipeline:" + std::to_string(stages) + ",micro=" + std::to_string(micro);
+      const StrategyResult gpipe = apply_strategy(g, c, base);
+      const StrategyResult one = apply_strategy(g, c, base + ",schedule=1f1b");
+      EXPECT_EQ(one.spec, base + ",schedule=1f1b");
+      auto ev = EvaluatorRegistry::instance().create("analytic");
+      const StepResult a = ev->evaluate(gpipe.graph, c, gpipe.placement);
+      const StepResult b = ev->evaluate(one.graph, c, one.placement);
+      EXPECT_NEAR(b.step_time_us, a.step_time_us, 1e-6) << base;
+      // In this chain a stage's backward reads the activation its forward received, so
+      // the activations are held where they arrive: the highest peak over the stages.
+      const auto highest = [](const StepResult& x) {
+        return *std::max_element(x.peak_memory_bytes.begin(), x.peak_memory_bytes.end());
+      };
+      EXPECT_LT(highest(b), highest(a)) << base;
+    }
+  }
+  // Two stages, four micro-batches: stage 0 runs F0 F1 B0 F2 B1 F3 B2 B3 (one
+  // warm-up forward), stage 1 F0 B0 F1 B1 F2 B2 F3 B3.
+  const Cluster c = free_star(2);
+  const StrategyResult r = apply_strategy(balanced_chain(2, 16, 16, 32), c, "pipeline:2,micro=4,schedule=1f1b");
+  Trace trace;
+  step_us(r, c, &trace);
+  const auto start = [&](const std::string& name) { return trace.ops[r.graph.find(name)].start_us; };
+  EXPECT_LT(start("m1/f0"), start("m0/b0"));
+  EXPECT_LT(start("m0/b0"), start("m2/f0"));
+  EXPECT_LT(start("m2/f0"), start("m1/b0"));
+  EXPECT_LT(start("m0/b1"), start("m1/f1"));
+  EXPECT_THROW(apply_strategy(balanced_chain(2, 16, 16, 32), c, "pipeline:2,micro=4,schedule=zigzag"), ConfigError);
 }
 
 TEST(Pipeline, DefaultsAndStages) {
@@ -232,7 +274,8 @@ TEST(Pipeline, BadInputIsRefusedInOneLine) {
   EXPECT_NE(message(g, "pipeline:2,micro=9").find("cannot be split into 9"), std::string::npos);
   EXPECT_NE(message(g, "pipeline:2,micro=0").find("not a whole number"), std::string::npos);
   EXPECT_NE(message(g, "pipeline:x").find("stage count 'x'"), std::string::npos);
-  EXPECT_NE(message(g, "pipeline:2,schedule=1f1b").find("takes no option 'schedule'"), std::string::npos);
+  EXPECT_NE(message(g, "pipeline:2,schedule=zigzag").find("schedule must be gpipe or 1f1b"), std::string::npos);
+  EXPECT_NE(message(g, "pipeline:2,virtual=2").find("takes no option 'virtual'"), std::string::npos);
   OpGraph no_batch = g;
   no_batch.set_batch(0);
   EXPECT_NE(message(no_batch, "pipeline:2").find("no batch size"), std::string::npos);
