@@ -25,6 +25,7 @@ struct TraceExportArgs {
   std::string format = "chakra";
   std::string out;
   std::string prefix;
+  std::string collectives = "node";
   bool json = false;
 };
 
@@ -36,6 +37,8 @@ void run_trace_export(const TraceExportArgs& a) {
     throw ConfigError("this build has no Chakra writer (install protobuf-compiler and libprotobuf-dev, then rebuild)");
 #endif
   if (a.out.empty()) throw ConfigError("-o is required: a folder (chakra) or a file (chrome)");
+  if (a.collectives != "node" && a.collectives != "p2p")
+    throw ConfigError("--collectives must be node or p2p, got '" + a.collectives + "'");
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.format == "chrome") prepare_required_output_path(a.out, "-o");
   if (a.format == "chakra") {
@@ -61,8 +64,10 @@ void run_trace_export(const TraceExportArgs& a) {
 #ifdef AWARE_HAVE_CHAKRA
     const std::string prefix = a.prefix.empty() ? graph.name() : a.prefix;
     const ChakraExport written = write_chakra_traces(graph, inputs.cluster, placement, trace, result.step_time_us,
-                                                     inputs.evaluator->describe(), a.out, prefix);
+                                                     inputs.evaluator->describe(), a.out, prefix,
+                                                     a.collectives == "node");
     out["files"] = written.files;
+    out["collectives"] = written.collectives;
     out["nodes"] = written.nodes;
     out["comm_pairs"] = written.comm_pairs;
 #endif
@@ -76,8 +81,9 @@ void run_trace_export(const TraceExportArgs& a) {
   if (a.format == "chrome") {
     std::printf("wrote          %s (open in Perfetto or chrome://tracing)\n", a.out.c_str());
   } else {
-    std::printf("wrote          %zu Chakra traces in %s: %d nodes, %d send/receive pairs\n",
-                out["files"].size(), a.out.c_str(), out["nodes"].get<int>(), out["comm_pairs"].get<int>());
+    std::printf("wrote          %zu Chakra traces in %s: %d nodes, %d send/receive pairs, %d collective nodes\n",
+                out["files"].size(), a.out.c_str(), out["nodes"].get<int>(), out["comm_pairs"].get<int>(),
+                out["collectives"].get<int>());
   }
 }
 
@@ -99,6 +105,10 @@ void add_trace_commands(CLI::App& app) {
   e->add_option("--format", args->format, "chakra or chrome")->capture_default_str();
   e->add_option("-o,--output", args->out, "The folder for the .et files (chakra) or the file (chrome)")->required();
   e->add_option("--prefix", args->prefix, "Chakra file names: PREFIX.RANK.et (default: the graph's name)");
+  e->add_option("--collectives", args->collectives,
+                "node: each strategy collective (a bucket's ring, tree, ...) as one COMM_COLL_NODE per device, as "
+                "ASTRA-sim reads them; p2p: its point-to-point steps as they are (an exact round trip)")
+      ->capture_default_str();
   e->add_flag("--json", args->json, "Print one JSON object");
   e->callback([args] { run_trace_export(*args); });
 }

@@ -1,6 +1,7 @@
 #include "datasets/chakra.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -179,9 +180,25 @@ bool is_chakra_path(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".et") == 0;
 }
 
+namespace {
+
+// The collective an op belongs to: "PREFIX/b<K>" for a communication-stream op of
+// the strategy block whose name has such a component followed by more; "" else.
+std::string collective_of(const Op& op) {
+  if (op.stream != 1 || op.block != "strategy") return "";
+  for (std::size_t at = op.name.rfind("/b"); at != std::string::npos && at > 0; at = op.name.rfind("/b", at - 1)) {
+    std::size_t end = at + 2;
+    while (end < op.name.size() && std::isdigit(static_cast<unsigned char>(op.name[end]))) ++end;
+    if (end > at + 2 && end < op.name.size() && op.name[end] == '/') return op.name.substr(0, end);
+  }
+  return "";
+}
+
+}  // namespace
+
 ChakraExport write_chakra_traces(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
                                  const Trace& trace, double step_us, const std::string& evaluator,
-                                 const std::string& dir, const std::string& prefix) {
+                                 const std::string& dir, const std::string& prefix, bool collectives_as_nodes) {
   const int n = graph.num_ops();
   check_placement(graph, cluster, placement, "placement");
   if (prefix.empty() || prefix.find('/') != std::string::npos)
@@ -195,12 +212,28 @@ ChakraExport write_chakra_traces(const OpGraph& graph, const Cluster& cluster, c
   for (int op = 0; op < n; ++op)
     if (start[op] < 0) throw ConfigError("the trace has no span for op " + graph.op(op).name);
 
+  // Collectives written as one node per device (group_of[op] >= 0), and the node
+  // that stands for each op on its device: its own id, or its collective's.
+  const int ranks = cluster.num_devices();
+  std::vector<int> group_of(n, -1);
+  std::vector<std::string> group_names;
+  if (collectives_as_nodes) {
+    std::map<std::string, int> index;
+    for (int op = 0; op < n; ++op) {
+      const std::string key = collective_of(graph.op(op));
+      if (key.empty()) continue;
+      auto it = index.emplace(key, static_cast<int>(group_names.size())).first;
+      if (it->second == static_cast<int>(group_names.size())) group_names.push_back(key);
+      group_of[op] = it->second;
+    }
+  }
   // One send/receive pair per producer output and receiving device.
   std::map<std::tuple<int, int, int>, int> pair_of;
   std::vector<CommPair> pairs;
   for (const Edge& e : graph.edges()) {
     const int from = placement[e.src], to = placement[e.dst];
     if (from == to) continue;
+    if (group_of[e.src] >= 0 && group_of[e.src] == group_of[e.dst]) continue;  // inside a collective
     const auto key = std::make_tuple(e.src, e.src_output, to);
     if (pair_of.count(key)) {
       pairs[pair_of[key]].bytes = std::max(pairs[pair_of[key]].bytes, e.bytes);
@@ -229,12 +262,17 @@ ChakraExport write_chakra_traces(const OpGraph& graph, const Cluster& cluster, c
   }
 
   const std::uint64_t base = static_cast<std::uint64_t>(n);
-  const int ranks = cluster.num_devices();
+  const std::uint64_t coll_base = base + 2 * static_cast<std::uint64_t>(pairs.size());
+  const auto node_of = [&](int op) {
+    return group_of[op] < 0 ? static_cast<std::uint64_t>(op)
+                            : coll_base + static_cast<std::uint64_t>(group_of[op]) * ranks + placement[op];
+  };
   // (start, id, message) per rank, sorted by start then id.
   std::vector<std::vector<std::tuple<double, std::uint64_t, pb::Node>>> nodes(ranks);
   for (int op = 0; op < n; ++op) {
     const Op& o = graph.op(op);
     const int r = placement[op];
+    if (group_of[op] >= 0) continue;  // written as its collective's node below
     pb::Node node;
     node.set_id(static_cast<std::uint64_t>(op));
     node.set_name(o.name);
@@ -246,7 +284,7 @@ ChakraExport write_chakra_traces(const OpGraph& graph, const Cluster& cluster, c
     for (int e : graph.in_edges(op)) {
       const Edge& edge = graph.edge(e);
       if (placement[edge.src] == r) {
-        node.add_data_deps(static_cast<std::uint64_t>(edge.src));
+        node.add_data_deps(node_of(edge.src));
       } else {
         const int k = pair_of.at(std::make_tuple(edge.src, edge.src_output, r));
         node.add_data_deps(base + 2 * static_cast<std::uint64_t>(k) + 1);
@@ -283,7 +321,7 @@ ChakraExport write_chakra_traces(const OpGraph& graph, const Cluster& cluster, c
       node.set_type(side == 0 ? pb::COMM_SEND_NODE : pb::COMM_RECV_NODE);
       node.set_start_time_micros(whole_us(p.start_us));
       node.set_duration_micros(whole_us(p.end_us - p.start_us));
-      if (side == 0) node.add_data_deps(static_cast<std::uint64_t>(p.src_op));
+      if (side == 0) node.add_data_deps(node_of(p.src_op));
       attr_bool(node, "is_cpu_op", false);
       attr_int32(node, "comm_src", p.src_device);
       attr_int32(node, "comm_dst", p.dst_device);
@@ -296,8 +334,53 @@ ChakraExport write_chakra_traces(const OpGraph& graph, const Cluster& cluster, c
     }
   }
 
+  // One COMM_COLL_NODE per collective and device: the span of its ops there, the
+  // bucket's bytes, and the data dependencies of its ops from outside it.
+  for (std::size_t g = 0; g < group_names.size(); ++g) {
+    for (int r = 0; r < ranks; ++r) {
+      double first = -1, last = 0, bytes = 0;
+      std::vector<std::uint64_t> deps;
+      std::vector<std::int64_t> dep_outputs;
+      std::vector<double> dep_bytes;
+      for (int op = 0; op < n; ++op) {
+        if (group_of[op] != static_cast<int>(g) || placement[op] != r) continue;
+        first = first < 0 ? start[op] : std::min(first, start[op]);
+        last = std::max(last, end[op]);
+        for (double b : graph.op(op).output_bytes) bytes = std::max(bytes, b);
+        for (int e : graph.in_edges(op)) {
+          const Edge& edge = graph.edge(e);
+          if (group_of[edge.src] == static_cast<int>(g)) continue;
+          deps.push_back(placement[edge.src] == r ? node_of(edge.src)
+                                                  : base + 2 * static_cast<std::uint64_t>(
+                                                                   pair_of.at(std::make_tuple(edge.src, edge.src_output, r))) +
+                                                        1);
+          dep_outputs.push_back(edge.src_output);
+          dep_bytes.push_back(edge.bytes);
+        }
+      }
+      if (first < 0) continue;  // the collective does not touch this device
+      pb::Node node;
+      node.set_id(coll_base + g * ranks + r);
+      node.set_name(group_names[g] + "/allreduce/r" + std::to_string(r));
+      node.set_type(pb::COMM_COLL_NODE);
+      node.set_start_time_micros(whole_us(first));
+      node.set_duration_micros(whole_us(last - first));
+      for (auto d : deps) node.add_data_deps(d);
+      attr_bool(node, "is_cpu_op", false);
+      attr_int64(node, "comm_type", pb::ALL_REDUCE);
+      attr_int64(node, "comm_size", static_cast<std::int64_t>(std::llround(bytes)));
+      attr_double(node, "comm_bytes", bytes);
+      attr_double(node, "duration_us", last - first);
+      attr_int64s(node, "data_dep_outputs", dep_outputs);
+      attr_doubles(node, "data_dep_bytes", dep_bytes);
+      nodes[r].emplace_back(first, node.id(), std::move(node));
+    }
+  }
+
   ChakraExport out;
   out.comm_pairs = static_cast<int>(pairs.size());
+  for (const auto& list : nodes)
+    for (const auto& item : list) out.collectives += std::get<2>(item).type() == pb::COMM_COLL_NODE;
   std::filesystem::create_directories(dir);
   std::vector<std::pair<std::string, std::string>> files;
   for (int r = 0; r < ranks; ++r) {

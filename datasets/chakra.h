@@ -22,6 +22,7 @@ struct ChakraExport {
   std::vector<std::string> files;  // one per device, rank order
   int nodes = 0;                   // over every file
   int comm_pairs = 0;              // send/receive pairs (one per producer output and receiving device)
+  int collectives = 0;             // COMM_COLL_NODEs written (over every file)
 };
 
 // Writes DIR/PREFIX.R.et for every device R of `cluster`, all or none (temporary
@@ -31,9 +32,17 @@ struct ChakraExport {
 // dependencies within a rank, and the global metadata (graph, cluster, rank,
 // evaluator, step). `trace` must cover every op (an evaluator's trace of this
 // placement). Throws ConfigError for a trace that does not fit the graph.
+//
+// With `collectives_as_nodes`, each collective a strategy inserted (the ops of one
+// bucket's ring, tree, parameter-server or reducer exchange: communication-stream
+// ops of the strategy block named ".../b<K>/...") becomes one COMM_COLL_NODE per
+// device it touches (ALL_REDUCE, comm_size = the bucket's bytes, timed from its
+// first op's start to its last op's end there), as ASTRA-sim expects collectives;
+// without, its point-to-point steps are written as they are (an exact round trip).
 ChakraExport write_chakra_traces(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
                                  const Trace& trace, double step_us, const std::string& evaluator,
-                                 const std::string& dir, const std::string& prefix);
+                                 const std::string& dir, const std::string& prefix,
+                                 bool collectives_as_nodes = false);
 
 struct ChakraImport {
   OpGraph graph;

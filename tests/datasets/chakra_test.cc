@@ -16,6 +16,7 @@
 #include "datasets/chakra.h"
 #include "datasets/load.h"
 #include "sim/analytic/register.h"
+#include "strategies/strategy.h"
 #include "tests/test_graphs.h"
 
 namespace aware {
@@ -118,6 +119,48 @@ TEST_F(ChakraTest, ZooModelRoundTripKeepsTheStep) {
   for (int op = 0; op < g.num_ops(); ++op) p[op] = op % 4;
   const Exported e = export_step(g, c, p, dir_);
   expect_round_trip(g, c, p, e, read_chakra_traces(dir_.string()));
+}
+
+// A data-parallel step's gradient exchange written as collectives: one COMM_COLL_NODE
+// per bucket and device, ALL_REDUCE, with the bucket's bytes; the ring's own steps and
+// transfers are not written. Read back, each is an AllReduce op on the communication stream.
+TEST_F(ChakraTest, StrategyCollectivesBecomeCollectiveNodes) {
+  const OpGraph g = load_graph("zoo:gpt:layers=1,hidden=64,heads=4,ffn=256,vocab=500,seq_len=16,batch=4");
+  const Cluster c = load_cluster("preset:dgx-a100");
+  const StrategyResult dp = apply_strategy(g, c, "dp:2,bucket_mb=0.1");
+  auto ev = EvaluatorRegistry::instance().create("analytic");
+  Trace trace;
+  const StepResult step = ev->evaluate(dp.graph, c, dp.placement, &trace);
+  int buckets = 0;
+  double packed = 0;
+  for (const Op& op : dp.graph.ops())
+    if (op.type == "BucketPack" && op.name.find("/r0") != std::string::npos) {
+      ++buckets;
+      packed += op.output_bytes[1];
+    }
+  ASSERT_GT(buckets, 1);
+  const ChakraExport e = write_chakra_traces(dp.graph, c, dp.placement, trace, step.step_time_us, "analytic",
+                                             dir_.string(), "dp", true);
+  EXPECT_EQ(e.collectives, 2 * buckets);
+  const ChakraImport back = read_chakra_traces(dir_.string());
+  int all_reduce = 0;
+  double bytes = 0;
+  for (int i = 0; i < back.graph.num_ops(); ++i) {
+    const Op& op = back.graph.op(i);
+    EXPECT_TRUE(op.type.rfind("Ring", 0) != 0 && op.type != "BucketPack") << op.name;
+    if (op.type != "AllReduce") continue;
+    ++all_reduce;
+    EXPECT_EQ(op.stream, 1);
+    if (back.rank_of_op[i] == 0) bytes += op.output_bytes[0];
+  }
+  EXPECT_EQ(all_reduce, 2 * buckets);
+  EXPECT_DOUBLE_EQ(bytes, packed);  // rank 0's collectives carry every bucket's bytes
+  // Every op outside the exchange came back, and every update still follows its gradients.
+  EXPECT_EQ(back.graph.num_ops(), dp.graph.num_ops() - [&] {
+    int ring = 0;
+    for (const Op& op : dp.graph.ops()) ring += op.stream == 1 && op.block == "strategy";
+    return ring;
+  }() + 2 * buckets);
 }
 
 // ---- a rank written byte by byte from the specification --------------------------------

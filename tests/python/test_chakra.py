@@ -126,6 +126,27 @@ def test_exported_traces_read_in_pythons_protobuf(et_def, tmp_path):
     assert total == report["nodes"] and sends == recvs == report["comm_pairs"] > 0
 
 
+def test_strategy_collectives_are_comm_coll_nodes(et_def, tmp_path):
+    pb = et_def
+    rc, stdout, stderr = aware("trace", "export", "--graph", "family:ptb:1", "--cluster", "preset:k40x2",
+                               "--strategy", "dp:2", "-o", str(tmp_path / "et"), "--json")
+    assert rc == 0, stderr
+    report = json.loads(stdout)
+    assert report["collectives"] >= 2
+    seen = 0
+    for path in report["files"]:
+        for raw in unframe(pathlib.Path(path).read_bytes())[1:]:
+            node = pb.Node()
+            node.ParseFromString(raw)
+            if node.type != pb.COMM_COLL_NODE:
+                continue
+            names = {a.name: a for a in node.attr}
+            assert names["comm_type"].int64_val == pb.ALL_REDUCE
+            assert names["comm_size"].int64_val > 0 and len(node.data_deps) > 0
+            seen += 1
+    assert seen == report["collectives"]
+
+
 def test_a_pytorch_execution_graph_made_here_imports(tmp_path):
     pytest.importorskip("torch")
     if aware("graph", "import", "--help")[0] != 0:
