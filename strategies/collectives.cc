@@ -38,6 +38,47 @@ void feed_updates(Builder& b, const std::vector<const Gradient*>& bucket, int r,
   for (const Gradient* g : bucket) b.edge(from, output, g->consumer[r], g->bytes);
 }
 
+// ZeRO's exchange of one bucket: the ring's reduce-scatter half, the rank's updates
+// on their shard, then (stages 1-2) the ring's all-gather half over the updated
+// parameters, gathered from the updates by a ParamPack op.
+void zero_ring(Builder& b, const std::vector<const Gradient*>& bucket, double w, const std::vector<int>& dev,
+               const std::string& name, int stage) {
+  const int ranks = static_cast<int>(dev.size());
+  const double chunk = w / ranks;
+  std::vector<std::vector<int>> x(ranks, std::vector<int>(ranks));
+  for (int s = 0; s < ranks; ++s)
+    for (int r = 0; r < ranks; ++r) {
+      const std::string n = name + "/ring" + std::to_string(s) + "/r" + std::to_string(r);
+      x[s][r] = s == 0 ? b.op(n, "BucketPack", dev[r], 0, 2 * w, {chunk, w})
+                       : b.op(n, "RingReduceScatter", dev[r], chunk / kElementBytes, 3 * chunk, {chunk, w});
+    }
+  for (int r = 0; r < ranks; ++r) gather_inputs(b, bucket, r, x[0][r]);
+  for (int s = 1; s < ranks; ++s)
+    for (int r = 0; r < ranks; ++r) {
+      b.edge(x[s - 1][r], 1, x[s][r], w);
+      b.edge(x[s - 1][(r + ranks - 1) % ranks], 0, x[s][r], chunk);
+    }
+  const int last = ranks - 1;
+  for (int r = 0; r < ranks; ++r)
+    for (const Gradient* g : bucket) b.edge(x[last][r], 0, g->consumer[r], g->bytes / ranks);
+  if (stage >= 3) return;  // the parameters stay sharded
+  std::vector<std::vector<int>> y(ranks, std::vector<int>(ranks));
+  for (int s = 0; s < ranks; ++s)
+    for (int r = 0; r < ranks; ++r) {
+      const std::string n = name + "/gather" + std::to_string(s) + "/r" + std::to_string(r);
+      y[s][r] = s == 0 ? b.op(n, "ParamPack", dev[r], 0, 2 * chunk, {chunk, w})
+                       : b.op(n, "RingAllGather", dev[r], 0, 2 * chunk, {chunk, w});
+    }
+  for (int r = 0; r < ranks; ++r) {
+    for (const Gradient* g : bucket) b.edge(g->consumer[r], 0, y[0][r], g->bytes / ranks);
+  }
+  for (int s = 1; s < ranks; ++s)
+    for (int r = 0; r < ranks; ++r) {
+      b.edge(y[s - 1][r], 1, y[s][r], w);
+      b.edge(y[s - 1][(r + ranks - 1) % ranks], 0, y[s][r], chunk);
+    }
+}
+
 void ring(Builder& b, const std::vector<const Gradient*>& bucket, double w,
           const std::vector<int>& dev, const std::string& name) {
   const int ranks = static_cast<int>(dev.size());
@@ -183,7 +224,10 @@ void insert_gradient_exchange(OpGraph& out, std::vector<int>& device_of,
     double w = 0;
     for (const Gradient* g : buckets[k]) w += g->bytes;
     const std::string name = prefix + "/b" + std::to_string(k);
-    if (options.algorithm == "ring") {
+    if (options.zero_stage > 0) {
+      if (options.algorithm != "ring") throw InternalError("ZeRO's exchange is a ring, got " + options.algorithm);
+      zero_ring(b, buckets[k], w, rank_device, name, options.zero_stage);
+    } else if (options.algorithm == "ring") {
       ring(b, buckets[k], w, rank_device, name);
     } else if (options.algorithm == "tree") {
       tree(b, buckets[k], w, rank_device, name);
@@ -193,6 +237,30 @@ void insert_gradient_exchange(OpGraph& out, std::vector<int>& device_of,
       parameter_server(b, buckets[k], w, rank_device, name, false);
     }
   }
+}
+
+std::vector<int> insert_parameter_gather(OpGraph& out, std::vector<int>& device_of, const std::vector<int>& producer,
+                                         const std::vector<int>& output, double shard_bytes,
+                                         const std::vector<int>& rank_device, Phase phase, const std::string& name) {
+  Builder b{out, device_of};
+  const int ranks = static_cast<int>(rank_device.size());
+  const double w = shard_bytes * ranks;
+  std::vector<std::vector<int>> y(ranks, std::vector<int>(ranks));
+  for (int s = 0; s < ranks; ++s)
+    for (int r = 0; r < ranks; ++r) {
+      const std::string n = name + "/gather" + std::to_string(s) + "/r" + std::to_string(r);
+      y[s][r] = b.op(n, s == 0 ? "ParamPack" : "RingAllGather", rank_device[r], 0, 2 * shard_bytes, {w, shard_bytes});
+      out.mutable_op(y[s][r]).phase = phase;
+    }
+  for (int r = 0; r < ranks; ++r) b.edge(producer[r], output[r], y[0][r], shard_bytes);
+  for (int s = 1; s < ranks; ++s)
+    for (int r = 0; r < ranks; ++r) {
+      b.edge(y[s - 1][r], 0, y[s][r], w);                                        // own buffer
+      b.edge(y[s - 1][(r + ranks - 1) % ranks], 1, y[s][r], shard_bytes);        // the neighbour's piece
+    }
+  std::vector<int> last(ranks);
+  for (int r = 0; r < ranks; ++r) last[r] = y[ranks - 1][r];
+  return last;
 }
 
 }  // namespace aware::strategies_detail

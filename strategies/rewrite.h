@@ -77,6 +77,14 @@ struct CollectiveOptions {
   std::string algorithm = "ring";  // ring | tree | ps | reduce | none (bagging: no exchange)
   double bucket_bytes = 25e6;
   bool overlap = true;             // false: one bucket, exchanged after the whole backward
+  // ZeRO (Rajbhandari et al. 2020), ring only: 0 = the plain all-reduce; 1 = the
+  // gradients reduce-scattered, each rank's updates on its 1/N shard, the updated
+  // parameters all-gathered after them; 2 = the same graph: stage 2's saving, each
+  // gradient released once the reduce-scatter has taken it, is already how the
+  // plain exchange treats gradients (freed once packed into their bucket), so the
+  // two stages differ only in name here (docs/strategies.md); 3 = reduce-scatter only (the parameters stay sharded and are
+  // all-gathered before their use: insert_parameter_gather).
+  int zero_stage = 0;
 };
 
 // Inserts the exchange of `gradients` among ranks (rank r on device rank_device[r])
@@ -88,6 +96,13 @@ void insert_gradient_exchange(OpGraph& out, std::vector<int>& device_of,
                               const std::vector<Gradient>& gradients,
                               const std::vector<int>& rank_device,
                               const CollectiveOptions& options, const std::string& prefix);
+
+// A ring all-gather of a parameter shard among ranks (rank r on rank_device[r]):
+// rank r's shard is output `output[r]` of op `producer[r]` (shard_bytes); returns,
+// per rank, the op whose output 0 is the whole parameter (shard_bytes x ranks).
+std::vector<int> insert_parameter_gather(OpGraph& out, std::vector<int>& device_of, const std::vector<int>& producer,
+                                         const std::vector<int>& output, double shard_bytes,
+                                         const std::vector<int>& rank_device, Phase phase, const std::string& name);
 
 // The collectives a spec may name: ring, tree, ps, reduce.
 const std::vector<std::string>& collective_names();

@@ -95,10 +95,10 @@ StrategyRegistry::StrategyRegistry() {
   kinds_["place"] = {"place", "place:METHOD: the step as it is, placed on every device by METHOD", {},
                      apply_place, "place:m-etf", "place:single"};
   kinds_["dp"] = {"dp",
-                  "dp[:N|:COLLECTIVE][,collective=ring|tree|ps|reduce][,bucket_mb=25][,overlap=on]: N "
+                  "dp[:N|:COLLECTIVE][,collective=ring|tree|ps|reduce][,bucket_mb=25][,overlap=on][,zero=0|1|2|3]: N "
                   "replicas (default: every device), the global batch split N ways, gradients exchanged "
-                  "by the collective",
-                  collective, apply_data_parallel, "dp:2,collective=ring", "dp:1"};
+                  "by the collective (zero: ZeRO's sharding, ring only)",
+                  {"collective", "bucket_mb", "overlap", "zero"}, apply_data_parallel, "dp:2,collective=ring", "dp:1"};
   kinds_["hybrid"] = {"hybrid",
                       "hybrid:RxMETHOD[,collective=...]: R data-parallel groups, each group's devices placed "
                       "by METHOD",
@@ -116,6 +116,16 @@ StrategyRegistry::StrategyRegistry() {
                          "one synchronous iteration as a Hadoop job (cache=on: Spark/HaLoop style)",
                          {"cache", "job_s", "disk_MBps", "seek_ms", "replication"}, apply_mapreduce,
                          "mapreduce:2,cache=on", ""};
+  kinds_["zero"] = {"zero",
+                    "zero:S[,replicas=N][,bucket_mb=25][,overlap=on]: data parallelism with ZeRO stage S (1: optimizer "
+                    "state sharded, 2: and gradients, 3: and parameters, gathered before use); N replicas, default every device",
+                    {"replicas", "collective", "bucket_mb", "overlap"}, apply_data_parallel, "zero:2,replicas=2",
+                    "zero:1,replicas=1"};
+  kinds_["fsdp"] = {"fsdp",
+                    "fsdp[:N][,bucket_mb=25][,overlap=on]: fully sharded data parallelism (ZeRO stage 3) on N devices",
+                    {"collective", "bucket_mb", "overlap"}, apply_data_parallel, "fsdp:2", "fsdp:1"};
+  kinds_["zero"].check = check_data_parallel;
+  kinds_["fsdp"].check = check_data_parallel;
   kinds_["tp"] = {"tp",
                   "tp[:N]: Megatron's tensor parallelism on N devices (default: every device): each layer's "
                   "attention and MLP projections split by columns then rows, an all-reduce after each "
