@@ -2,7 +2,7 @@
 """scripts/bench-python's measurements (see there). Alternates the C++ and the Python
 batch runs twice so that a slow moment of the shared machine hits both; reports the
 best of each. The environment's overhead is its wall-clock per step minus the time
-spent inside the evaluator (the C++ PlacementEnv's own clock)."""
+spent inside the evaluator (the C++ PlacementEnv's own clock), the least of three runs per mode."""
 
 import argparse
 import json
@@ -72,7 +72,14 @@ def main():
     for _ in range(2):
         cpp.append(cpp_rate(args))
         py.append(python_rate(graph, cluster, args))
-    envs = {mode: env_overhead(graph, cluster, mode, args.seconds) for mode in ("one-shot", "per-node")}
+    # Three runs per mode, the one with the least overhead kept (the machine is shared:
+    # a slow moment only adds), every run's overhead listed.
+    envs = {}
+    for mode in ("one-shot", "per-node"):
+        runs = [env_overhead(graph, cluster, mode, args.seconds / 2) for _ in range(3)]
+        best = min(runs, key=lambda r: r["overhead_us_per_step"])
+        best["overhead_runs_us"] = [round(r["overhead_us_per_step"], 2) for r in runs]
+        envs[mode] = best
     doc = {"graph": args.graph, "ops": graph.num_ops, "cluster": args.cluster, "threads": args.threads,
            "cpp_evaluations_per_second": max(cpp), "python_evaluations_per_second": max(py),
            "python_over_cpp": max(py) / max(cpp), "runs": {"cpp": cpp, "python": py}, "env": envs}
@@ -86,7 +93,7 @@ def main():
     print(f"  Python / C++             {max(py) / max(cpp):9.3f}")
     for mode, e in envs.items():
         print(f"  env {mode:9s} step {e['us_per_step']:8.1f} us, of which evaluating {e['us_evaluating_per_step']:8.1f}, "
-              f"overhead {e['overhead_us_per_step']:5.1f} us ({e['steps']} steps)")
+              f"overhead {e['overhead_us_per_step']:5.1f} us ({e['steps']} steps; runs {e['overhead_runs_us']})")
     print(f"wrote {args.out}")
 
 

@@ -110,19 +110,26 @@ Options options_from(const py::handle& object, const char* what) {
   return out;
 }
 
-Placement placement_from(const py::handle& object, const OpGraph& graph, const Cluster& cluster, const char* what) {
+py::array_t<long long> int_array_from(const py::handle& object, const std::string& expected,
+                                      const std::vector<py::ssize_t>& sizes) {
   py::array array = py::module_::import("numpy").attr("asarray")(object);
-  const std::string expected = std::string(what) + " must be an integer array of shape (ops,) = (" +
-                               std::to_string(graph.num_ops()) + ",)";
   const char kind = array.dtype().kind();
-  if (kind != 'i' && kind != 'u')
-    throw_input_error(expected + "; got dtype " + std::string(py::str(array.dtype())));
-  if (array.ndim() != 1 || array.shape(0) != graph.num_ops()) {
+  if (kind != 'i' && kind != 'u') throw_input_error(expected + "; got dtype " + std::string(py::str(array.dtype())));
+  bool fits = array.ndim() == static_cast<py::ssize_t>(sizes.size());
+  for (std::size_t i = 0; fits && i < sizes.size(); ++i) fits = sizes[i] < 0 || array.shape(i) == sizes[i];
+  if (!fits) {
     std::string shape = "(";
     for (py::ssize_t i = 0; i < array.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(array.shape(i));
     throw_input_error(expected + "; got shape " + shape + (array.ndim() == 1 ? ",)" : ")"));
   }
-  const auto ints = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(array);
+  return py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(array);
+}
+
+Placement placement_from(const py::handle& object, const OpGraph& graph, const Cluster& cluster, const char* what) {
+  const auto ints = int_array_from(object,
+                                   std::string(what) + " must be an integer array of shape (ops,) = (" +
+                                       std::to_string(graph.num_ops()) + ",)",
+                                   {graph.num_ops()});
   const long long* data = ints.data();
   Placement p(std::vector<int>(graph.num_ops(), 0));
   for (int op = 0; op < graph.num_ops(); ++op) {

@@ -38,6 +38,12 @@ Options options_from(const py::handle& object, const char* what);
 Placement placement_from(const py::handle& object, const OpGraph& graph, const Cluster& cluster,
                          const char* what = "placement");
 
+// `object` (anything np.asarray takes) as a C-contiguous int64 array of sizes
+// `sizes` (-1: any size along that axis). Raises aware.InputError "EXPECTED; got
+// dtype D" for non-integers and "EXPECTED; got shape (...)" for another shape.
+py::array_t<long long> int_array_from(const py::handle& object, const std::string& expected,
+                                      const std::vector<py::ssize_t>& sizes);
+
 // `values` as a 1-D NumPy array (copied).
 py::array_t<long long> int_array(const std::vector<int>& values);
 py::array_t<double> double_array(const std::vector<double>& values);

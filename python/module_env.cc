@@ -29,18 +29,11 @@ class EnvCore {
   void reset(std::uint64_t seed) { mdp_->reset(seed); }
 
   py::tuple step_placement(const py::handle& action) {
-    py::array array = py::module_::import("numpy").attr("asarray")(action);
     const int units = mdp_->num_units();
-    const std::string expected =
-        "the action must be an integer array of shape (units,) = (" + std::to_string(units) + ",), a device per colocation unit";
-    const char kind = array.dtype().kind();
-    if (kind != 'i' && kind != 'u') throw_input_error(expected + "; got dtype " + std::string(py::str(array.dtype())));
-    if (array.ndim() != 1 || array.shape(0) != units) {
-      std::string shape = "(";
-      for (py::ssize_t i = 0; i < array.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(array.shape(i));
-      throw_input_error(expected + "; got shape " + shape + (array.ndim() == 1 ? ",)" : ")"));
-    }
-    const auto ints = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(array);
+    const auto ints = int_array_from(action,
+                                     "the action must be an integer array of shape (units,) = (" + std::to_string(units) +
+                                         ",), a device per colocation unit",
+                                     {units});
     std::vector<int> devices(units);
     for (int u = 0; u < units; ++u) {
       const long long d = ints.data()[u];

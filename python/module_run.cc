@@ -102,21 +102,13 @@ int resolve_threads(int threads) {
 }
 
 std::vector<Placement> batch_from(const py::handle& object, const OpGraph& graph, const Cluster& cluster) {
-  py::array array = py::module_::import("numpy").attr("asarray")(object);
-  const std::string expected =
-      "placements must be an integer array of shape (batch, ops) = (B, " + std::to_string(graph.num_ops()) + ")";
-  const char kind = array.dtype().kind();
-  if (kind != 'i' && kind != 'u') throw_input_error(expected + "; got dtype " + std::string(py::str(array.dtype())));
-  if (array.ndim() != 2 || array.shape(1) != graph.num_ops()) {
-    std::string shape = "(";
-    for (py::ssize_t i = 0; i < array.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(array.shape(i));
-    throw_input_error(expected + "; got shape " + shape + (array.ndim() == 1 ? ",)" : ")"));
-  }
-  const auto ints = py::array_t<long long, py::array::c_style | py::array::forcecast>::ensure(array);
+  const auto ints = int_array_from(
+      object, "placements must be an integer array of shape (batch, ops) = (B, " + std::to_string(graph.num_ops()) + ")",
+      {-1, graph.num_ops()});
   const long long* data = ints.data();
   const int n = graph.num_ops();
   const long long devices = cluster.num_devices();
-  std::vector<Placement> out(static_cast<std::size_t>(array.shape(0)));
+  std::vector<Placement> out(static_cast<std::size_t>(ints.shape(0)));
   for (std::size_t b = 0; b < out.size(); ++b) {
     std::vector<int> row(n);
     for (int op = 0; op < n; ++op) {

@@ -82,6 +82,7 @@ class PlacementEnv(_Base):
         self.action_space = _spaces.Discrete(devices) if self._per_node else _spaces.MultiDiscrete(
             np.full(units, devices, dtype=np.int64))
         self._seeds = None
+        self._pending = []
 
     # -- Gymnasium API -------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
@@ -89,11 +90,14 @@ class PlacementEnv(_Base):
             super().reset(seed=seed)
         if seed is not None:
             self._seeds = np.random.default_rng(seed)
+            self._pending = []
             episode_seed = int(seed)
         else:
             if self._seeds is None:
                 self._seeds = np.random.default_rng()
-            episode_seed = int(self._seeds.integers(1, 2**62))
+            if not self._pending:  # drawn 256 at a time: one draw costs microseconds
+                self._pending = self._seeds.integers(1, 2**62, size=256).tolist()[::-1]
+            episode_seed = self._pending.pop()
         self._core.reset(episode_seed)
         return self._observation(), self._info(None)
 
