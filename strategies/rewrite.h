@@ -129,6 +129,9 @@ void check_mapreduce(const StrategySpec& spec);
 StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
                                      const StrategyContext& context);
 void check_tensor_parallel(const StrategySpec& spec);
+StrategyResult apply_expert_parallel(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
+                                     const StrategyContext& context);
+void check_expert_parallel(const StrategySpec& spec);
 
 // `text` as a whole number >= 1; ConfigError "strategy 'SPEC': WHAT 'TEXT' is not a
 // whole number >= 1" otherwise, or "... is too large (at most 2147483647 ...)" for

@@ -126,6 +126,13 @@ StrategyRegistry::StrategyRegistry() {
                     {"collective", "bucket_mb", "overlap"}, apply_data_parallel, "fsdp:2", "fsdp:1"};
   kinds_["zero"].check = check_data_parallel;
   kinds_["fsdp"].check = check_data_parallel;
+  kinds_["ep"] = {"ep",
+                  "ep[:N][,collective=...][,bucket_mb=25][,overlap=on]: expert parallelism for a mixture of experts: N "
+                  "data-parallel ranks, expert e on rank e mod N only, tokens sent to their expert's rank and back "
+                  "(the all-to-all)",
+                  {"collective", "bucket_mb", "overlap"}, apply_expert_parallel, "ep:2", "ep:1"};
+  kinds_["ep"].example_graph = "zoo:mixtral-8x7b:layers=1,hidden=64,heads=4,kv_heads=2,ffn=128,vocab=200,seq_len=8,batch=4";
+  kinds_["ep"].check = check_expert_parallel;
   kinds_["tp"] = {"tp",
                   "tp[:N]: Megatron's tensor parallelism on N devices (default: every device): each layer's "
                   "attention and MLP projections split by columns then rows, an all-reduce after each "

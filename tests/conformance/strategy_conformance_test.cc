@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(Registered, StrategyConformance, ::testing::ValuesIn(re
 
 // The registry holds at least the kinds the docs describe.
 TEST(StrategyRegistry, HoldsTheDocumentedKinds) {
-  for (const char* kind : {"single", "place", "dp", "hybrid", "pipeline", "bagging", "mapreduce", "tp"})
+  for (const char* kind : {"single", "place", "dp", "hybrid", "pipeline", "bagging", "mapreduce", "tp", "ep", "zero", "fsdp"})
     EXPECT_TRUE(StrategyRegistry::instance().has(kind)) << kind;
 }
 
