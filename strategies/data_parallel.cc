@@ -199,19 +199,8 @@ StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
   }
   const std::vector<int> rank = topological_rank(graph);
   std::map<int, std::vector<Gradient>> by_slot;  // gradients grouped by their update's slot
-  for (int e = 0; e < graph.num_edges(); ++e) {
-    if (!roles.gradient_edge[e]) continue;
-    const Edge& edge = graph.edge(e);
-    Gradient g;
-    for (int r = 0; r < replicas; ++r) {
-      g.producer.push_back(ids[r][edge.src]);
-      g.output.push_back(edge.src_output);
-      g.consumer.push_back(ids[r][edge.dst]);
-    }
-    g.bytes = edge.bytes;
-    g.ready_order = rank[edge.src];
-    by_slot[slot[edge.dst]].push_back(std::move(g));
-  }
+  for (int e = 0; e < graph.num_edges(); ++e)
+    if (roles.gradient_edge[e]) by_slot[slot[graph.edge(e).dst]].push_back(replica_gradient(graph, ids, rank, e));
   for (const auto& [s, grads] : by_slot) {
     std::vector<int> rank_device;
     for (int r = 0; r < replicas; ++r) rank_device.push_back(r * group + s);

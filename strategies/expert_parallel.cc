@@ -115,19 +115,9 @@ StrategyResult apply_expert_parallel(const OpGraph& graph, const Cluster& cluste
   // The dense weights' gradients, exchanged as data parallelism exchanges them.
   const std::vector<int> rank = topological_rank(graph);
   std::vector<Gradient> gradients;
-  for (int e = 0; e < graph.num_edges(); ++e) {
-    const Edge& edge = graph.edge(e);
-    if (!roles.gradient_edge[e] || !dense[edge.src] || !dense[edge.dst]) continue;
-    Gradient g;
-    for (int r = 0; r < ranks; ++r) {
-      g.producer.push_back(ids[r][edge.src]);
-      g.output.push_back(edge.src_output);
-      g.consumer.push_back(ids[r][edge.dst]);
-    }
-    g.bytes = edge.bytes;
-    g.ready_order = rank[edge.src];
-    gradients.push_back(std::move(g));
-  }
+  for (int e = 0; e < graph.num_edges(); ++e)
+    if (roles.gradient_edge[e] && dense[graph.edge(e).src] && dense[graph.edge(e).dst])
+      gradients.push_back(replica_gradient(graph, ids, rank, e));
   std::vector<int> rank_device(ranks);
   for (int r = 0; r < ranks; ++r) rank_device[r] = r;
   insert_gradient_exchange(out, device_of, gradients, rank_device, collective, "allreduce");

@@ -214,6 +214,20 @@ std::vector<int> append_copy(OpGraph& out, const OpGraph& in, const BatchRoles& 
   return id_map;
 }
 
+Gradient replica_gradient(const OpGraph& graph, const std::vector<std::vector<int>>& ids,
+                          const std::vector<int>& topo_rank, int e) {
+  const Edge& edge = graph.edge(e);
+  Gradient g;
+  for (const std::vector<int>& replica : ids) {
+    g.producer.push_back(replica[edge.src]);
+    g.output.push_back(edge.src_output);
+    g.consumer.push_back(replica[edge.dst]);
+  }
+  g.bytes = edge.bytes;
+  g.ready_order = topo_rank[edge.src];
+  return g;
+}
+
 int add_strategy_op(OpGraph& out, const std::string& name, const std::string& type, Phase phase,
                     double flops, double bytes_accessed, std::vector<double> output_bytes) {
   Op op;

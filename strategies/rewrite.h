@@ -73,6 +73,12 @@ struct Gradient {
   int ready_order = 0;  // gradients become ready in this order (a topological rank)
 };
 
+// The gradient of edge `e` of `graph` in every replica: replica r's copy of the
+// edge's ends is ids[r][...]; ready in the topological rank of its producer
+// (`topo_rank`, topological_rank(graph)).
+Gradient replica_gradient(const OpGraph& graph, const std::vector<std::vector<int>>& ids,
+                          const std::vector<int>& topo_rank, int e);
+
 struct CollectiveOptions {
   std::string algorithm = "ring";  // ring | tree | ps | reduce | none (bagging: no exchange)
   double bucket_bytes = 25e6;
