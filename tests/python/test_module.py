@@ -88,6 +88,18 @@ def test_strategy_apply(small):
     assert "dp" in aware.strategy.kinds()
 
 
+def test_language_models_and_their_strategies():
+    g = aware.graph("zoo:mixtral-8x7b:layers=1,hidden=64,heads=4,kv_heads=2,ffn=128,vocab=200,seq_len=8,batch=4")
+    c = aware.cluster("preset:dgx-a100-pod:1")
+    assert c.num_devices == 8 and c.devices()[0]["kind"] == "A100-BF16"
+    for spec in ("tp:2", "ep:4", "zero:3,replicas=2", "pipeline:2,micro=2,schedule=1f1b"):
+        out = aware.strategy.apply(g, c, spec)
+        assert aware.simulate(out.graph, c, out.placement, trace=False)["feasible"], spec
+    assert "tp" in aware.strategy.kinds() and "fsdp" in aware.strategy.kinds()
+    names = [m["name"] for m in aware.list("models")]
+    assert "zoo:gpt3-175b" in names and "zoo:llama3-405b" in names
+
+
 def test_list_names_and_option_specs():
     placers = aware.list("placers")
     names = [p["name"] for p in placers]
