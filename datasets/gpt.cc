@@ -72,8 +72,13 @@ Tensor attention(GraphBuilder& b, const GptConfig& c, const Tensor& x) {
   // heads: the products still run per query head.
   const Tensor scores = batch_matmul(b, "scores", q, k, bh, c.seq_len, c.seq_len, head_dim);
   const Tensor weights = softmax(b, "softmax", view(scores, {bh * c.seq_len, c.seq_len}));
-  const Tensor context = batch_matmul(b, "context", weights, v, bh, c.seq_len, head_dim, c.seq_len);
-  return linear(b, "output", view(context, {tokens, c.hidden}), c.hidden, c.biases);
+  // Per head when the width divides (a batch of b x heads products of s x head_dim);
+  // GPT-3's XL and 13B widths do not (2048 / 24, 5140 / 40): one product per sequence
+  // of s x hidden then, the same FLOPs and output without a fractional head width.
+  const bool whole_heads = c.hidden % c.heads == 0;
+  const Tensor context = whole_heads ? batch_matmul(b, "context", weights, v, bh, c.seq_len, head_dim, c.seq_len)
+                                     : batch_matmul(b, "context", weights, v, seqs, c.seq_len, c.hidden, c.seq_len);
+  return linear(b, "output", view(context, {tokens, static_cast<double>(c.hidden)}), c.hidden, c.biases);
 }
 
 // The two-matrix MLP (GPT: GELU) or SwiGLU's three (Llama: SiLU(x W1) * (x W3), then W2).

@@ -111,6 +111,22 @@ TEST(Gpt, OptionsAndBadSizes) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 
+TEST(Gpt, EveryNamedSizeBuilds) {
+  // One layer of each at a small batch: GPT-3's XL and 13B have a width that their
+  // head count does not divide, and must build all the same.
+  for (const auto& size : gpt_sizes()) {
+    const std::string spec = "zoo:" + size.config.name + ":layers=1,batch=2,seq_len=64";
+    EXPECT_NO_THROW(load_graph(spec)) << spec;
+  }
+  // The context product's FLOPs either way: 2 x sequences x s^2 x hidden, whether as 24
+  // heads of 2048 / 24 (one product per sequence) or 16 heads of 128 (per head).
+  const OpGraph a = load_graph("zoo:gpt:layers=1,hidden=2048,heads=24,ffn=8192,batch=2,seq_len=64");
+  const OpGraph b = load_graph("zoo:gpt:layers=1,hidden=2048,heads=16,ffn=8192,batch=2,seq_len=64");
+  const auto context = [](const OpGraph& g) { return g.op(g.find("layer0/attention/context")).flops; };
+  EXPECT_DOUBLE_EQ(context(a), 2.0 * 2 * 64 * 64 * 2048);
+  EXPECT_DOUBLE_EQ(context(b), context(a));
+}
+
 TEST(Gpt, LargestSizesBuildAtOpGranularity) {
   // GPT-3 175B and Llama 3 405B as whole graphs: thousands of ops, the right FLOPs.
   const OpGraph g = load_graph("zoo:gpt3-175b");
