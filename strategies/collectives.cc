@@ -239,6 +239,31 @@ void insert_gradient_exchange(OpGraph& out, std::vector<int>& device_of,
   }
 }
 
+std::vector<int> insert_reduce_scatter(OpGraph& out, std::vector<int>& device_of, const std::vector<int>& producer,
+                                       const std::vector<int>& output, double bytes,
+                                       const std::vector<int>& rank_device, Phase phase, const std::string& name) {
+  Builder b{out, device_of};
+  const int ranks = static_cast<int>(rank_device.size());
+  const double chunk = bytes / ranks;
+  std::vector<std::vector<int>> x(ranks, std::vector<int>(ranks));
+  for (int s = 0; s < ranks; ++s)
+    for (int r = 0; r < ranks; ++r) {
+      const std::string n = name + "/scatter" + std::to_string(s) + "/r" + std::to_string(r);
+      x[s][r] = s == 0 ? b.op(n, "BucketPack", rank_device[r], 0, 2 * bytes, {chunk, bytes})
+                       : b.op(n, "RingReduceScatter", rank_device[r], chunk / kElementBytes, 3 * chunk, {chunk, bytes});
+      out.mutable_op(x[s][r]).phase = phase;
+    }
+  for (int r = 0; r < ranks; ++r) b.edge(producer[r], output[r], x[0][r], bytes);
+  for (int s = 1; s < ranks; ++s)
+    for (int r = 0; r < ranks; ++r) {
+      b.edge(x[s - 1][r], 1, x[s][r], bytes);
+      b.edge(x[s - 1][(r + ranks - 1) % ranks], 0, x[s][r], chunk);
+    }
+  std::vector<int> last(ranks);
+  for (int r = 0; r < ranks; ++r) last[r] = x[ranks - 1][r];
+  return last;
+}
+
 std::vector<int> insert_parameter_gather(OpGraph& out, std::vector<int>& device_of, const std::vector<int>& producer,
                                          const std::vector<int>& output, double shard_bytes,
                                          const std::vector<int>& rank_device, Phase phase, const std::string& name) {

@@ -110,6 +110,13 @@ std::vector<int> insert_parameter_gather(OpGraph& out, std::vector<int>& device_
                                          const std::vector<int>& output, double shard_bytes,
                                          const std::vector<int>& rank_device, Phase phase, const std::string& name);
 
+// A ring reduce-scatter of a whole-sized partial sum among ranks: rank r's part is
+// output `output[r]` of `producer[r]` (bytes each); returns, per rank, the op whose
+// output 0 is the rank's 1/N of the sum.
+std::vector<int> insert_reduce_scatter(OpGraph& out, std::vector<int>& device_of, const std::vector<int>& producer,
+                                       const std::vector<int>& output, double bytes,
+                                       const std::vector<int>& rank_device, Phase phase, const std::string& name);
+
 // The collectives a spec may name: ring, tree, ps, reduce.
 const std::vector<std::string>& collective_names();
 // "ring, tree, ps, reduce", for messages.

@@ -134,10 +134,11 @@ StrategyRegistry::StrategyRegistry() {
   kinds_["ep"].example_graph = "zoo:mixtral-8x7b:layers=1,hidden=64,heads=4,kv_heads=2,ffn=128,vocab=200,seq_len=8,batch=4";
   kinds_["ep"].check = check_expert_parallel;
   kinds_["tp"] = {"tp",
-                  "tp[:N]: Megatron's tensor parallelism on N devices (default: every device): each layer's "
+                  "tp[:N][,sp=on]: Megatron's tensor parallelism on N devices (default: every device; sp: sequence "
+                  "parallelism too): each layer's "
                   "attention and MLP projections split by columns then rows, an all-reduce after each "
                   "row-parallel projection and each column-parallel input gradient (4 per layer per step)",
-                  {}, apply_tensor_parallel, "tp:2", "tp:1"};
+                  {"sp"}, apply_tensor_parallel, "tp:2", "tp:1"};
   kinds_["tp"].example_graph = "zoo:gpt:layers=2,hidden=64,heads=4,ffn=256,vocab=500,seq_len=16,batch=4";
   kinds_["tp"].check = check_tensor_parallel;
   kinds_["single"].check = check_single;

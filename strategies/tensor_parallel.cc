@@ -24,11 +24,13 @@
 // a gradient sum by its inputs.
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <set>
 #include <string>
 
 #include "core/cluster.h"
 #include "core/errors.h"
+#include "core/evaluator.h"
 #include "core/graph_algorithms.h"
 #include "strategies/rewrite.h"
 
@@ -65,7 +67,10 @@ int tp_count(const StrategySpec& spec) {
 
 }  // namespace
 
-void check_tensor_parallel(const StrategySpec& spec) { tp_count(spec); }
+void check_tensor_parallel(const StrategySpec& spec) {
+  tp_count(spec);
+  option_bool(spec.options, "sp", false, "strategy '" + spec.text + "'");
+}
 
 StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
                                      const StrategyContext&) {
@@ -146,16 +151,81 @@ StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluste
     }
   }
 
+  // Sequence parallelism (sp=on; Korthikanti et al. 2022): the layers' replicated
+  // ops (norms, residual adds, the row-parallel biases), their backward ops and the
+  // sums of those hold 1/N of the sequence instead of all of it.
+  const bool sp = option_bool(spec.options, "sp", false, "strategy '" + spec.text + "'") && n > 1;
+  const BatchRoles roles = classify_batch_roles(graph);
+  std::vector<char> seq(ops, 0);
+  if (sp) {
+    for (int id = 0; id < ops; ++id) {
+      const Op& op = graph.op(id);
+      const bool variable = graph.in_edges(id).empty();
+      seq[id] = op.phase == Phase::kForward && !sharded[id] && !variable && op.layer >= 0 &&
+                (op.block == "decoder" || op.block == "encoder");
+    }
+    for (int id : order) {
+      const Op& op = graph.op(id);
+      if (op.phase == Phase::kForward || sharded[id]) continue;
+      if (is_sum(op)) {
+        // A sum with a sequence-sharded input and no tensor-sharded one is sharded by
+        // the sequence too (its replicated inputs are sliced where they are).
+        bool any = false, none_sharded = true;
+        for (int e : graph.in_edges(id)) {
+          any = any || seq[graph.edge(e).src];
+          none_sharded = none_sharded && !sharded[graph.edge(e).src];
+        }
+        seq[id] = any && none_sharded;
+      } else if (op.forward_of >= 0) {
+        seq[id] = seq[op.forward_of];
+      }
+    }
+  }
+  // A sequence-sharded op's output that is a parameter's gradient is a partial sum
+  // over the sequence (whole-sized); its other outputs are slices.
+  std::vector<std::vector<char>> seq_partial(ops);
+  for (int id = 0; id < ops; ++id) seq_partial[id].assign(graph.op(id).output_bytes.size(), 0);
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const Edge& edge = graph.edge(e);
+    if (seq[edge.src] && (roles.gradient_edge[e] || graph.op(edge.dst).phase == Phase::kUpdate))
+      seq_partial[edge.src][edge.src_output] = 1;
+  }
+
+  // What each edge needs: nothing (the same rank), an all-reduce (a partial sum into
+  // replicated work), a reduce-scatter (a partial sum into sequence-sharded work) or
+  // an all-gather (a sequence slice into work that needs all of it).
+  enum class Move { kLocal, kAllReduce, kReduceScatter, kAllGather };
+  std::vector<Move> move(graph.num_edges(), Move::kLocal);
+  std::vector<double> local_bytes(graph.num_edges(), 0);
   const double f = 1.0 / n;
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const Edge& edge = graph.edge(e);
+    const int u = edge.src, v = edge.dst, o = edge.src_output;
+    local_bytes[e] = edge.bytes;
+    if (n == 1) continue;
+    if (sharded[u]) {
+      if (!partial[u][o]) {
+        local_bytes[e] = edge.bytes * f;  // a slice, to sharded work
+      } else if (!sharded[v]) {
+        move[e] = seq[v] ? Move::kReduceScatter : Move::kAllReduce;
+      }
+    } else if (seq[u]) {
+      if (seq_partial[u][o]) {
+        if (!seq[v]) move[e] = Move::kAllReduce;
+      } else if (seq[v]) {
+        local_bytes[e] = edge.bytes * f;
+      } else {
+        move[e] = Move::kAllGather;
+      }
+    } else if (seq[v]) {
+      local_bytes[e] = edge.bytes * f;  // a replicated tensor's own slice: no traffic
+    }
+  }
+
   OpGraph out(graph.name() + "@tp");
   out.set_source(graph.source());
   std::vector<int> device_of;
   std::vector<std::vector<int>> ids(n, std::vector<int>(ops, -1));
-  std::vector<char> ar_edge(graph.num_edges(), 0);
-  for (int e = 0; e < graph.num_edges(); ++e) {
-    const Edge& edge = graph.edge(e);
-    ar_edge[e] = n > 1 && sharded[edge.src] && partial[edge.src][edge.src_output] && !sharded[edge.dst];
-  }
   for (int r = 0; r < n; ++r) {
     const std::string prefix = n > 1 ? "t" + std::to_string(r) + "/" : "";
     for (int id = 0; id < ops; ++id) {
@@ -163,16 +233,17 @@ StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluste
       op.forward_of = -1;
       op.name = prefix + op.name;
       if (!op.colocation_group.empty()) op.colocation_group = prefix + op.colocation_group;
-      if (sharded[id] && n > 1) {
-        const bool sums_partials = is_sum(op) && std::all_of(partial[id].begin(), partial[id].end(), [](char c) { return c; });
+      if ((sharded[id] || seq[id]) && n > 1) {
+        const auto& whole = sharded[id] ? partial[id] : seq_partial[id];
+        const bool sums_partials = is_sum(op) && std::all_of(whole.begin(), whole.end(), [](char c) { return c; });
         const double work = sums_partials ? 1.0 : f;  // a sum of full-size partials is whole
         op.flops *= work;
         op.bytes_accessed *= work;
         op.temp_bytes *= work;
-        op.param_bytes *= f;
+        if (sharded[id]) op.param_bytes *= f;
         if (op.has_measured_cost()) op.compute_us *= work;
         for (std::size_t o = 0; o < op.output_bytes.size(); ++o)
-          if (!partial[id][o]) op.output_bytes[o] *= f;
+          if (!whole[o]) op.output_bytes[o] *= f;
         op.shape.clear();
       }
       ids[r][id] = out.add_op(std::move(op));
@@ -181,42 +252,68 @@ StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluste
     for (int id = 0; id < ops; ++id)
       if (graph.op(id).forward_of >= 0) out.mutable_op(ids[r][id]).forward_of = ids[r][graph.op(id).forward_of];
     for (int e = 0; e < graph.num_edges(); ++e) {
-      if (ar_edge[e]) continue;
+      if (move[e] != Move::kLocal) continue;
       const Edge& edge = graph.edge(e);
-      const bool scaled = n > 1 && sharded[edge.src] && !partial[edge.src][edge.src_output];
-      out.add_edge(ids[r][edge.src], ids[r][edge.dst], edge.src_output, scaled ? edge.bytes * f : edge.bytes);
+      out.add_edge(ids[r][edge.src], ids[r][edge.dst], edge.src_output, local_bytes[e]);
     }
   }
 
-  // One all-reduce per partial tensor, feeding a join op per rank that passes the
-  // summed tensor on to every replicated consumer.
-  std::map<std::pair<int, int>, std::vector<int>> consumers;  // (op, output) -> edges
-  for (int e = 0; e < graph.num_edges(); ++e)
-    if (ar_edge[e]) consumers[{graph.edge(e).src, graph.edge(e).src_output}].push_back(e);
+  // One collective per tensor and kind (all-gathers also per phase of their readers:
+  // a backward reader gathers again, as Megatron's sequence parallelism does).
+  std::map<std::tuple<int, int, int, int>, std::vector<int>> groups;  // (op, output, move, phase) -> edges
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    if (move[e] == Move::kLocal) continue;
+    const Edge& edge = graph.edge(e);
+    const int phase = move[e] == Move::kAllGather && graph.op(edge.dst).phase != Phase::kForward ? 1 : 0;
+    groups[{edge.src, edge.src_output, static_cast<int>(move[e]), phase}].push_back(e);
+  }
   CollectiveOptions ring;
   ring.algorithm = "ring";
   ring.overlap = true;
   std::vector<int> rank_device(n);
   for (int r = 0; r < n; ++r) rank_device[r] = r;
-  int forward_ar = 0, backward_ar = 0;
-  for (const auto& [tensor, edges] : consumers) {
-    const auto [src, output] = tensor;
+  int forward_ar = 0, backward_ar = 0, scatters = 0, gathers = 0;
+  for (const auto& [key, edges] : groups) {
+    const auto [src, output, kind, reader_phase] = key;
     const double bytes = graph.op(src).output_bytes[output];
-    const std::string name = "tp/allreduce/" + graph.op(src).name + (output ? ":" + std::to_string(output) : "");
-    (graph.op(src).phase == Phase::kForward ? forward_ar : backward_ar)++;
-    Gradient g;
-    g.bytes = bytes;
+    const Phase phase = reader_phase ? Phase::kBackward : graph.op(src).phase;
+    const std::string tensor = graph.op(src).name + (output ? ":" + std::to_string(output) : "");
+    std::vector<int> producer, outputs;
     for (int r = 0; r < n; ++r) {
-      const int join = add_strategy_op(out, name + "/sum/t" + std::to_string(r), "TensorParallelSum",
-                                       graph.op(src).phase, 0, 0, {bytes});
-      device_of.push_back(r);
-      g.producer.push_back(ids[r][src]);
-      g.output.push_back(output);
-      g.consumer.push_back(join);
-      for (int e : edges) out.add_edge(join, ids[r][graph.edge(e).dst], 0, graph.edge(e).bytes);
+      producer.push_back(ids[r][src]);
+      outputs.push_back(output);
     }
-    ring.bucket_bytes = bytes + 1;
-    insert_gradient_exchange(out, device_of, {g}, rank_device, ring, name);
+    std::vector<int> last;  // per rank: the op whose output 0 its readers take
+    if (static_cast<Move>(kind) == Move::kAllReduce) {
+      const std::string name = "tp/allreduce/" + tensor;
+      (graph.op(src).phase == Phase::kForward ? forward_ar : backward_ar)++;
+      Gradient g;
+      g.bytes = bytes;
+      for (int r = 0; r < n; ++r) {
+        last.push_back(add_strategy_op(out, name + "/sum/t" + std::to_string(r), "TensorParallelSum",
+                                       graph.op(src).phase, 0, 0, {bytes}));
+        device_of.push_back(r);
+        g.producer.push_back(producer[r]);
+        g.output.push_back(output);
+        g.consumer.push_back(last.back());
+      }
+      ring.bucket_bytes = bytes + 1;
+      insert_gradient_exchange(out, device_of, {g}, rank_device, ring, name);
+    } else if (static_cast<Move>(kind) == Move::kReduceScatter) {
+      ++scatters;
+      last = insert_reduce_scatter(out, device_of, producer, outputs, bytes, rank_device, phase,
+                                   "tp/reducescatter/" + tensor);
+    } else {
+      ++gathers;
+      last = insert_parameter_gather(out, device_of, producer, outputs, bytes * f, rank_device, phase,
+                                     std::string("tp/allgather/") + (reader_phase ? "backward/" : "") + tensor);
+    }
+    for (int r = 0; r < n; ++r)
+      for (int e : edges) {
+        const Edge& edge = graph.edge(e);
+        const double into = static_cast<Move>(kind) == Move::kReduceScatter ? edge.bytes * f : edge.bytes;
+        out.add_edge(last[r], ids[r][edge.dst], 0, into);
+      }
   }
 
   StrategyResult result;
@@ -227,13 +324,16 @@ StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluste
   result.replicas = 1;
   result.devices_used = n;
   result.global_batch = graph.batch();
-  result.spec = "tp:" + std::to_string(n);
+  result.spec = "tp:" + std::to_string(n) + (sp ? ",sp=on" : "");
   result.graph.set_name(graph.name() + "@" + result.spec);
   if (n > 1) {
     result.notes.push_back(std::to_string(columns) + " column- and " + std::to_string(rows) +
                            " row-parallel projections split " + std::to_string(n) + " ways; " +
                            std::to_string(forward_ar) + " all-reduces in the forward pass and " +
-                           std::to_string(backward_ar) + " in the backward pass");
+                           std::to_string(backward_ar) + " in the backward pass" +
+                           (sp ? "; sequence parallel: " + std::to_string(scatters) + " reduce-scatters and " +
+                                     std::to_string(gathers) + " all-gathers"
+                               : ""));
     result.notes.push_back("embeddings, output layer and loss replicated on every rank (Megatron splits their "
                            "vocabulary too)");
   }

@@ -59,12 +59,46 @@ TEST(TensorParallel, FourAllReducesPerLayerAndHandCountedShards) {
   }
 }
 
+// Sequence parallelism (Korthikanti et al. 2022) on two layers. Reduce-scatters: 2
+// per layer each way (after the row-parallel projections; the column projections'
+// input gradients), 8. All-gathers: 5 forward (each layer's two norm outputs into
+// the column projections, the last output into the replicated final norm) and 9
+// backward (the four norm outputs again for the weight gradients, three residual
+// gradients into the row projections' gradients (the last layer's comes whole from
+// the final norm), the last output for the final norm's gradient, the first layer's
+// input gradient into the replicated embedding), 14. The norms' and the row-parallel
+// biases' parameter gradients, partial over the sequence, are all-reduced: 8, all
+// backward. The norms hold half the sequence.
+TEST(TensorParallel, SequenceParallelSplitsTheNormsAndTradesAllReduces) {
+  const OpGraph g = load_graph(kTiny);
+  const Cluster c = load_cluster("preset:dgx-a100");
+  const StrategyResult r = apply_strategy(g, c, "tp:2,sp=on");
+  EXPECT_EQ(r.spec, "tp:2,sp=on");
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes[0].find("8 reduce-scatters and 14 all-gathers"), std::string::npos) << r.notes[0];
+  EXPECT_NE(r.notes[0].find("0 all-reduces in the forward pass and 8 in the backward pass"), std::string::npos)
+      << r.notes[0];
+  const auto out_bytes = [](const OpGraph& graph, const std::string& name) {
+    return graph.op(graph.find(name)).output_bytes[0];
+  };
+  EXPECT_DOUBLE_EQ(out_bytes(r.graph, "t0/layer0/attention/norm"), out_bytes(g, "layer0/attention/norm") / 2);
+  // The activations' traffic is the all-reduces' (a reduce-scatter plus an all-gather
+  // each) plus the backward re-gathers: more bytes than tp alone.
+  auto ev = EvaluatorRegistry::instance().create("analytic");
+  const StepResult with_sp = ev->evaluate(r.graph, c, r.placement);
+  const StrategyResult plain = apply_strategy(g, c, "tp:2");
+  const StepResult without = ev->evaluate(plain.graph, c, plain.placement);
+  EXPECT_TRUE(with_sp.feasible);
+  EXPECT_GT(with_sp.bytes_moved, without.bytes_moved);
+}
+
 TEST(TensorParallel, RefusesWhatItCannotSplit) {
   const Cluster c = load_cluster("preset:k40x2");
   EXPECT_THROW(apply_strategy(load_graph("zoo:resnet50:batch=4,image_size=32"), c, "tp:2"), ConfigError);
   EXPECT_THROW(apply_strategy(load_graph(kTiny), c, "tp:4"), ConfigError);
   EXPECT_THROW(check_strategy_spec("tp:0"), ConfigError);
   EXPECT_THROW(check_strategy_spec("tp:two"), ConfigError);
+  EXPECT_THROW(check_strategy_spec("tp:2,sp=maybe"), ConfigError);
 }
 
 TEST(TensorParallel, SplittingABigEnoughModelOnNvSwitchBeatsOneDevice) {
