@@ -38,14 +38,15 @@ constexpr GpuSpec kGpuSpecs[] = {
     {"H200", 67e12, 141, 4800, 0.6, 3},
     // The DGX pods' GPUs at their dense BF16 tensor-core peak (the language models
     // train in BF16): NVIDIA's A100 80 GB SXM datasheet, 312 TFLOP/s, 2,039 GB/s; H100
-    // SXM datasheet, 989 TFLOP/s dense, 3,350 GB/s. The efficiency is one GEMM
-    // efficiency per kind, assumed (not measured here, nor tuned per model): Megatron-LM's
-    // 137-163 TFLOP/s per A100 (44-52% of peak, Narayanan et al. 2021, Table 1) is a whole
-    // step with communication and bubbles, so its large GEMMs run nearer 0.7; H100's
-    // published step figures are lower fractions of its peak, 0.6 here. `aware calibrate`
-    // measures both where such a GPU is lent.
+    // SXM datasheet, 989 TFLOP/s dense, 3,350 GB/s. One GEMM efficiency per kind, not
+    // tuned per model. H100: 0.73, measured: the median of nine BF16 products at the zoo
+    // language models' shapes on an H200 (the same 989 TFLOP/s tensor-core peak), 0.694-
+    // 0.792 (experiments/gpu/gemm_efficiency.py, experiments/results/gpu/gemm-h200.txt,
+    // 2026-12-04). A100: 0.7, assumed (no A100 was lent): Megatron-LM's 137-163 TFLOP/s
+    // per A100 (44-52% of peak, Narayanan et al. 2021, Table 1) is a whole step with
+    // communication and bubbles, so its large GEMMs run nearer 0.7.
     {"A100-BF16", 312e12, 80, 2039, 0.7, 4},
-    {"H100-BF16", 989e12, 80, 3350, 0.6, 3},
+    {"H100-BF16", 989e12, 80, 3350, 0.73, 3},
 };
 // clang-format on
 
