@@ -1,7 +1,7 @@
 // MLCommons Chakra execution traces in and out (the format ASTRA-sim reads and
 // PyTorch's tools produce). Protobuf-free header: the schema (chakra/et_def.proto,
-// from Chakra's published specification) and its generated code stay in chakra.cc
-// (target aware_chakra, built when protobuf's compiler and library are found).
+// from Chakra's published specification) and its generated code stay in chakra_write.cc,
+// chakra_read.cc and chakra_wire.h (target aware_chakra, built when protobuf's compiler and library are found).
 //
 // A file holds one rank: a length-prefixed GlobalMetadata, then length-prefixed
 // Nodes until the end (the prefix is protobuf's base-128 varint of the message's
