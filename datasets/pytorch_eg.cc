@@ -21,6 +21,7 @@ constexpr const char* kProcess = "[pytorch|profiler|execution_graph|process]";
 struct TensorRef {
   long long storage = 0;
   long long tensor = 0;
+  double elements = 0;
   double bytes = 0;
   long long key() const { return storage > 0 ? storage : -tensor; }  // storage when it has one
 };
@@ -32,7 +33,8 @@ bool as_tensor(const json& v, TensorRef* out) {
     if (!v[i].is_number_integer()) return false;
   out->tensor = v[0].get<long long>();
   out->storage = v[1].get<long long>();
-  out->bytes = static_cast<double>(v[3].get<long long>()) * static_cast<double>(v[4].get<long long>());
+  out->elements = static_cast<double>(v[3].get<long long>());
+  out->bytes = out->elements * static_cast<double>(v[4].get<long long>());
   return true;
 }
 
@@ -179,7 +181,7 @@ ExecutionGraphImport read_pytorch_execution_graph(const std::string& path) {
     }
     if (op.output_bytes.empty()) op.output_bytes.push_back(0);
     for (const auto& list : per_output)
-      for (const TensorRef& t : list) out_elements += t.bytes / 4;
+      for (const TensorRef& t : list) out_elements += t.elements;
     const double flops = shape_flops(name, n.contains("input_shapes") ? n["input_shapes"] : json());
     if (flops > 0) ++out.estimated;
     op.flops = flops > 0 ? flops : out_elements;
