@@ -92,6 +92,13 @@ struct Lane {
   float* gemm_b = nullptr;
   float* gemm_c = nullptr;
   float* stream_span = nullptr;  // two halves of stream_scratch_bytes / 2 each
+  // Real work (hw/gpu_work.h): GEMM operands no input supplies, in the working
+  // precision; the fold reductions' accumulator; the private parameter tensors.
+  void* real_a = nullptr;
+  void* real_b = nullptr;
+  void* real_c = nullptr;
+  float* fold_acc = nullptr;
+  char* private_base = nullptr;
 };
 
 // A stream on a copy's source GPU, for the device-to-host half of a staged copy.
@@ -178,6 +185,10 @@ class CudaBackend final : public Backend {
     AWARE_CHECK(static_cast<int>(plan.device_tasks.size()) == num_devices,
                 "the plan is for another cluster");
     for (int d = 0; d < num_devices; ++d) device_names_.push_back(cluster.device(d).name);
+    device_bytes_.assign(num_devices, 0);
+    real_ = options_.real_work;
+    if (real_) work_ = plan_gpu_work(plan, options_.precision);
+    element_bytes_ = gpu_element_bytes(options_.precision);
     lanes_.resize(num_devices);
     for (int d = 0; d < num_devices; ++d) lanes_[d].gpu = gpu_of(d);
     for (const Lane& lane : lanes_)
@@ -213,14 +224,47 @@ class CudaBackend final : public Backend {
       // After cublasSetStream, which resets the workspace to the default pool.
       // 32 MiB on Hopper and later, 4 MiB before (cuBLAS's own recommendation).
       const size_t workspace_bytes = (info_.at(lane.gpu).major >= 9 ? 32u : 4u) << 20;
-      void* workspace = device_alloc(lane.gpu, workspace_bytes, where + " (cuBLAS workspace)");
+      void* workspace = device_alloc(lane.gpu, workspace_bytes, where + " (cuBLAS workspace)", d);
       AWARE_CUBLAS_CHECK(cublasSetWorkspace(lane.blas, workspace, workspace_bytes), where);
-      const GemmShape& s = plan.gemm_scratch[d];  // element counts of A, B, C
-      lane.gemm_a = filled_floats(lane, static_cast<size_t>(s.m), 1u + 3u * d, where + " (GEMM A)");
-      lane.gemm_b = filled_floats(lane, static_cast<size_t>(s.n), 2u + 3u * d, where + " (GEMM B)");
-      lane.gemm_c = filled_floats(lane, static_cast<size_t>(s.k), 3u + 3u * d, where + " (GEMM C)");
-      lane.stream_span = filled_floats(lane, static_cast<size_t>(plan.stream_scratch_bytes[d] / 4),
-                                       7u + 3u * d, where + " (streaming span)");
+      // The synthetic work's scratch: only what ops without real work need.
+      GemmShape s{};               // element counts of A, B, C
+      double stream_bytes = 0;
+      for (const PlannedTask& t : plan.device_tasks[d]) {
+        if (t.is_copy || (real_ && work_.real[t.index])) continue;
+        const PlannedOp& p = plan.ops[t.index];
+        if (p.kind == KernelKind::kGemm) {
+          s.m = std::max(s.m, p.gemm.m * p.gemm.k);
+          s.n = std::max(s.n, p.gemm.k * p.gemm.n);
+          s.k = std::max(s.k, p.gemm.m * p.gemm.n);
+        } else if (p.kind == KernelKind::kStream) {
+          stream_bytes = std::max(stream_bytes, p.stream_bytes);
+        }
+      }
+      lane.gemm_a = static_cast<float*>(filled(lane, d, static_cast<size_t>(s.m), 1u + 3u * d, where + " (GEMM A)"));
+      lane.gemm_b = static_cast<float*>(filled(lane, d, static_cast<size_t>(s.n), 2u + 3u * d, where + " (GEMM B)"));
+      lane.gemm_c = static_cast<float*>(filled(lane, d, static_cast<size_t>(s.k), 3u + 3u * d, where + " (GEMM C)"));
+      lane.stream_span = filled_floats(lane, d, static_cast<size_t>(stream_bytes / 4), 7u + 3u * d,
+                                       where + " (streaming span)");
+      if (real_) {
+        lane.real_a = filled(lane, d, static_cast<size_t>(work_.scratch_a[d]), 11u + 3u * d, where + " (GEMM operand A)");
+        lane.real_b = filled(lane, d, static_cast<size_t>(work_.scratch_b[d]), 12u + 3u * d, where + " (GEMM operand B)");
+        lane.real_c = filled(lane, d, static_cast<size_t>(work_.scratch_c[d]), 13u + 3u * d, where + " (GEMM result)");
+        lane.fold_acc = static_cast<float*>(device_alloc(
+            lane.gpu, static_cast<size_t>(work_.fold_floats[d]) * sizeof(float), where + " (reduction accumulator)", d));
+        lane.private_base = static_cast<char*>(
+            filled(lane, d, static_cast<size_t>(work_.private_elements[d]), 17u + 3u * d, where + " (parameters)"));
+      }
+    }
+    // Each update op's private parameter tensor, carved from its device's.
+    private_of_op_.assign(plan.ops.size(), nullptr);
+    if (real_) {
+      std::vector<std::int64_t> used(num_devices, 0);
+      for (const PlannedOp& p : plan.ops) {
+        const GpuOpWork& w = work_.ops[p.op];
+        if (w.kind != GpuWorkKind::kUpdate) continue;
+        private_of_op_[p.op] = lanes_[p.device].private_base + used[p.device] * element_bytes_;
+        used[p.device] += w.private_elements;
+      }
     }
 
     // The step's buffers: one allocation per GPU, carved up. A model has
@@ -232,14 +276,26 @@ class CudaBackend final : public Backend {
     for (size_t b = 0; b < plan.buffers.size(); ++b) {
       size_t& end = arena_bytes[lanes_[plan.buffers[b].device].gpu];
       offset[b] = end;
-      end += (buffer_bytes(plan, b) + kAlignment - 1) / kAlignment * kAlignment;
+      const size_t rounded = (buffer_bytes(plan, b) + kAlignment - 1) / kAlignment * kAlignment;
+      end += rounded;
+      device_bytes_[plan.buffers[b].device] += static_cast<double>(rounded);
     }
     std::map<int, char*> arena;
     for (const auto& [gpu, bytes] : arena_bytes) {
       const std::string where = "prepare: " + std::to_string(bytes) +
                                 " bytes of step buffers on GPU " + std::to_string(gpu);
-      arena[gpu] = static_cast<char*>(device_alloc(gpu, bytes, where));
-      if (arena[gpu]) AWARE_CUDA_CHECK(cudaMemset(arena[gpu], 0, bytes), where);
+      arena[gpu] = static_cast<char*>(device_alloc(gpu, bytes, where));  // counted per device above
+      if (!arena[gpu]) continue;
+      if (real_) {
+        // Values, not zeros: the kernels read these tensors (GEMMs on zeros draw
+        // less power and run at higher clocks than real ones would).
+        const size_t count = bytes / static_cast<size_t>(element_bytes_);
+        AWARE_CUDA_CHECK(cuda_detail::launch_fill_elements(arena[gpu], count, bf16(), 29u + static_cast<unsigned>(gpu),
+                                                           blocks_for(gpu, count), nullptr),
+                         where);
+      } else {
+        AWARE_CUDA_CHECK(cudaMemset(arena[gpu], 0, bytes), where);
+      }
     }
     for (size_t b = 0; b < plan.buffers.size(); ++b)
       if (buffer_bytes(plan, b) > 0)
@@ -417,10 +473,24 @@ class CudaBackend final : public Backend {
     gpus_used_.clear();
     abort_host_ = nullptr;
     live_ = 0;
+    private_of_op_.clear();
     current_gpu_ = -1;
   }
 
   double live_bytes() const override { return static_cast<double>(live_); }
+
+  std::vector<char> real_kernel_ops() const override { return real_ ? work_.real : std::vector<char>{}; }
+  KernelCoverage kernel_coverage() const override { return real_ ? work_.coverage : KernelCoverage{}; }
+  std::string kernels_name() const override {
+    if (!real_) return {};
+    std::string name = std::string("cublas-") + gpu_precision_name(options_.precision) + " (";
+    for (size_t i = 0; i < work_.categories.size(); ++i) name += (i ? ", " : "") + work_.categories[i];
+    return name + ")";
+  }
+  // Every allocation is made at prepare() and held for the whole step (the
+  // kernels allocate nothing while they run; cuBLAS works in the workspace set
+  // here): the bytes allocated for each device are its high-water mark.
+  std::vector<double> measured_peak_bytes() const override { return device_bytes_; }
 
  private:
   int gpu_of(int device) const {
@@ -464,7 +534,8 @@ class CudaBackend final : public Backend {
     current_gpu_ = gpu;
   }
 
-  void* device_alloc(int gpu, size_t bytes, const std::string& where) {
+  // `device`: the cluster device the allocation is counted on (-1: counted by the caller).
+  void* device_alloc(int gpu, size_t bytes, const std::string& where, int device = -1) {
     if (bytes == 0) return nullptr;
     use_gpu(gpu, where);
     const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -472,17 +543,135 @@ class CudaBackend final : public Backend {
     AWARE_CUDA_CHECK(cudaMalloc(&ptr, rounded), where);
     allocations_.push_back({ptr, rounded, gpu});
     live_ += rounded;
+    if (device >= 0) device_bytes_[device] += static_cast<double>(rounded);
     return ptr;
   }
 
-  float* filled_floats(const Lane& lane, size_t count, unsigned seed, const std::string& where) {
-    auto* data = static_cast<float*>(device_alloc(lane.gpu, count * sizeof(float), where));
+  float* filled_floats(const Lane& lane, int device, size_t count, unsigned seed, const std::string& where) {
+    auto* data = static_cast<float*>(device_alloc(lane.gpu, count * sizeof(float), where, device));
     if (!data) return nullptr;
     AWARE_CUDA_CHECK(
         cuda_detail::launch_fill(data, count, seed, blocks_for(lane.gpu, count), lane.stream),
         where);
     return data;
   }
+
+  // `count` elements of what the GEMMs compute in (FP32 for synthetic FP32 work), filled.
+  void* filled(const Lane& lane, int device, size_t count, unsigned seed, const std::string& where) {
+    void* data = device_alloc(lane.gpu, count * static_cast<size_t>(element_bytes_), where, device);
+    if (!data) return nullptr;
+    AWARE_CUDA_CHECK(cuda_detail::launch_fill_elements(data, count, bf16(), seed, blocks_for(lane.gpu, count),
+                                                       lane.stream),
+                     where);
+    return data;
+  }
+
+  bool bf16() const { return options_.precision == GpuPrecision::kBf16; }
+
+  // Row-major C = A B (m x k times k x n), `batch` of them strided, in the working
+  // precision with FP32 accumulation: as column-major C^T = B^T A^T.
+  void gemm(Lane& lane, const GemmShape& s, std::int64_t batch, const void* a, const void* b, void* c,
+            const std::string& where) {
+    AWARE_CHECK(s.m <= INT_MAX && s.n <= INT_MAX && s.k <= INT_MAX && batch <= INT_MAX,
+                where + ": GEMM dimensions beyond int");
+    const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+    // Keeps values of the order of the operands' (uniform in [-1, 1)) from op to op.
+    const float alpha = std::sqrt(3.0f / static_cast<float>(std::max(1, k))), beta = 0.0f;
+    const cudaDataType_t type = bf16() ? CUDA_R_16BF : CUDA_R_32F;
+    const cublasComputeType_t compute =
+        options_.precision == GpuPrecision::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    if (batch <= 1) {
+      AWARE_CUBLAS_CHECK(cublasGemmEx(lane.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, type, n, a, type, k,
+                                      &beta, c, type, n, compute, CUBLAS_GEMM_DEFAULT),
+                         where);
+    } else {
+      AWARE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(lane.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, type, n,
+                                                    s.k * s.n, a, type, k, s.m * s.k, &beta, c, type, n,
+                                                    s.m * s.n, static_cast<int>(batch), compute,
+                                                    CUBLAS_GEMM_DEFAULT),
+                         where);
+    }
+  }
+
+  // An op's real work (hw/gpu_work.h) on its tensors.
+  void run_real(const StepPlan& plan, int index, Lane& lane, const std::string& where) {
+    const GpuOpWork& w = work_.ops[index];
+    const auto buffer = [&](int id, void* scratch) { return id >= 0 ? buffers_[id] : scratch; };
+    switch (w.kind) {
+      case GpuWorkKind::kGemm: {
+        const void* a = buffer(w.a_buffer, lane.real_a);
+        const void* b = buffer(w.b_buffer, lane.real_b);
+        void* c = buffer(w.c_buffer, lane.real_c);
+        for (int r = 0; r < w.reps; ++r) gemm(lane, w.gemm, w.batch, a, b, c, where);
+        break;
+      }
+      case GpuWorkKind::kTraffic:
+      case GpuWorkKind::kUpdate: {
+        std::vector<GpuTensor> reads = w.reads, writes = w.writes;
+        std::vector<void*> write_ptrs, read_ptrs;
+        for (const GpuTensor& t : writes)
+          write_ptrs.push_back(t.buffer >= 0 ? buffers_[t.buffer] : private_of_op_[index]);
+        for (const GpuTensor& t : reads) read_ptrs.push_back(buffers_[t.buffer]);
+        if (w.kind == GpuWorkKind::kUpdate) {  // the parameter and its slots are read too
+          reads.push_back(writes[0]);
+          read_ptrs.push_back(write_ptrs[0]);
+        }
+        // More tensors than one launch takes: several launches, each a share of
+        // the reads and writes (the fold stays with the first).
+        const size_t groups = std::max<size_t>(
+            1, std::max((reads.size() + cuda_detail::kMaxTrafficReads - 1) / cuda_detail::kMaxTrafficReads,
+                        (writes.size() + cuda_detail::kMaxTrafficWrites - 1) / cuda_detail::kMaxTrafficWrites));
+        for (size_t g = 0; g < groups; ++g) {
+          cuda_detail::TrafficArgs args;
+          for (size_t j = g * cuda_detail::kMaxTrafficReads;
+               j < reads.size() && j < (g + 1) * cuda_detail::kMaxTrafficReads; ++j) {
+            args.reads[args.num_reads] = read_ptrs[j];
+            args.read_counts[args.num_reads++] = static_cast<size_t>(reads[j].elements);
+          }
+          for (size_t k = g * cuda_detail::kMaxTrafficWrites;
+               k < writes.size() && k < (g + 1) * cuda_detail::kMaxTrafficWrites; ++k) {
+            args.writes[args.num_writes] = write_ptrs[k];
+            args.write_counts[args.num_writes++] = static_cast<size_t>(writes[k].elements);
+          }
+          args.bf16 = bf16();
+          args.fold = w.fold && g == 0;
+          args.fold_acc = lane.fold_acc;
+          args.max_blocks = max_blocks(lane.gpu);
+          AWARE_CUDA_CHECK(cuda_detail::launch_traffic(args, lane.stream), where);
+        }
+        break;
+      }
+      case GpuWorkKind::kDepthwise: {
+        const DepthwiseShape& g = w.depthwise;
+        cuda_detail::DepthwiseArgs args;
+        args.a = buffer(w.a_buffer, lane.real_a);
+        args.b = buffer(w.b_buffer, lane.real_b);
+        args.c = buffer(w.c_buffer, lane.real_c);
+        args.n = g.n;
+        args.channels = g.c;
+        args.h = g.h;
+        args.w = g.w;
+        args.kh = g.kh;
+        args.kw = g.kw;
+        args.stride = g.stride;
+        args.pad_h = g.pad_h;
+        args.pad_w = g.pad_w;
+        args.oh = g.oh;
+        args.ow = g.ow;
+        args.role = static_cast<int>(g.role);
+        args.bf16 = bf16();
+        args.max_blocks = max_blocks(lane.gpu);
+        AWARE_CUDA_CHECK(cuda_detail::launch_depthwise(args, lane.stream), where);
+        break;
+      }
+      case GpuWorkKind::kSynthetic:
+        AWARE_CHECK(false, where + ": planned as synthetic, run as real");
+    }
+    (void)plan;
+  }
+
+  // Blocks that fill every SM a few times over (the grid-stride loops go past).
+  unsigned max_blocks(int gpu) const { return static_cast<unsigned>(static_cast<size_t>(info_.at(gpu).sms) * 8); }
 
   unsigned blocks_for(int gpu, size_t count) const {
     // Enough blocks to fill every SM a few times over; the loops stride past that.
@@ -571,15 +760,23 @@ class CudaBackend final : public Backend {
         AWARE_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, copy_end_[c], 0), where());
     }
     AWARE_CUDA_CHECK(cudaEventRecord(op_start_[index], lane.stream), where());
-    switch (p.kind) {
+    const bool real = real_ && work_.real[index];
+    if (real && p.kind != KernelKind::kNone) {
+      run_real(plan, index, lane, where());
+    } else switch (p.kind) {
       case KernelKind::kNone:
         break;
       case KernelKind::kGemm: {
+        if (options_.precision != GpuPrecision::kFp32 || real_) {
+          for (int r = 0; r < p.gemm_reps; ++r) gemm(lane, p.gemm, 1, lane.gemm_a, lane.gemm_b, lane.gemm_c, where());
+          break;
+        }
         AWARE_CHECK(p.gemm.m <= INT_MAX && p.gemm.n <= INT_MAX && p.gemm.k <= INT_MAX,
                     "op '" + p.name + "': GEMM dimensions beyond int");
         const int m = static_cast<int>(p.gemm.m), n = static_cast<int>(p.gemm.n),
                   k = static_cast<int>(p.gemm.k);
         const float alpha = 1.0f, beta = 0.0f;
+        // kernels=synthetic, precision=fp32: the SGEMM the backend always ran, as it ran.
         // Row-major C = A B as column-major C^T = B^T A^T: swap the operands.
         for (int r = 0; r < p.gemm_reps; ++r)
           AWARE_CUBLAS_CHECK(cublasSgemm(lane.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
@@ -605,13 +802,15 @@ class CudaBackend final : public Backend {
         break;
       }
     }
-    // The op writes its outputs: what a copy of them carries this run.
+    // The op writes its outputs: what a copy of them carries this run (real work
+    // wrote them itself).
     const unsigned char sig = signature(p.op, run_id_);
-    for (int buffer : p.outputs)
-      if (buffer >= 0 && buffers_[buffer])
-        AWARE_CUDA_CHECK(
-            cudaMemsetAsync(buffers_[buffer], sig, buffer_bytes(plan, buffer), lane.stream),
-            where());
+    if (!real)
+      for (int buffer : p.outputs)
+        if (buffer >= 0 && buffers_[buffer])
+          AWARE_CUDA_CHECK(
+              cudaMemsetAsync(buffers_[buffer], sig, buffer_bytes(plan, buffer), lane.stream),
+              where());
     AWARE_CUDA_CHECK(cudaEventRecord(op_end_[index], lane.stream), where());
     op_issued_[index] = 1;
     last_event_[p.device] = op_end_[index];
@@ -742,22 +941,34 @@ class CudaBackend final : public Backend {
     return static_cast<double>(ms) * 1e3;
   }
 
-  // Every received buffer holds its producer's signature of this run.
+  // Every received buffer holds its producer's signature of this run, or, where
+  // the producer ran real work (which writes no signature), its producer's bytes.
   void verify(const StepPlan& plan) {
     constexpr size_t kChunk = size_t{64} << 20;
-    std::vector<unsigned char> host;
+    std::vector<unsigned char> host, source;
     for (size_t i = 0; i < plan.copies.size(); ++i) {
       const PlannedCopy& c = plan.copies[i];
       if (c.dst_buffer < 0 || routes_[i] == CopyRoute::kNone) continue;
       const unsigned char want = signature(c.src_op, run_id_);
+      const bool real = real_ && work_.real[c.src_op];
       const size_t bytes = static_cast<size_t>(c.bytes);
       const auto* base = static_cast<const unsigned char*>(buffers_[c.dst_buffer]);
+      const auto* from = static_cast<const unsigned char*>(buffers_[c.src_buffer]);
       const std::string where = "verifying " + copy_label(plan, i);
       use_gpu(lanes_[c.dst_device].gpu, where);
       for (size_t offset = 0; offset < bytes; offset += kChunk) {
         const size_t n = std::min(kChunk, bytes - offset);
         host.resize(n);
         AWARE_CUDA_CHECK(cudaMemcpy(host.data(), base + offset, n, cudaMemcpyDeviceToHost), where);
+        if (real) {
+          source.resize(n);
+          AWARE_CUDA_CHECK(cudaMemcpy(source.data(), from + offset, n, cudaMemcpyDeviceToHost), where);
+          for (size_t b = 0; b < n; ++b)
+            if (host[b] != source[b])
+              throw HardwareError("cuda: " + copy_label(plan, i) + " differs from its producer's output at byte " +
+                                  std::to_string(offset + b));
+          continue;
+        }
         for (size_t b = 0; b < n; ++b)
           if (host[b] != want)
             throw HardwareError("cuda: " + copy_label(plan, i) + " holds a wrong byte at offset " +
@@ -788,6 +999,13 @@ class CudaBackend final : public Backend {
   std::vector<char> op_issued_, copy_issued_;             // this run, for the issue-order check
   std::vector<cudaEvent_t> last_event_;  // by device: its stream's last event this run
   size_t live_ = 0;
+  // Real work: the plan of it, each update op's parameter tensor, bytes per
+  // element, and the bytes allocated for each device.
+  bool real_ = false;
+  GpuWorkPlan work_;
+  std::vector<char*> private_of_op_;
+  int element_bytes_ = 4;
+  std::vector<double> device_bytes_;
   std::uint32_t run_id_ = 0;
   int current_gpu_ = -1;
   bool prepared_ = false;

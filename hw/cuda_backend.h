@@ -4,9 +4,13 @@
 // gpus[i mod gpus.size()]); they are then separate streams on the same SMs and
 // memory, so they interfere the way two jobs on one GPU do. A step is issued in
 // the plan's global issue order: an op's stream waits on the end events of what
-// it depends on, records a start event, runs its kernel (cuBLAS SGEMM, a
-// streaming pass, or a timed spin), writes its output buffers and records an end
-// event. A copy runs on the consumer's stream after its producer's end event:
+// it depends on, records a start event, runs its kernel and records an end
+// event. By default (real work, hw/gpu_work.h) an op runs its own GEMM through
+// cuBLAS's tensor cores in BF16 (TF32 or FP32 as options) on its producers'
+// tensors, or an elementwise, reduction or optimizer-update kernel over its real
+// input and output tensors; the rest, and every op with real work off, run the
+// plan's synthetic stand-ins (a GEMM of equal FLOPs, a streaming pass, a timed
+// spin) and write a signature into their output buffers. A copy runs on the consumer's stream after its producer's end event:
 // device to device on one GPU, peer to peer between GPUs that allow it, staged
 // through pinned host memory otherwise. Times come from the events.
 //
@@ -21,6 +25,7 @@
 #include "core/cluster.h"
 #include "core/registry.h"
 #include "hw/executor.h"
+#include "hw/gpu_work.h"
 
 namespace aware {
 
@@ -34,6 +39,10 @@ struct CudaBackendOptions {
   // even on one GPU or where peer access exists: to exercise that path on any
   // machine, or to stand for a host-staged link.
   bool stage_copies = false;
+  // Real work (hw/gpu_work.h) rather than the plan's synthetic stand-ins, and
+  // the precision it runs in (synthetic GEMMs run in it too).
+  bool real_work = true;
+  GpuPrecision precision = GpuPrecision::kBf16;
 };
 
 // Visible CUDA devices; 0 (never throws) without a driver or a GPU. Cached after

@@ -204,8 +204,12 @@ std::unique_ptr<Evaluator> make_cuda_evaluator(const ExecutorOptions& executor,
   check_gpus(cuda.gpus, cuda_device_count(), "evaluator 'cuda'");
   return std::make_unique<HardwareEvaluator>(
       "cuda",
-      "cuda executor: one CUDA stream per device (devices may share a GPU), cuBLAS SGEMM, "
-      "device, peer or host-staged copies",
+      std::string("cuda executor: one CUDA stream per device (devices may share a GPU), ") +
+          (cuda.real_work ? std::string("each op's own GEMM through cuBLAS (") + gpu_precision_name(cuda.precision) +
+                                ") or elementwise, reduction and update kernels over its tensors"
+                          : std::string("synthetic work (cuBLAS ") + gpu_precision_name(cuda.precision) +
+                                " GEMMs of equal FLOPs, streaming passes)") +
+          ", device, peer or host-staged copies",
       [cuda](const Cluster&) { return make_cuda_backend(cuda); }, executor);
 }
 
@@ -217,6 +221,13 @@ void register_cuda_evaluator(std::vector<OptionSpec> executor_specs) {
                    "default: every visible GPU"});
   specs.push_back({"verify", T::kBool, "0",
                    "check after each step that every copy delivered its producer's bytes"});
+  specs.push_back({"kernels", T::kString, "real",
+                   "real: each op's own GEMM through cuBLAS on its producers' tensors, elementwise, "
+                   "reduction and optimizer-update kernels over its tensors (hw/gpu_work.h); "
+                   "synthetic: a GEMM of equal FLOPs or a streaming pass"});
+  specs.push_back({"precision", T::kString, "bf16",
+                   "what the GEMMs and kernels compute in: bf16 (tensor cores), tf32 (tensor cores, "
+                   "FP32 storage) or fp32"});
   EvaluatorRegistry::instance().add(
       {"cuda",
        "runs the step for real on this machine's GPUs: a CUDA stream per device, cuBLAS, "
@@ -229,6 +240,11 @@ void register_cuda_evaluator(std::vector<OptionSpec> executor_specs) {
         CudaBackendOptions cuda;
         cuda.gpus = parse_gpu_list(option_string(options, "gpus", ""), owner);
         cuda.verify = option_bool(options, "verify", false, owner);
+        const std::string kernels = option_string(options, "kernels", "real");
+        if (kernels != "real" && kernels != "synthetic")
+          throw ConfigError(owner + ": kernels must be real or synthetic, got '" + kernels + "'");
+        cuda.real_work = kernels == "real";
+        cuda.precision = parse_gpu_precision(option_string(options, "precision", "bf16"), owner);
         const ExecutorOptions executor = executor_options_from(options, owner);
         return make_cuda_evaluator(executor, cuda);
       });

@@ -12,7 +12,9 @@
 
 #include "core/errors.h"
 #include "experiments/mpi/mpi_exchange.h"
+#ifdef AWARE_HAVE_RL
 #include "experiments/mpi/mpi_training.h"
+#endif
 #include "experiments/mpi/mpi_wait.h"
 
 namespace aware::experiments {

@@ -17,6 +17,8 @@
 #include "core/errors.h"
 #include "core/evaluator.h"
 #include "hw/cuda_backend.h"
+#include "hw/cuda_kernels.h"
+#include "hw/gpu_work.h"
 #include "hw/executor.h"
 #include "tests/expect_error.h"
 #include "tests/hw/hw_checks.h"
@@ -57,6 +59,8 @@ TEST(CudaExecutor, WithoutAGpuCreatingItThrowsOneLine) {
   // A bad option is the same mistake on every machine: refused before the GPU is asked for.
   EXPECT_THROW(EvaluatorRegistry::instance().create("cuda", {{"gpus", "0,x"}}), ConfigError);
   EXPECT_THROW(EvaluatorRegistry::instance().create("cuda", {{"verify", "maybe"}}), ConfigError);
+  EXPECT_THROW(EvaluatorRegistry::instance().create("cuda", {{"kernels", "aten"}}), ConfigError);
+  EXPECT_THROW(EvaluatorRegistry::instance().create("cuda", {{"precision", "fp16"}}), ConfigError);
 }
 
 TEST(CudaExecutor, IsRegisteredWithItsPresetAndTraits) {
@@ -175,10 +179,11 @@ TEST(CudaExecutor, WarmupAndRepeatsAreHonoured) {
   EXPECT_GE(m.iqr_us, 0);
 }
 
-TEST(CudaExecutor, RealKernelsRunAndOverMemoryIsRefusedFirst) {
+TEST(CudaExecutor, SyntheticKernelsRunAndOverMemoryIsRefusedFirst) {
   SKIP_WITHOUT_GPU();
   const OpGraph g = testing::kernel_graph(512);
-  auto cuda = cuda_evaluator({{"repeats", "3"}});
+  // The synthetic stand-ins (a GEMM of the op's shape, a streaming pass); real work is tested below.
+  auto cuda = cuda_evaluator({{"repeats", "3"}, {"kernels", "synthetic"}});
   Trace trace;
   const StepResult r = cuda->evaluate(g, on_gpu0(2), Placement({0, 1, 1}), &trace);
   ASSERT_TRUE(r.feasible) << r.infeasible_reason;
@@ -254,6 +259,254 @@ TEST(CudaExecutor, AgreesWithTheAnalyticSimulatorOnMillisecondSpins) {
   }
 }
 
+// Real work (hw/gpu_work.h): every op of a graph with a GEMM, a strided batch
+// of GEMMs, elementwise ops, reductions, a depthwise convolution and its two
+// gradients and an Adam update runs its own kernel on its tensors, over two
+// streams with copies between them (verify=1: each copy equals its producer's
+// bytes), in every precision; the note says 100% of the FLOPs ran real work and
+// each device's measured bytes hold at least its buffers.
+OpGraph real_work_graph() {
+  OpGraph g("real-work");
+  const auto add = [&](const std::string& name, const std::string& type, double flops, double bytes,
+                       std::vector<double> outputs, std::map<std::string, double> shape = {}) {
+    Op op;
+    op.name = name;
+    op.type = type;
+    op.flops = flops;
+    op.bytes_accessed = bytes;
+    op.output_bytes = std::move(outputs);
+    op.shape = std::move(shape);
+    return g.add_op(op);
+  };
+  const double n = 256;
+  const int x = add("x", "Placeholder", 0, 0, {4 * n * n});
+  const int w = add("w", "VariableV2", 0, 0, {4 * n * n});
+  const int mm = add("mm", "MatMul", 2 * n * n * n, 12 * n * n, {4 * n * n}, {{"M", n}, {"N", n}, {"K", n}});
+  const int relu = add("relu", "Relu", n * n, 8 * n * n, {4 * n * n});
+  const int bmm = add("bmm", "BatchMatMul", 2 * 16 * 16.0 * 16 * 256, 1e5, {4 * 16 * 16 * 256},
+                      {{"batch", 256}, {"M", 16}, {"N", 16}, {"K", 16}});
+  const int sum = add("sum", "Sum", n * n, 4 * n * n, {4});
+  const int bias = add("bias_grad", "BiasAddGrad", n * n, 4 * n * n, {4 * n});
+  const std::map<std::string, double> dw = {{"batch", 4},  {"in_channels", 16}, {"height", 32},   {"width", 32},
+                                            {"filters", 16}, {"kernel_h", 3},    {"kernel_w", 3},  {"stride", 2},
+                                            {"out_height", 16}, {"out_width", 16}};
+  const double dw_flops = 2.0 * 4 * 16 * 16 * 16 * 9;
+  const int img = add("img", "Placeholder", 0, 0, {4 * 4 * 16 * 32 * 32});
+  const int taps = add("taps", "VariableV2", 0, 0, {4 * 16 * 9});
+  const int conv = add("dwconv", "DepthwiseConv2dNative", dw_flops, 1e5, {4 * 4 * 16 * 16 * 16}, dw);
+  const int dx = add("dwconv_dx", "DepthwiseConv2dNativeBackpropInput", dw_flops, 1e5, {4 * 4 * 16 * 32 * 32}, dw);
+  const int df = add("dwconv_df", "DepthwiseConv2dNativeBackpropFilter", dw_flops, 1e5, {4 * 16 * 9}, dw);
+  const int adam = add("adam", "ApplyAdam", 10 * n * n, 16 * n * n, {0}, {{"params", n * n}});
+  g.add_edge(x, mm);
+  g.add_edge(w, mm);
+  g.add_edge(mm, relu);
+  g.add_edge(relu, bmm);
+  g.add_edge(mm, bmm);
+  g.add_edge(bmm, sum);
+  g.add_edge(relu, bias);
+  g.add_edge(img, conv);
+  g.add_edge(taps, conv);
+  g.add_edge(conv, dx);
+  g.add_edge(taps, dx);
+  g.add_edge(img, df);
+  g.add_edge(conv, df);
+  g.add_edge(relu, adam);
+  return g;
+}
+
+TEST(CudaExecutor, RealWorkRunsEveryOpOnItsTensorsInEveryPrecision) {
+  SKIP_WITHOUT_GPU();
+  const OpGraph g = real_work_graph();
+  const Cluster c = on_gpu0(2);
+  std::vector<int> devices(g.num_ops());
+  for (int i = 0; i < g.num_ops(); ++i) devices[i] = i % 2;
+  const Placement p(devices);
+  for (const char* precision : {"bf16", "tf32", "fp32"}) {
+    SCOPED_TRACE(precision);
+    auto cuda = cuda_evaluator({{"repeats", "2"}, {"precision", precision}});
+    Trace trace;
+    const StepResult r = cuda->evaluate(g, c, p, &trace);
+    ASSERT_TRUE(r.feasible) << r.infeasible_reason;
+    expect_dependencies_respected(g, p, trace);
+    const Measurement& m = measurement_of(*cuda);
+    EXPECT_EQ(m.kernels.rfind(std::string("cublas-") + precision, 0), 0u) << m.kernels;
+    EXPECT_DOUBLE_EQ(m.real_flops_share, 1.0);
+    bool noted = false;
+    for (const std::string& note : r.notes) noted = noted || note.find("100.0% of the FLOPs") != std::string::npos;
+    EXPECT_TRUE(noted);
+    for (const char* op : {"mm", "bmm", "sum", "dwconv", "dwconv_df", "adam"}) {
+      const int id = g.find(op);
+      ASSERT_GE(id, 0) << op;
+      EXPECT_GT(trace.ops[id].end_us - trace.ops[id].start_us, 0) << op;
+    }
+    const StepPlan plan = make_step_plan(g, c, p);
+    ASSERT_EQ(m.measured_peak_bytes.size(), 2u);
+    for (int d = 0; d < 2; ++d) {
+      double buffers = 0;
+      for (const PlannedBuffer& b : plan.buffers)
+        if (b.device == d) buffers += b.bytes;
+      EXPECT_GE(m.measured_peak_bytes[d], buffers) << "device " << d;
+      EXPECT_EQ(r.peak_memory_bytes[d], m.measured_peak_bytes[d]);
+    }
+  }
+}
+
+// The bytes the backend counts per device are what the GPU's memory grew by
+// while it held them (the driver's view, cudaMemGetInfo), within 2 MiB of
+// rounding per allocation, and all of it comes back.
+TEST(CudaExecutor, CountedBytesAreTheGpusOwn) {
+  SKIP_WITHOUT_GPU();
+  const OpGraph g = real_work_graph();
+  const Cluster c = on_gpu0(2);
+  std::vector<int> devices(g.num_ops());
+  for (int i = 0; i < g.num_ops(); ++i) devices[i] = i % 2;
+  const Placement p(devices);
+  cuda_evaluator({{"repeats", "1"}})->evaluate(g, c, p);  // loads the kernels and cuBLAS
+  const StepPlan plan = make_step_plan(g, c, p);
+  CudaBackendOptions options;
+  options.gpus = {0};
+  auto backend = make_cuda_backend(options);
+  const double before = static_cast<double>(cuda_memory_used_bytes(0));
+  backend->prepare(plan, c);
+  backend->run(plan, 10000);
+  const double held = static_cast<double>(cuda_memory_used_bytes(0)) - before;
+  const std::vector<double> counted = backend->measured_peak_bytes();
+  ASSERT_EQ(counted.size(), 2u);
+  const double sum = counted[0] + counted[1];
+  EXPECT_GE(held + 4.0 * (1 << 20), sum);
+  EXPECT_LE(held, sum + 64.0 * (1 << 20)) << "the GPU grew by more than the backend counts";
+  backend->release();
+}
+
+// The traffic and depthwise kernels compute what hw/gpu_work.h says, in FP32,
+// against plain loops: the fold through each of its three paths (a register per
+// thread with a warp fold, a register per thread, an atomic per element).
+namespace kernels {
+
+std::vector<float> values(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>((i * 37) % 101) - 50) / 50.0f;
+  return v;
+}
+
+struct DeviceFloats {
+  float* ptr = nullptr;
+  explicit DeviceFloats(const std::vector<float>& host) {
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<size_t>(1, host.size()) * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  explicit DeviceFloats(size_t n) : DeviceFloats(std::vector<float>(n, 0.0f)) {}
+  ~DeviceFloats() { cudaFree(ptr); }
+  std::vector<float> get(size_t n) const {
+    std::vector<float> host(n);
+    EXPECT_EQ(cudaMemcpy(host.data(), ptr, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  }
+};
+
+}  // namespace kernels
+
+TEST(CudaKernels, TrafficMapsAndFoldsAsSpecified) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  const size_t big = 12000, small = 5000;
+  const std::vector<float> a = kernels::values(big, 1.0f), b = kernels::values(small, 0.5f);
+  kernels::DeviceFloats da(a), db(b);
+  // Fold outputs of 1 and 4 (warp folds), 10 (a register per thread), 3000 with
+  // 2 blocks (512 threads: an atomic per element).
+  for (const auto& [c0, max_blocks] : std::vector<std::pair<size_t, unsigned>>{{1, 64}, {4, 64}, {10, 64}, {3000, 2}}) {
+    SCOPED_TRACE("fold into " + std::to_string(c0));
+    kernels::DeviceFloats out(c0), side(small), acc(c0);
+    cuda_detail::TrafficArgs args;
+    args.reads[0] = da.ptr;
+    args.read_counts[0] = big;
+    args.reads[1] = db.ptr;
+    args.read_counts[1] = small;
+    args.num_reads = 2;
+    args.writes[0] = out.ptr;
+    args.write_counts[0] = c0;
+    args.writes[1] = side.ptr;
+    args.write_counts[1] = small;
+    args.num_writes = 2;
+    args.bf16 = false;
+    args.fold = true;
+    args.fold_acc = acc.ptr;
+    args.max_blocks = max_blocks;
+    ASSERT_EQ(cuda_detail::launch_traffic(args, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<double> want(c0, 0);
+    std::vector<float> want_side(small);
+    for (size_t t = 0; t < big; ++t) {
+      const double v = 0.5 * (a[t] + (t < small ? b[t] : 0.0f));
+      want[t % c0] += v;
+      if (t < small) want_side[t] = static_cast<float>(v);
+    }
+    const double rows = static_cast<double>((big + c0 - 1) / c0);
+    const std::vector<float> got = out.get(c0), got_side = side.get(small);
+    for (size_t i = 0; i < c0; ++i) ASSERT_NEAR(got[i], want[i] / rows, 1e-3) << i;
+    for (size_t i = 0; i < small; ++i) ASSERT_FLOAT_EQ(got_side[i], want_side[i]) << i;
+  }
+  // A map: out[t] = the mean of the reads that have element t.
+  kernels::DeviceFloats out(big);
+  cuda_detail::TrafficArgs args;
+  args.reads[0] = da.ptr;
+  args.read_counts[0] = big;
+  args.reads[1] = db.ptr;
+  args.read_counts[1] = small;
+  args.num_reads = 2;
+  args.writes[0] = out.ptr;
+  args.write_counts[0] = big;
+  args.num_writes = 1;
+  args.bf16 = false;
+  args.max_blocks = 8;
+  ASSERT_EQ(cuda_detail::launch_traffic(args, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<float> got = out.get(big);
+  for (size_t t = 0; t < big; ++t) ASSERT_FLOAT_EQ(got[t], 0.5f * (a[t] + (t < small ? b[t] : 0.0f))) << t;
+}
+
+TEST(CudaKernels, DepthwiseConvolutionAndItsGradientsMatchLoops) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  // Batch 2, 3 channels, 7x6 input, 3x3 taps, stride 2, 4x3 output: padding 1 before.
+  cuda_detail::DepthwiseArgs g;
+  g.n = 2, g.channels = 3, g.h = 7, g.w = 6, g.kh = 3, g.kw = 3, g.stride = 2, g.pad_h = 1, g.pad_w = 1, g.oh = 4,
+  g.ow = 3;
+  g.bf16 = false;
+  g.max_blocks = 4;
+  const size_t nx = 2 * 3 * 7 * 6, ny = 2 * 3 * 4 * 3, nf = 3 * 9;
+  const std::vector<float> x = kernels::values(nx, 1.0f), f = kernels::values(nf, 0.7f), dy = kernels::values(ny, 0.3f);
+  // The loops: y = conv(x, f); dx = the adjoint of x -> y applied to dy; df = d<y, dy>/df.
+  std::vector<double> y(ny, 0), dx(nx, 0), df(nf, 0);
+  for (long long n = 0; n < g.n; ++n)
+    for (long long c = 0; c < g.channels; ++c)
+      for (long long oy = 0; oy < g.oh; ++oy)
+        for (long long ox = 0; ox < g.ow; ++ox)
+          for (long long i = 0; i < g.kh; ++i)
+            for (long long j = 0; j < g.kw; ++j) {
+              const long long iy = oy * g.stride + i - g.pad_h, ix = ox * g.stride + j - g.pad_w;
+              if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+              const size_t xi = ((n * g.channels + c) * g.h + iy) * g.w + ix, fi = (c * g.kh + i) * g.kw + j,
+                           yi = ((n * g.channels + c) * g.oh + oy) * g.ow + ox;
+              y[yi] += x[xi] * f[fi];
+              dx[xi] += dy[yi] * f[fi];
+              df[fi] += x[xi] * dy[yi];
+            }
+  kernels::DeviceFloats dx_in(x), df_in(f), ddy(dy), out_y(ny), out_dx(nx), out_df(nf);
+  const float window = 1.0f / 9, positions = 1.0f / (2 * 4 * 3);
+  g.role = 0, g.a = dx_in.ptr, g.b = df_in.ptr, g.c = out_y.ptr;
+  ASSERT_EQ(cuda_detail::launch_depthwise(g, nullptr), cudaSuccess);
+  g.role = 1, g.a = ddy.ptr, g.b = df_in.ptr, g.c = out_dx.ptr;
+  ASSERT_EQ(cuda_detail::launch_depthwise(g, nullptr), cudaSuccess);
+  g.role = 2, g.a = dx_in.ptr, g.b = ddy.ptr, g.c = out_df.ptr;
+  ASSERT_EQ(cuda_detail::launch_depthwise(g, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<float> gy = out_y.get(ny), gdx = out_dx.get(nx), gdf = out_df.get(nf);
+  for (size_t i = 0; i < ny; ++i) ASSERT_NEAR(gy[i], y[i] * window, 1e-5) << "y " << i;
+  for (size_t i = 0; i < nx; ++i) ASSERT_NEAR(gdx[i], dx[i] * window, 1e-5) << "dx " << i;
+  for (size_t i = 0; i < nf; ++i) ASSERT_NEAR(gdf[i], df[i] * positions, 1e-5) << "df " << i;
+}
+
 TEST(CudaExecutor, BadOptionsAndPlacementsAreErrors) {
   SKIP_WITHOUT_GPU();
   register_builtins();
@@ -263,6 +516,8 @@ TEST(CudaExecutor, BadOptionsAndPlacementsAreErrors) {
   EXPECT_THROW(registry.create("cuda", {{"gpus", std::to_string(cuda_device_count())}}),
                ConfigError);
   EXPECT_THROW(cuda_host_cluster(-1), ConfigError);
+  EXPECT_THROW(registry.create("cuda", {{"kernels", "aten"}}), ConfigError);
+  EXPECT_THROW(registry.create("cuda", {{"precision", "fp16"}}), ConfigError);
   auto cuda = cuda_evaluator();
   EXPECT_THROW(cuda->evaluate(testing::chain_graph(), on_gpu0(2), Placement({0, 3, 0})), Error);
 }
