@@ -67,7 +67,11 @@ void run_calibrate(const CalibrateArgs& a) {
   HardwareEvaluator& hw = as_hardware(*evaluator, a.backend);
 
   const auto log = [](const std::string& text) { log_line("calibrate", text); };
-  const Calibration cal = calibrate(hw, base, {}, log);
+  CalibrationOptions options;
+  // A GPU's tensor cores are launch-bound at 1024^3 (2 GFLOP in a few us): the
+  // sweep goes on to the sizes at which they reach their rate.
+  if (a.backend == "cuda") options.gemm_sizes = {128, 256, 512, 1024, 2048, 4096, 8192};
+  const Calibration cal = calibrate(hw, base, options, log);
   const CostTable table =
       graphs.empty() ? CostTable{} : profile_graphs(hw, graphs, cal.cluster, a.rounds, log);
 

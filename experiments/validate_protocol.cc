@@ -163,6 +163,7 @@ std::string run_out_of_sample(const ValidationConfig& a, const std::string& form
                                   }),
                    simulators.end());
   std::map<std::string, std::vector<double>> predicted;  // simulator -> by job
+  std::map<std::string, std::vector<double>> predicted_peak;  // simulator -> by job: the largest device's
   for (const std::string& sim : simulators) {
     std::map<std::string, std::unique_ptr<Evaluator>> by_costs;
     for (const std::string& costs : {full_file.path, fits_file.path}) {
@@ -171,10 +172,14 @@ std::string run_out_of_sample(const ValidationConfig& a, const std::string& form
       by_costs[costs] = registry.create(sim, options);
     }
     std::vector<double>& out = predicted[sim];
+    std::vector<double>& peak = predicted_peak[sim];
     out.assign(jobs.size(), std::nan(""));
+    peak.assign(jobs.size(), -1);
     for (size_t j = 0; j < jobs.size(); ++j) {
       const StepResult r = by_costs[costs_of(jobs[j].graph)]->evaluate(graphs[jobs[j].graph], cluster, jobs[j].placement);
       if (r.feasible) out[j] = r.step_time_us;
+      if (!r.peak_memory_bytes.empty())
+        peak[j] = *std::max_element(r.peak_memory_bytes.begin(), r.peak_memory_bytes.end());
     }
   }
 
@@ -198,7 +203,11 @@ std::string run_out_of_sample(const ValidationConfig& a, const std::string& form
                           {"measured_iqr_us", iqr_of(measured[j].step_us)},
                           {"cut_edges", cut_edges(graphs[jobs[j].graph], jobs[j].placement)}};
     for (const auto& [sim, values] : predicted) row["predicted_us"][sim] = values[j];
-    if (measured[j].peak_bytes >= 0) row["measured_peak_bytes"] = measured[j].peak_bytes;
+    if (measured[j].peak_bytes >= 0) {
+      row["measured_peak_bytes"] = measured[j].peak_bytes;
+      for (const auto& [sim, values] : predicted_peak)
+        if (values[j] > 0) row["predicted_peak_bytes"][sim] = values[j];
+    }
     doc["rows"].push_back(row);
   }
   const double spread = median_of(spreads);
@@ -271,6 +280,19 @@ std::string run_out_of_sample(const ValidationConfig& a, const std::string& form
                 "(median IQR / median over placements): %.2f%%\n",
                 md ? "\n" : "", profiled, a.profile_rounds, a.rounds, 100 * spread);
   text += line;
+  // Peak memory: the largest device's measured bytes over each simulator's prediction.
+  for (const auto& [sim, peaks] : predicted_peak) {
+    std::vector<double> ratios;
+    for (size_t j = 0; j < jobs.size(); ++j)
+      if (measured[j].feasible && measured[j].peak_bytes > 0 && peaks[j] > 0)
+        ratios.push_back(measured[j].peak_bytes / peaks[j]);
+    if (ratios.empty()) continue;
+    std::snprintf(line, sizeof line,
+                  "%speak memory, measured / %s's prediction over %zu runs: median %.3f, range %.3f-%.3f\n",
+                  md ? "\n" : "", sim.c_str(), ratios.size(), median_of(ratios),
+                  *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()));
+    text += line;
+  }
   return text;
 }
 
