@@ -194,6 +194,11 @@ class CudaBackend final : public Backend {
     for (const Lane& lane : lanes_)
       if (std::find(gpus_used_.begin(), gpus_used_.end(), lane.gpu) == gpus_used_.end())
         gpus_used_.push_back(lane.gpu);
+    // What each GPU holds before this step allocates anything: the driver's view,
+    // against which the step's high-water mark is taken (measured_peak_bytes).
+    base_used_.clear();
+    peak_used_.clear();
+    for (int g : gpus_used_) base_used_[g] = peak_used_[g] = static_cast<double>(cuda_memory_used_bytes(g));
 
     // The flag a timed-out step raises to end its spins, mapped into every GPU.
     {
@@ -365,6 +370,7 @@ class CudaBackend final : public Backend {
     // Sorted once: sorting thousands of tasks inside a timed step would count.
     issue_order_ = plan.issue_order();
     run_id_ = 0;
+    note_memory_in_use();
     prepared_ = true;
   }
 
@@ -394,6 +400,7 @@ class CudaBackend final : public Backend {
       throw;
     }
     wait_until_done(plan, timeout_ms, deadline);
+    note_memory_in_use();  // after the step: cuBLAS may allocate at a first GEMM
 
     RunTimes times;
     times.op_start.assign(plan.ops.size(), 0);
@@ -487,12 +494,40 @@ class CudaBackend final : public Backend {
     for (size_t i = 0; i < work_.categories.size(); ++i) name += (i ? ", " : "") + work_.categories[i];
     return name + ")";
   }
-  // Every allocation is made at prepare() and held for the whole step (the
-  // kernels allocate nothing while they run; cuBLAS works in the workspace set
-  // here): the bytes allocated for each device are its high-water mark.
-  std::vector<double> measured_peak_bytes() const override { return device_bytes_; }
+  // The step's high-water mark on each GPU as the driver sees it (memory in use
+  // after prepare() and after every run, over what was in use before prepare()),
+  // attributed to the devices on it: each gets the bytes allocated for it (its
+  // buffers, scratch, parameters, cuBLAS workspace), plus an equal share of
+  // what the GPU grew by beyond them (cuBLAS handles' own memory, code loaded at
+  // a first use). Every allocation is made at prepare() and held for the step;
+  // the kernels allocate nothing while they run.
+  std::vector<double> measured_peak_bytes() const override {
+    std::vector<double> out = device_bytes_;
+    for (int g : gpus_used_) {
+      double counted = 0;
+      int sharing = 0;
+      for (size_t d = 0; d < lanes_.size() && d < out.size(); ++d)
+        if (lanes_[d].gpu == g) {
+          counted += device_bytes_[d];
+          ++sharing;
+        }
+      const auto base = base_used_.find(g), peak = peak_used_.find(g);
+      if (sharing == 0 || base == base_used_.end() || peak == peak_used_.end()) continue;
+      const double extra = std::max(0.0, peak->second - base->second - counted);
+      for (size_t d = 0; d < lanes_.size() && d < out.size(); ++d)
+        if (lanes_[d].gpu == g) out[d] += extra / sharing;
+    }
+    return out;
+  }
 
  private:
+  void note_memory_in_use() {
+    for (int g : gpus_used_) {
+      const double used = static_cast<double>(cuda_memory_used_bytes(g));
+      peak_used_[g] = std::max(peak_used_[g], used);
+    }
+  }
+
   int gpu_of(int device) const {
     return options_.gpus[static_cast<size_t>(device) % options_.gpus.size()];
   }
@@ -1006,6 +1041,7 @@ class CudaBackend final : public Backend {
   std::vector<char*> private_of_op_;
   int element_bytes_ = 4;
   std::vector<double> device_bytes_;
+  std::map<int, double> base_used_, peak_used_;  // by GPU: in use before prepare(), most since
   std::uint32_t run_id_ = 0;
   int current_gpu_ = -1;
   bool prepared_ = false;
