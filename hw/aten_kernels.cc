@@ -241,6 +241,7 @@ class AtenKernels final : public OpKernels {
   void release() override {
     kernels_.clear();
     private_.clear();
+    stand_ins_.clear();
     if (threads_set_) at::set_num_threads(previous_threads_);
     threads_set_ = false;
   }
@@ -255,20 +256,38 @@ class AtenKernels final : public OpKernels {
     const std::vector<void*>& buffers;
     const PlannedOp& p;
     const Op& op;
-    size_t next_input = 0;
+    std::vector<char> taken = std::vector<char>(p.inputs.size(), 0);
 
-    // The next in-edge buffer holding `sizes` floats, else a private tensor.
+    // An in-edge buffer not yet taken that holds exactly `sizes` floats, else
+    // the first one (in edge order) that holds at least that many, else a
+    // private tensor. Exact first: a gradient op's edges need not come in the
+    // order its kernel reads them (a filter gradient's input and output gradient).
     Tensor in(at::IntArrayRef sizes) {
       const double need = 4.0 * static_cast<double>(c10::multiply_integers(sizes));
       self.coverage_.input_bytes += need;
-      while (next_input < p.inputs.size()) {
-        const int b = p.inputs[next_input++];
-        if (b >= 0 && buffers[b] != nullptr && plan.buffers[b].bytes >= need) {
-          self.coverage_.input_bytes_from_edges += need;
-          return at::from_blob(buffers[b], sizes, at::kFloat);
+      int pick = -1;
+      for (int pass = 0; pass < 2 && pick < 0; ++pass)
+        for (size_t i = 0; i < p.inputs.size() && pick < 0; ++i) {
+          const int b = p.inputs[i];
+          if (taken[i] || b < 0 || buffers[b] == nullptr) continue;
+          const double bytes = plan.buffers[b].bytes;
+          if (pass == 0 ? bytes == need : bytes >= need) pick = static_cast<int>(i);
         }
-      }
-      return own(sizes);
+      if (pick < 0) return stand_in(sizes);
+      taken[static_cast<size_t>(pick)] = 1;
+      self.coverage_.input_bytes_from_edges += need;
+      return at::from_blob(buffers[p.inputs[static_cast<size_t>(pick)]], sizes, at::kFloat);
+    }
+    // An input no edge supplies (most often a weight the graph's backward op
+    // does not list: an RNN cell's gradient reads the kernel its forward read):
+    // one tensor per device and size, shared by every op that lacks the same,
+    // as the parameter it stands for exists once. Kernels only read it (an
+    // optimizer update may change its values, which no one checks).
+    Tensor stand_in(at::IntArrayRef sizes) {
+      const std::int64_t count = c10::multiply_integers(sizes);
+      auto& shared = self.stand_ins_[{p.device, count}];
+      if (!shared.defined()) shared = own({count});
+      return shared.view(sizes);
     }
     // A private tensor of small values, held until release().
     Tensor own(at::IntArrayRef sizes, double scale = 0.05) {
@@ -387,9 +406,14 @@ class AtenKernels final : public OpKernels {
                          hidden = whole(shape_of(op, {"hidden"}));
       if (batch <= 0 || in <= 0 || hidden <= 0) return false;
       if (t == "LSTMBlockCell") {
-        Tensor x = b.in({batch, in}), h = b.in({batch, hidden}), c = b.in({batch, hidden});
-        Tensor w_ih = b.in({4 * hidden, in}), w_hh = b.in({4 * hidden, hidden});
+        // One kernel of (input + hidden) x 4 hidden, as TensorFlow's LSTMBlockCell
+        // holds it: the input's and the hidden state's weights are its two parts.
+        // Asked for first, so that the state (smaller) does not take its buffer.
+        Tensor w = b.in({(in + hidden) * 4 * hidden});
         Tensor bias = b.in({4 * hidden});
+        Tensor x = b.in({batch, in}), h = b.in({batch, hidden}), c = b.in({batch, hidden});
+        Tensor w_ih = w.narrow(0, 0, 4 * hidden * in).view({4 * hidden, in});
+        Tensor w_hh = w.narrow(0, 4 * hidden * in, 4 * hidden * hidden).view({4 * hidden, hidden});
         k = [x, h, c, w_ih, w_hh, bias, outs]() {
           auto hc = at::lstm_cell(x, {h, c}, w_ih, w_hh, bias, {});
           store(outs, {std::get<0>(hc), std::get<1>(hc)});
@@ -649,6 +673,7 @@ class AtenKernels final : public OpKernels {
 
   std::vector<std::function<void()>> kernels_;
   std::vector<Tensor> private_;
+  std::map<std::pair<int, std::int64_t>, Tensor> stand_ins_;  // (device, elements) -> an input no edge supplies
   std::vector<double> held_;
   KernelCoverage coverage_;
   int previous_threads_ = 1;

@@ -83,9 +83,24 @@ class CpuBackend final : public Backend {
     release();
     const int num_devices = cluster.num_devices();
     device_bytes_.assign(num_devices, 0);
-    buffers_.resize(plan.buffers.size());
-    for (size_t b = 0; b < plan.buffers.size(); ++b)
-      buffers_[b] = allocate(plan.buffers[b].bytes, "a buffer", plan.buffers[b].device);
+    // One arena per device; each buffer at its planned offset (buffers whose
+    // lifetimes do not overlap share memory: hw/step_plan.h).
+    arenas_.resize(num_devices);
+    for (int d = 0; d < num_devices; ++d) arenas_[d] = allocate(plan.arena_bytes[d], "the step's buffers", d);
+    buffers_.assign(plan.buffers.size(), Block{});
+    for (size_t b = 0; b < plan.buffers.size(); ++b) {
+      const PlannedBuffer& pb = plan.buffers[b];
+      if (pb.bytes <= 0) continue;
+      buffers_[b].data = static_cast<char*>(arenas_[pb.device].data) + static_cast<size_t>(pb.offset);
+      buffers_[b].bytes = static_cast<size_t>(pb.bytes);
+    }
+    writer_of_.assign(plan.buffers.size(), -1);
+    copy_into_.assign(plan.buffers.size(), -1);
+    for (const PlannedOp& p : plan.ops)
+      for (int b : p.outputs)
+        if (b >= 0) writer_of_[b] = p.op;
+    for (size_t c = 0; c < plan.copies.size(); ++c)
+      if (plan.copies[c].dst_buffer >= 0) copy_into_[plan.copies[c].dst_buffer] = static_cast<int>(c);
     real_.assign(plan.ops.size(), 0);
     if (kernels_) {
       std::vector<void*> addresses(buffers_.size());
@@ -175,13 +190,14 @@ class CpuBackend final : public Backend {
     if (!error_.empty()) throw HardwareError("cpu: " + error_);
     for (double end : times.op_end) times.step_us = std::max(times.step_us, end);
     for (double end : times.copy_end) times.step_us = std::max(times.step_us, end);
-    if (options_.verify) verify(plan);
+
     return times;
   }
 
   void release() override {
     if (kernels_) kernels_->release();  // their tensors view the buffers: first
-    for (Block& b : buffers_) free_block(b);
+    for (Block& b : arenas_) free_block(b);
+    arenas_.clear();
     for (auto* list : {&scratch_a_, &scratch_b_, &scratch_c_, &stream_})
       for (Block& b : *list) free_block(b);
     buffers_.clear();
@@ -241,6 +257,16 @@ class CpuBackend final : public Backend {
       if (op_done_[o].load(std::memory_order_acquire) != run_id_) return false;
     for (int c : p.wait_copies)
       if (copy_done_[c].load(std::memory_order_acquire) != run_id_) return false;
+    return true;
+  }
+
+  // Its producer is done, and so is whatever held the memory it writes.
+  bool copy_ready(const PlannedCopy& c) const {
+    if (op_done_[c.src_op].load(std::memory_order_acquire) != run_id_) return false;
+    for (int o : c.wait_ops)
+      if (op_done_[o].load(std::memory_order_acquire) != run_id_) return false;
+    for (int k : c.wait_copies)
+      if (copy_done_[k].load(std::memory_order_acquire) != run_id_) return false;
     return true;
   }
 
@@ -309,9 +335,7 @@ class CpuBackend final : public Backend {
       for (size_t i = first; i < tasks.size(); ++i) {
         if (done[i]) continue;
         const PlannedTask& t = tasks[i];
-        const bool ready =
-            t.is_copy ? op_done_[plan.copies[t.index].src_op].load(std::memory_order_acquire) == run_id_
-                      : op_ready(plan.ops[t.index]);
+        const bool ready = t.is_copy ? copy_ready(plan.copies[t.index]) : op_ready(plan.ops[t.index]);
         if (ready) {
           pick = i;
           break;
@@ -335,6 +359,7 @@ class CpuBackend final : public Backend {
           copy_done_[t.index].store(run_id_, std::memory_order_release);
         } else {
           const PlannedOp& p = plan.ops[t.index];
+          if (options_.verify) verify_inputs(plan, p);  // untimed: before the op's start
           times.op_start[p.op] = now_us();
           run_op(plan, p, d);
           times.op_end[p.op] = now_us();
@@ -370,25 +395,30 @@ class CpuBackend final : public Backend {
     abort_.store(true);
   }
 
-  void verify(const StepPlan& plan) const {
-    for (size_t i = 0; i < plan.copies.size(); ++i) {
-      const PlannedCopy& c = plan.copies[i];
-      if (c.dst_buffer < 0) continue;
-      const auto* bytes = static_cast<const unsigned char*>(buffers_[c.dst_buffer].data);
-      if (real_[c.src_op]) {
-        // A real kernel's output carries no signature: the copy must equal it.
-        if (std::memcmp(bytes, buffers_[c.src_buffer].data, static_cast<size_t>(c.bytes)) != 0)
-          throw HardwareError("cpu: copy of op '" + plan.ops[c.src_op].name + "' to device " +
-                              std::to_string(c.dst_device) + " differs from its producer's output");
-        continue;
-      }
-      const unsigned char want = signature(c.src_op, run_id_);
-      for (size_t b = 0; b < static_cast<size_t>(c.bytes); ++b) {
-        if (bytes[b] != want)
-          throw HardwareError("cpu: copy of op '" + plan.ops[c.src_op].name + "' to device " +
-                              std::to_string(c.dst_device) + " holds a wrong byte at offset " +
-                              std::to_string(b));
-      }
+  // verify=1: before an op runs, each tensor it reads still holds what its
+  // writer left there this run (memory is reused after a tensor's last reader:
+  // an early overwrite would show here). A synthetic producer's output carries
+  // its signature byte; a delivered copy equals the producer's output (held for
+  // the step). A real kernel's output on the same device carries nothing to check.
+  void verify_inputs(const StepPlan& plan, const PlannedOp& p) const {
+    for (size_t i = 0; i < p.inputs.size(); ++i) {
+      const int b = p.inputs[i];
+      if (b < 0 || !buffers_[b].data) continue;
+      const auto* bytes = static_cast<const unsigned char*>(buffers_[b].data);
+      const size_t count = static_cast<size_t>(plan.buffers[b].bytes);
+      const int copy = copy_into_[b];
+      const int writer = copy >= 0 ? plan.copies[copy].src_op : writer_of_[b];
+      if (writer < 0) continue;
+      const std::string what = "op '" + p.name + "' reads " +
+                               (copy >= 0 ? "the copy of op '" : "the output of op '") + plan.ops[writer].name + "'";
+      if (copy >= 0 && std::memcmp(bytes, buffers_[plan.copies[copy].src_buffer].data, count) != 0)
+        throw HardwareError("cpu: " + what + ", which differs from its producer's output");
+      if (real_[writer]) continue;
+      const unsigned char want = signature(writer, run_id_);
+      for (size_t k = 0; k < count; ++k)
+        if (bytes[k] != want)
+          throw HardwareError("cpu: " + what + ", which holds a wrong byte at offset " + std::to_string(k) +
+                              " (overwritten, or not written this run)");
     }
   }
 
@@ -396,7 +426,9 @@ class CpuBackend final : public Backend {
   std::unique_ptr<OpKernels> kernels_;
   std::vector<char> real_;            // by op: runs its real kernel
   std::vector<double> device_bytes_;  // bytes allocated per device since prepare()
-  std::vector<Block> buffers_, scratch_a_, scratch_b_, scratch_c_, stream_;
+  std::vector<Block> buffers_;  // views into arenas_ (not freed on their own)
+  std::vector<int> writer_of_, copy_into_;  // by buffer: the op that writes it, the copy that fills it (-1)
+  std::vector<Block> arenas_, scratch_a_, scratch_b_, scratch_c_, stream_;
   size_t live_ = 0;
   std::unique_ptr<std::atomic<std::uint32_t>[]> op_done_, copy_done_;
   std::uint32_t run_id_ = 0;

@@ -23,8 +23,10 @@ struct CpuBackendOptions {
   // use, in order.
   std::vector<int> cores;
   bool pin = true;
-  // After each run, check that every copy delivered its producer's bytes of that
-  // run (for tests; costs a pass over the copied bytes).
+  // Before each op runs, check that every tensor it reads holds what its writer
+  // left this run (a copy: its producer's bytes; a synthetic producer's output:
+  // its signature), so that a copy that did not arrive or memory reused too
+  // early is an error (for tests; costs a pass over the inputs, between ops).
   bool verify = false;
   // "aten": every op with a real kernel (hw/op_kernels.h) runs it, the rest the
   // plan's synthetic work; "synthetic": every op the synthetic work; "auto": aten

@@ -275,15 +275,17 @@ class CudaBackend final : public Backend {
     // The step's buffers: one allocation per GPU, carved up. A model has
     // thousands of tensors, and a cudaMalloc and cudaFree each would make every
     // evaluation pay for them (and cudaFree synchronizes the device).
+    // Each device's arena (buffers whose lifetimes do not overlap share memory:
+    // hw/step_plan.h) at its offset in its GPU's.
     buffers_.assign(plan.buffers.size(), nullptr);
-    std::map<int, size_t> arena_bytes;                   // by GPU
-    std::vector<size_t> offset(plan.buffers.size(), 0);  // within its GPU's arena
-    for (size_t b = 0; b < plan.buffers.size(); ++b) {
-      size_t& end = arena_bytes[lanes_[plan.buffers[b].device].gpu];
-      offset[b] = end;
-      const size_t rounded = (buffer_bytes(plan, b) + kAlignment - 1) / kAlignment * kAlignment;
-      end += rounded;
-      device_bytes_[plan.buffers[b].device] += static_cast<double>(rounded);
+    std::map<int, size_t> arena_bytes;                // by GPU
+    std::vector<size_t> device_offset(num_devices, 0);  // of each device's arena in its GPU's
+    for (int d = 0; d < num_devices; ++d) {
+      size_t& end = arena_bytes[lanes_[d].gpu];
+      device_offset[d] = end;
+      const auto bytes = static_cast<size_t>(plan.arena_bytes[d]);
+      end += (bytes + kAlignment - 1) / kAlignment * kAlignment;
+      device_bytes_[d] += static_cast<double>(bytes);
     }
     std::map<int, char*> arena;
     for (const auto& [gpu, bytes] : arena_bytes) {
@@ -302,9 +304,11 @@ class CudaBackend final : public Backend {
         AWARE_CUDA_CHECK(cudaMemset(arena[gpu], 0, bytes), where);
       }
     }
-    for (size_t b = 0; b < plan.buffers.size(); ++b)
+    for (size_t b = 0; b < plan.buffers.size(); ++b) {
+      const PlannedBuffer& pb = plan.buffers[b];
       if (buffer_bytes(plan, b) > 0)
-        buffers_[b] = arena.at(lanes_[plan.buffers[b].device].gpu) + offset[b];
+        buffers_[b] = arena.at(lanes_[pb.device].gpu) + device_offset[pb.device] + static_cast<size_t>(pb.offset);
+    }
 
     // How each copy travels; peer access enabled once per pair of GPUs it joins.
     routes_.assign(plan.copies.size(), CopyRoute::kNone);

@@ -202,6 +202,9 @@ std::unique_ptr<Evaluator> make_cuda_evaluator(const ExecutorOptions& executor,
                                                const CudaBackendOptions& cuda) {
   if (cuda_device_count() == 0) throw HardwareError(cuda_unavailable_reason());
   check_gpus(cuda.gpus, cuda_device_count(), "evaluator 'cuda'");
+  // Verification reads the buffers after the step: none may have been reused.
+  ExecutorOptions options = executor;
+  if (cuda.verify) options.plan.reuse_memory = false;
   return std::make_unique<HardwareEvaluator>(
       "cuda",
       std::string("cuda executor: one CUDA stream per device (devices may share a GPU), ") +
@@ -210,7 +213,7 @@ std::unique_ptr<Evaluator> make_cuda_evaluator(const ExecutorOptions& executor,
                           : std::string("synthetic work (cuBLAS ") + gpu_precision_name(cuda.precision) +
                                 " GEMMs of equal FLOPs, streaming passes)") +
           ", device, peer or host-staged copies",
-      [cuda](const Cluster&) { return make_cuda_backend(cuda); }, executor);
+      [cuda](const Cluster&) { return make_cuda_backend(cuda); }, options);
 }
 
 void register_cuda_evaluator(std::vector<OptionSpec> executor_specs) {

@@ -53,6 +53,7 @@ ExecutorOptions executor_options_from(const Options& options, const std::string&
   o.repeats = static_cast<int>(option_int(options, "repeats", o.repeats, owner));
   o.timeout_ms = option_double(options, "timeout_ms", o.timeout_ms, owner);
   o.plan.gemm_intensity = option_double(options, "gemm_intensity", o.plan.gemm_intensity, owner);
+  o.plan.reuse_memory = option_bool(options, "reuse_memory", o.plan.reuse_memory, owner);
   if (o.warmup < 0 || o.warmup > 1000)
     throw ConfigError(owner + ": warmup must be 0..1000, got " + std::to_string(o.warmup));
   if (o.repeats < 1 || o.repeats > 10000)

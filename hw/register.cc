@@ -26,6 +26,8 @@ std::vector<OptionSpec> executor_option_specs() {
       {"gemm_intensity", T::kDouble, "4",
        "ops without a GEMM shape run a GEMM of equal FLOPs at FLOPs/byte >= this, "
        "else a streaming pass over their bytes"},
+      {"reuse_memory", T::kBool, "1",
+       "a tensor's memory is reused after its last reader on its device (0: every tensor held for the step)"},
   };
 }
 
@@ -42,7 +44,7 @@ void register_hw_evaluators() {
                        "aten: ops run ATen's kernel of their type on their producers' tensors (where LibTorch is "
                        "built); synthetic: a GEMM of equal FLOPs or a streaming pass; auto: aten where built"});
   cpu_specs.push_back({"verify", T::kBool, "0",
-                       "check after each step that every copy delivered its producer's bytes"});
+                       "check before each op that every tensor it reads holds what its writer left this run"});
   EvaluatorRegistry::instance().add(
       {"cpu",
        "runs the step for real: a pinned worker thread per device, OpenBLAS, memcpy copies",

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/cluster.h"
+#include "core/errors.h"
 #include "core/graph_algorithms.h"
 #include "core/units.h"
 
@@ -30,6 +31,156 @@ double shape_value(const Op& op, const char* key) {
 
 std::int64_t dim(double value) {
   return value >= 1 ? static_cast<std::int64_t>(std::llround(value)) : 0;
+}
+
+// Each op's position in the order a single device runs the graph when it keeps
+// ready ops in a first-in, first-out queue: the sources by topological rank,
+// then each op's newly ready successors by rank as it finishes. This is the
+// analytic simulator's order on one device (its queues are FIFO by ready time,
+// rank breaking ties), so that the tensors live at once, and hence the memory
+// the step needs, are the ones it counts; it is a topological order, so every
+// wait stays on an earlier key.
+std::vector<int> readiness_order(const OpGraph& graph) {
+  const int n = graph.num_ops();
+  const std::vector<int> rank = topological_rank(graph);
+  std::vector<int> missing(n, 0);
+  for (int e = 0; e < graph.num_edges(); ++e) ++missing[graph.edge(e).dst];
+  const auto by_rank = [&](int a, int b) { return rank[a] < rank[b]; };
+  std::vector<int> queue;
+  queue.reserve(n);
+  for (int i = 0; i < n; ++i)
+    if (missing[i] == 0) queue.push_back(i);
+  std::sort(queue.begin(), queue.end(), by_rank);
+  std::vector<int> position(n, -1);
+  std::vector<int> ready;
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const int op = queue[head];
+    position[op] = static_cast<int>(head);
+    ready.clear();
+    for (int e : graph.out_edges(op))
+      if (--missing[graph.edge(e).dst] == 0) ready.push_back(graph.edge(e).dst);
+    std::sort(ready.begin(), ready.end(), by_rank);
+    ready.erase(std::unique(ready.begin(), ready.end()), ready.end());
+    queue.insert(queue.end(), ready.begin(), ready.end());
+  }
+  AWARE_CHECK(static_cast<int>(queue.size()) == n, "readiness_order: the graph has a cycle");
+  return position;
+}
+
+double aligned(double bytes) { return std::ceil(bytes / kBufferAlignment) * kBufferAlignment; }
+
+// Lifetimes, offsets and the waits that reuse needs (see make_step_plan).
+void place_buffers(StepPlan& plan, bool reuse) {
+  const size_t num_devices = plan.device_tasks.size();
+  plan.arena_bytes.assign(num_devices, 0);
+  // Each task's position in its device's list.
+  std::vector<int> op_pos(plan.ops.size(), -1), copy_pos(plan.copies.size(), -1);
+  for (const auto& tasks : plan.device_tasks)
+    for (size_t i = 0; i < tasks.size(); ++i)
+      (tasks[i].is_copy ? copy_pos : op_pos)[tasks[i].index] = static_cast<int>(i);
+  // Writers and same-device readers of each buffer.
+  struct Use {
+    std::vector<int> ops, copies;  // on the buffer's device: its writer and readers
+  };
+  std::vector<Use> uses(plan.buffers.size());
+  for (const PlannedOp& p : plan.ops) {
+    for (int b : p.outputs)
+      if (b >= 0) {
+        plan.buffers[b].first = op_pos[p.op];
+        plan.buffers[b].last = std::max(plan.buffers[b].last, op_pos[p.op]);
+        uses[b].ops.push_back(p.op);
+      }
+    for (int b : p.inputs)
+      if (b >= 0) {
+        plan.buffers[b].last = std::max(plan.buffers[b].last, op_pos[p.op]);
+        if (std::find(uses[b].ops.begin(), uses[b].ops.end(), p.op) == uses[b].ops.end()) uses[b].ops.push_back(p.op);
+      }
+  }
+  for (size_t c = 0; c < plan.copies.size(); ++c) {
+    const PlannedCopy& copy = plan.copies[c];
+    if (copy.dst_buffer >= 0) {
+      plan.buffers[copy.dst_buffer].first = copy_pos[c];
+      plan.buffers[copy.dst_buffer].last = std::max(plan.buffers[copy.dst_buffer].last, copy_pos[c]);
+      uses[copy.dst_buffer].copies.push_back(static_cast<int>(c));
+    }
+    if (copy.src_buffer >= 0 && copy.bytes > 0) plan.buffers[copy.src_buffer].held = true;
+  }
+  for (PlannedBuffer& b : plan.buffers) {
+    if (b.first < 0) b.first = 0;  // written by nothing planned: from the start
+    b.last = std::max(b.last, b.first);
+    if (!reuse || b.held) {
+      b.first = 0;
+      b.last = static_cast<int>(plan.device_tasks[b.device].size());
+      b.held = true;
+    }
+  }
+  // Per device, greedy by size: each buffer (largest first) at the lowest offset
+  // where it overlaps no placed buffer whose lifetime overlaps its own.
+  std::vector<std::vector<int>> on_device(num_devices);
+  for (size_t b = 0; b < plan.buffers.size(); ++b)
+    if (plan.buffers[b].bytes > 0) on_device[plan.buffers[b].device].push_back(static_cast<int>(b));
+  for (size_t d = 0; d < num_devices; ++d) {
+    std::vector<int>& ids = on_device[d];
+    std::stable_sort(ids.begin(), ids.end(), [&](int x, int y) {
+      const PlannedBuffer &a = plan.buffers[x], &b = plan.buffers[y];
+      if (a.bytes != b.bytes) return a.bytes > b.bytes;
+      return a.first < b.first;
+    });
+    std::vector<int> placed;  // by ascending offset
+    for (int id : ids) {
+      PlannedBuffer& b = plan.buffers[id];
+      const double size = aligned(b.bytes);
+      double offset = 0;
+      size_t insert_at = placed.size();
+      for (size_t i = 0; i < placed.size(); ++i) {
+        const PlannedBuffer& x = plan.buffers[placed[i]];
+        if (x.last < b.first || b.last < x.first) continue;  // never live together
+        if (x.offset >= offset + size) break;                 // fits in the gap before x
+        offset = std::max(offset, x.offset + aligned(x.bytes));
+      }
+      b.offset = offset;
+      for (size_t i = 0; i < placed.size(); ++i)
+        if (plan.buffers[placed[i]].offset > offset) {
+          insert_at = i;
+          break;
+        }
+      placed.insert(placed.begin() + static_cast<std::ptrdiff_t>(insert_at), id);
+      plan.arena_bytes[d] = std::max(plan.arena_bytes[d], offset + size);
+    }
+    // A writer whose buffer takes memory an earlier buffer had waits for that
+    // buffer's writer and readers: a backend that picks ready tasks out of order
+    // must not overwrite a tensor something still has to read.
+    for (int id : ids) {
+      const PlannedBuffer& b = plan.buffers[id];
+      if (b.held) continue;
+      std::vector<int>* wait_ops = nullptr;
+      std::vector<int>* wait_copies = nullptr;
+      int writer_op = -1;
+      if (!uses[id].copies.empty()) {
+        PlannedCopy& c = plan.copies[uses[id].copies.front()];
+        wait_ops = &c.wait_ops;
+        wait_copies = &c.wait_copies;
+      } else {
+        for (int o : uses[id].ops)
+          if (op_pos[o] == b.first) writer_op = o;
+        if (writer_op < 0) continue;
+        wait_ops = &plan.ops[writer_op].wait_ops;
+        wait_copies = &plan.ops[writer_op].wait_copies;
+      }
+      const double size = aligned(b.bytes);
+      for (int other : ids) {
+        const PlannedBuffer& x = plan.buffers[other];
+        if (other == id || x.held || x.last >= b.first) continue;              // not before it
+        if (x.offset >= b.offset + size || b.offset >= x.offset + aligned(x.bytes)) continue;  // apart
+        for (int o : uses[other].ops)
+          if (o != writer_op && std::find(wait_ops->begin(), wait_ops->end(), o) == wait_ops->end())
+            wait_ops->push_back(o);
+        for (int c : uses[other].copies)
+          if (std::find(wait_copies->begin(), wait_copies->end(), c) == wait_copies->end())
+            wait_copies->push_back(c);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -80,7 +231,7 @@ StepPlan make_step_plan(const OpGraph& graph, const Cluster& cluster, const Plac
   check_placement(graph, cluster, placement);
   const int n = graph.num_ops();
   const int num_devices = cluster.num_devices();
-  const std::vector<int> rank = topological_rank(graph);
+  const std::vector<int> rank = readiness_order(graph);
 
   StepPlan plan;
   plan.graph = &graph;
@@ -228,8 +379,8 @@ StepPlan make_step_plan(const OpGraph& graph, const Cluster& cluster, const Plac
     std::stable_sort(tasks.begin(), tasks.end(),
                      [](const PlannedTask& a, const PlannedTask& b) { return a.key < b.key; });
 
-  // Memory: every buffer is held for the whole step.
-  for (const PlannedBuffer& b : plan.buffers) plan.planned_bytes[b.device] += b.bytes;
+  place_buffers(plan, options.reuse_memory);
+  for (int d = 0; d < num_devices; ++d) plan.planned_bytes[d] += plan.arena_bytes[d];
   for (int d = 0; d < num_devices; ++d) {
     const GemmShape& s = plan.gemm_scratch[d];
     plan.planned_bytes[d] += 4.0 * static_cast<double>(s.m + s.n + s.k) +

@@ -50,6 +50,12 @@ struct StepPlanOptions {
   double gemm_intensity = 4.0;
   // Largest buffer any one kernel may touch, bytes (a guard against absurd shapes).
   double max_kernel_bytes = 2e9;
+  // Buffers share memory when their lifetimes do not overlap (a tensor lives from
+  // its writer to its last reader on its device, in the device's task order), as
+  // a framework's allocator reuses memory after a tensor's last use. Off: every
+  // buffer is held for the whole step (what verify modes need: they check buffers
+  // after the step).
+  bool reuse_memory = true;
 };
 
 // One op as a device runs it.
@@ -82,11 +88,23 @@ struct PlannedCopy {
   double bytes = 0;
   int src_buffer = -1;
   int dst_buffer = -1;
+  // Tasks on dst_device that must finish before the copy writes its buffer (it
+  // reuses their tensors' memory); earlier in that device's list, so a backend
+  // that runs the list in order (a CUDA stream) has them for free.
+  std::vector<int> wait_ops;
+  std::vector<int> wait_copies;
 };
 
 struct PlannedBuffer {
   int device = -1;
   double bytes = 0;
+  // Where it lives in its device's arena (StepPlan::arena_bytes), bytes, and
+  // its lifetime as positions in its device's task list (first: its writer;
+  // last: its last reader there). `held`: for the whole step (read by a copy to
+  // another device, whose progress the device's own order does not bound).
+  double offset = 0;
+  int first = -1, last = -1;
+  bool held = false;
 };
 
 // A unit of work in a device's list: an op or an incoming copy.
@@ -108,8 +126,10 @@ struct StepPlan {
   // (scratch a backend allocates once per device).
   std::vector<GemmShape> gemm_scratch;     // m*k, k*n, m*n maxima (not one shape)
   std::vector<double> stream_scratch_bytes;
-  // Per device: parameters (counted, not allocated), every buffer of the step
-  // (held for the whole step), scratch, and the largest op workspace.
+  // Per device: the arena its buffers are placed in (their largest offset +
+  // size; every buffer's size rounded up to kBufferAlignment), and parameters
+  // (counted, not allocated) + that arena + scratch + the largest op workspace.
+  std::vector<double> arena_bytes;
   std::vector<double> planned_bytes;
   double bytes_moved = 0;
   int ops_running_nothing = 0;
@@ -120,6 +140,9 @@ struct StepPlan {
   // All tasks of all devices in ascending key (ties: copies after ops, then device).
   std::vector<std::pair<int, PlannedTask>> issue_order() const;
 };
+
+// Buffers are placed at multiples of this in their device's arena.
+constexpr double kBufferAlignment = 256;
 
 // The GEMM the op's shape describes (MatMul M/N/K with an optional batch folded
 // into M; a convolution as an implicit GEMM; an LSTM cell's gate GEMM), or an
@@ -132,6 +155,9 @@ GemmShape gemm_of_flops(double flops);
 // Plans one step. Throws what check_placement throws on a bad placement. A
 // placement whose planned bytes exceed a device's memory comes back with
 // feasible = false and an "out of memory" reason naming the device.
+// With reuse_memory, buffers whose lifetimes do not overlap may share memory
+// (greedy by size, first fit), and each writer whose buffer reuses another's
+// memory waits for that buffer's writer and readers (wait_ops, wait_copies).
 StepPlan make_step_plan(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
                         const StepPlanOptions& options = {});
 

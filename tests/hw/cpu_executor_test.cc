@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "builtins/builtins.h"
 #include "core/errors.h"
@@ -104,6 +105,48 @@ TEST(CpuExecutor, BackendFreesEverythingItAllocated) {
   backend->release();
   EXPECT_EQ(backend->live_bytes(), 0);
   backend->release();  // twice is fine
+}
+
+// Memory is reused after a tensor's last reader: a chain of three 1 MB
+// tensors needs two at once, and holding every tensor needs three. verify=1
+// checks before each op that its inputs still hold what their writers left.
+TEST(CpuExecutor, ReusedMemoryHoldsEveryTensorUntilItsLastReader) {
+  const OpGraph g = scaled(testing::chain_graph(), 1);
+  for (const char* reuse : {"1", "0"}) {
+    SCOPED_TRACE(std::string("reuse_memory=") + reuse);
+    auto cpu = cpu_evaluator({{"repeats", "2"}, {"reuse_memory", reuse}, {"kernels", "synthetic"}});
+    const StepResult r = cpu->evaluate(g, star_cluster(1), Placement({0, 0, 0}));
+    ASSERT_TRUE(r.feasible) << r.infeasible_reason;
+    StepPlanOptions options;
+    options.reuse_memory = std::string(reuse) == "1";
+    const StepPlan plan = make_step_plan(g, star_cluster(1), Placement({0, 0, 0}), options);
+    double one = 0;
+    for (const PlannedBuffer& b : plan.buffers) one = std::max(one, b.bytes);
+    EXPECT_EQ(plan.arena_bytes[0], (options.reuse_memory ? 2 : 3) * std::ceil(one / kBufferAlignment) * kBufferAlignment);
+    EXPECT_GE(r.peak_memory_bytes[0], plan.arena_bytes[0]);
+  }
+}
+
+// The check catches a tensor overwritten before its reader ran: two tensors
+// both live at their consumer, placed (by hand) on the same memory.
+TEST(CpuExecutor, VerifyCatchesATensorOverwrittenBeforeItsReader) {
+  OpGraph g("two-into-one");
+  const int a = g.add_op(timed_op("a", 10, 4096));
+  const int b = g.add_op(timed_op("b", 10, 4096));
+  const int c = g.add_op(timed_op("c", 10, 64));
+  g.add_edge(a, c);
+  g.add_edge(b, c);
+  const Cluster cluster = star_cluster(1);
+  StepPlan plan = make_step_plan(g, cluster, Placement({0, 0, 0}));
+  const int out_a = plan.ops[a].outputs[0], out_b = plan.ops[b].outputs[0];
+  ASSERT_NE(plan.buffers[out_a].offset, plan.buffers[out_b].offset);
+  plan.buffers[out_b].offset = plan.buffers[out_a].offset;  // a planner bug, made on purpose
+  CpuBackendOptions options;
+  options.verify = true;
+  auto backend = make_cpu_backend(options);
+  backend->prepare(plan, cluster);
+  testing::expect_error<HardwareError>([&] { backend->run(plan, 10000); }, {"op 'c' reads the output of op 'a'", "wrong byte"});
+  backend->release();
 }
 
 TEST(CpuExecutor, RealKernelsRunAndOverMemoryIsRefusedFirst) {

@@ -2,6 +2,8 @@
 // copies a placement needs, what each task waits for, and the memory check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/errors.h"
@@ -138,9 +140,121 @@ TEST(StepPlan, OverMemoryIsInfeasibleBeforeAnythingRuns) {
       << together.infeasible_reason;
   const StepPlan apart = make_step_plan(g, star_cluster(2), Placement({0, 1}));
   EXPECT_TRUE(apart.feasible) << apart.infeasible_reason;
-  // 600 MB of parameters, a's 1000-byte output on dev0; b's output and the copy on dev1.
-  EXPECT_EQ(apart.planned_bytes[0], 600e6 + 1000);
-  EXPECT_EQ(apart.planned_bytes[1], 600e6 + 2000);
+  // 600 MB of parameters, a's 1000-byte output on dev0 (1024 bytes: buffers are
+  // placed at multiples of 256); b's output and the copy it reads, live together, on dev1.
+  EXPECT_EQ(apart.planned_bytes[0], 600e6 + 1024);
+  EXPECT_EQ(apart.planned_bytes[1], 600e6 + 2048);
+}
+
+// The order a device runs its ops: ready ops first in, first out, as the
+// analytic simulator's queues run them, not the topological rank (smallest id
+// first). a -> b -> d with c a second source: by rank a, b, c, d; as they
+// become ready a, c (a source, queued at the start), b, d.
+TEST(StepPlan, DevicesRunReadyOpsFirstInFirstOut) {
+  OpGraph g("fifo");
+  const int a = g.add_op(timed_op("a", 10));
+  const int b = g.add_op(timed_op("b", 10));
+  const int c = g.add_op(timed_op("c", 10));
+  const int d = g.add_op(timed_op("d", 10));
+  g.add_edge(a, b);
+  g.add_edge(b, d);
+  g.add_edge(c, d);
+  const StepPlan plan = make_step_plan(g, star_cluster(1), Placement({0, 0, 0, 0}));
+  std::vector<int> order;
+  for (const PlannedTask& t : plan.device_tasks[0]) order.push_back(t.index);
+  EXPECT_EQ(order, std::vector<int>({a, c, b, d}));
+}
+
+// a -> b -> c on one device, 1000-byte tensors: a's output lives [a, b], b's
+// [b, c], c's [c, c]. c's may take a's memory: 2 x 1024 bytes, not 3 x 1024;
+// c then waits for b (a's last reader) and a (its writer), which it already did.
+TEST(StepPlan, ChainReusesTheMemoryOfATensorAfterItsLastReader) {
+  const OpGraph g = testing::chain_graph();
+  const StepPlan plan = make_step_plan(g, star_cluster(1), Placement({0, 0, 0}));
+  const int a = plan.ops[0].outputs[0], b = plan.ops[1].outputs[0], c = plan.ops[2].outputs[0];
+  EXPECT_EQ(plan.buffers[a].first, 0);
+  EXPECT_EQ(plan.buffers[a].last, 1);
+  EXPECT_EQ(plan.buffers[b].first, 1);
+  EXPECT_EQ(plan.buffers[b].last, 2);
+  EXPECT_EQ(plan.buffers[c].first, 2);
+  EXPECT_EQ(plan.buffers[c].last, 2);
+  EXPECT_EQ(plan.arena_bytes[0], 2048);
+  EXPECT_EQ(plan.buffers[c].offset, plan.buffers[a].offset);
+  EXPECT_NE(plan.buffers[b].offset, plan.buffers[a].offset);
+  EXPECT_EQ(std::count(plan.ops[2].wait_ops.begin(), plan.ops[2].wait_ops.end(), 1), 1);  // no duplicate
+  EXPECT_EQ(std::count(plan.ops[2].wait_ops.begin(), plan.ops[2].wait_ops.end(), 0), 1);  // a, for its memory
+
+  StepPlanOptions held;
+  held.reuse_memory = false;
+  const StepPlan whole = make_step_plan(g, star_cluster(1), Placement({0, 0, 0}), held);
+  EXPECT_EQ(whole.arena_bytes[0], 3072);
+  EXPECT_TRUE(whole.buffers[a].held);
+}
+
+// Across devices: a tensor a copy reads stays for the whole step (the other
+// device's progress does not bound it); the copy's own buffer lives from the
+// copy to its last reader, and a later copy may reuse it.
+TEST(StepPlan, TensorsCopiedAwayAreHeldAndCopiesReuseMemory) {
+  const OpGraph g = testing::chain_graph();  // a -> b -> c
+  const StepPlan plan = make_step_plan(g, star_cluster(2), Placement({0, 1, 0}));
+  ASSERT_EQ(plan.copies.size(), 2u);
+  EXPECT_TRUE(plan.buffers[plan.copies[0].src_buffer].held);  // a's output, read by the copy to dev1
+  EXPECT_TRUE(plan.buffers[plan.copies[1].src_buffer].held);  // b's output, read by the copy to dev0
+  // dev0: a's output (held), the copy of b's output [copy, c], c's output: 3 x 1024.
+  EXPECT_EQ(plan.arena_bytes[0], 3072);
+  const PlannedBuffer& landed = plan.buffers[plan.copies[1].dst_buffer];
+  EXPECT_FALSE(landed.held);
+  EXPECT_EQ(landed.last, landed.first + 1);  // the copy, then c
+}
+
+// On seeded layered graphs over three devices: two buffers whose lifetimes
+// overlap never overlap in memory; every memory wait is on an earlier task of
+// the same device; each arena is at least the most bytes live at one position
+// and at most all of its buffers.
+TEST(StepPlan, PlacedBuffersNeverOverlapWhileBothLive) {
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const OpGraph g = testing::layered_dag(60, seed);
+    std::vector<int> devices(g.num_ops());
+    for (int i = 0; i < g.num_ops(); ++i) devices[i] = static_cast<int>((i * 7 + seed) % 3);
+    const StepPlan plan = make_step_plan(g, star_cluster(3), Placement(devices));
+    const auto aligned = [](double bytes) { return std::ceil(bytes / kBufferAlignment) * kBufferAlignment; };
+    for (size_t x = 0; x < plan.buffers.size(); ++x)
+      for (size_t y = x + 1; y < plan.buffers.size(); ++y) {
+        const PlannedBuffer &a = plan.buffers[x], &b = plan.buffers[y];
+        if (a.device != b.device || a.bytes <= 0 || b.bytes <= 0) continue;
+        const bool live_together = !(a.last < b.first || b.last < a.first);
+        const bool apart = a.offset + aligned(a.bytes) <= b.offset || b.offset + aligned(b.bytes) <= a.offset;
+        EXPECT_TRUE(!live_together || apart) << "buffers " << x << " and " << y;
+      }
+    std::vector<int> position(g.num_ops(), -1), copy_position(plan.copies.size(), -1);
+    for (const auto& tasks : plan.device_tasks)
+      for (size_t i = 0; i < tasks.size(); ++i)
+        (tasks[i].is_copy ? copy_position : position)[tasks[i].index] = static_cast<int>(i);
+    for (const PlannedOp& p : plan.ops)
+      for (int o : p.wait_ops)
+        if (plan.ops[o].device == p.device) EXPECT_LT(position[o], position[p.op]);
+    for (size_t c = 0; c < plan.copies.size(); ++c) {
+      for (int o : plan.copies[c].wait_ops) {
+        EXPECT_EQ(plan.ops[o].device, plan.copies[c].dst_device);
+        EXPECT_LT(position[o], copy_position[c]);
+      }
+      for (int k : plan.copies[c].wait_copies) EXPECT_LT(copy_position[k], copy_position[c]);
+    }
+    for (int d = 0; d < 3; ++d) {
+      double most_live = 0, all = 0;
+      for (int pos = 0; pos <= static_cast<int>(plan.device_tasks[d].size()); ++pos) {
+        double live = 0;
+        for (const PlannedBuffer& b : plan.buffers)
+          if (b.device == d && b.bytes > 0 && b.first <= pos && pos <= b.last) live += aligned(b.bytes);
+        most_live = std::max(most_live, live);
+      }
+      for (const PlannedBuffer& b : plan.buffers)
+        if (b.device == d) all += aligned(b.bytes);
+      EXPECT_GE(plan.arena_bytes[d], most_live);
+      EXPECT_LE(plan.arena_bytes[d], all);
+    }
+  }
 }
 
 TEST(StepPlan, BadPlacementThrows) {
