@@ -138,6 +138,13 @@ StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
 // (what the rewrite of any graph would refuse); ConfigError naming the spec.
 void check_data_parallel(const StrategySpec& spec);
 void check_pipeline(const StrategySpec& spec);
+
+// recompute=full|selective|none (strategies/recompute.cc): `mode` if valid, else
+// ConfigError naming the spec. apply_recompute rewrites the strategy's step so
+// that activations are recomputed before their backward; returns the number of
+// forward ops recomputed, and adds a note.
+std::string check_recompute(const std::string& mode, const std::string& spec_text);
+int apply_recompute(StrategyResult& result, const std::string& mode);
 void check_mapreduce(const StrategySpec& spec);
 StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
                                      const StrategyContext& context);

@@ -222,7 +222,10 @@ StrategySpec parse_strategy_spec(const std::string& text) {
     }
     const std::string key = trim(pieces[i].substr(0, eq));
     const auto& allowed = kind.options;
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+    // recompute=full|selective is an option of every kind that trains (not of
+    // MapReduce's job model).
+    const bool everywhere = key == "recompute" && spec.kind != "mapreduce";
+    if (!everywhere && std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string valid;
       for (const auto& k : allowed) valid += (valid.empty() ? "" : ", ") + k;
       throw ConfigError("strategy '" + spec.text + "': '" + spec.kind + "' takes no option '" +
@@ -239,7 +242,12 @@ StrategySpec parse_strategy_spec(const std::string& text) {
 StrategySpec check_strategy_spec(const std::string& text) {
   const StrategySpec spec = parse_strategy_spec(text);
   const StrategyKind kind = StrategyRegistry::instance().get(spec.kind);
-  if (kind.check) kind.check(spec);
+  StrategySpec own = spec;
+  if (own.options.count("recompute")) {
+    strategies_detail::check_recompute(own.options.at("recompute"), spec.text);
+    own.options.erase("recompute");
+  }
+  if (kind.check) kind.check(own);
   return spec;
 }
 
@@ -272,7 +280,20 @@ StrategyResult apply_strategy(const OpGraph& graph, const Cluster& cluster,
   if (cluster.num_devices() < 1) {
     throw ConfigError("strategy '" + spec.text + "': cluster '" + cluster.name() + "' has no devices");
   }
-  return StrategyRegistry::instance().get(spec.kind).apply(graph, cluster, spec, context);
+  // recompute is every kind's option: the kind rewrites the step without it,
+  // then its activations are made to be recomputed.
+  StrategySpec own = spec;
+  std::string recompute;
+  if (own.options.count("recompute")) {
+    recompute = strategies_detail::check_recompute(own.options.at("recompute"), spec.text);
+    own.options.erase("recompute");
+  }
+  StrategyResult result = StrategyRegistry::instance().get(spec.kind).apply(graph, cluster, own, context);
+  if (!recompute.empty()) {
+    strategies_detail::apply_recompute(result, recompute);
+    if (recompute != "none") result.spec += ",recompute=" + recompute;
+  }
+  return result;
 }
 
 }  // namespace aware

@@ -1,0 +1,186 @@
+// recompute=full|selective: activation recomputation, as an option of every
+// strategy (applied to the rewritten step).
+//
+// full (GPipe, Huang et al. 2019; Megatron-LM's full recomputation, Narayanan et
+// al. 2021, Section 3.5 and Korthikanti et al. 2022, Section 4.1): each layer
+// keeps only its input; its forward ops run again just before its backward, and
+// the backward reads the recomputed activations. A layer here is a segment: the
+// forward model ops of one (block, layer index) on one device of one
+// micro-batch (a pipeline's "mK/" copy); ops outside layers are segments of their
+// block.
+// selective (Korthikanti et al. 2022, Section 4.2): only the attention core is
+// recomputed — the scores product QK^T, the softmax (and an attention dropout)
+// and the product with V — whose activations grow with the sequence's square and
+// cost few FLOPs; the rest is kept.
+//
+// The recomputed copy of an op reads the recomputed copies of its inputs in the
+// same segment and the kept tensors otherwise (the layer input, weights), and
+// waits for the gradient that starts its segment's backward: every backward op
+// outside the segment that feeds one of the backward ops that read the segment's
+// activations (a zero-byte edge; across a pipeline's stages it rides beside the
+// gradient's own transfer). Recomputed copies are backward-phase ops named
+// "recompute/NAME"; their FLOPs count as work (Megatron's 96·B·s·l·h² counts them).
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/errors.h"
+#include "strategies/rewrite.h"
+
+namespace aware::strategies_detail {
+
+namespace {
+
+// "mK/" when the op belongs to a pipeline's micro-batch K, else "".
+std::string micro_tag(const std::string& name) {
+  if (name.size() < 3 || name[0] != 'm') return "";
+  std::size_t i = 1;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  return i > 1 && i < name.size() && name[i] == '/' ? name.substr(0, i + 1) : "";
+}
+
+std::string last_component(const std::string& name) {
+  const std::size_t slash = name.rfind('/');
+  return slash == std::string::npos ? name : name.substr(slash + 1);
+}
+
+bool attention_core(const Op& op) {
+  static const std::set<std::string> kNames = {"scores", "softmax", "context", "attention_dropout"};
+  static const std::set<std::string> kTypes = {"BatchMatMul", "Softmax", "Dropout"};
+  return kTypes.count(op.type) && kNames.count(last_component(op.name));
+}
+
+}  // namespace
+
+std::string check_recompute(const std::string& mode, const std::string& spec_text) {
+  if (mode != "full" && mode != "selective" && mode != "none")
+    throw ConfigError("strategy '" + spec_text + "': recompute must be full, selective or none, got '" + mode + "'");
+  return mode;
+}
+
+int apply_recompute(StrategyResult& result, const std::string& mode) {
+  if (mode == "none") return 0;
+  const OpGraph& graph = result.graph;
+  const std::vector<int>& device = result.placement.device_of_op;
+  const int n = graph.num_ops();
+  const BatchRoles roles = classify_batch_roles(graph);
+  using Segment = std::tuple<std::string, int, int, std::string>;  // block, layer, device, micro
+  const auto segment_of = [&](int id) {
+    const Op& op = graph.op(id);
+    return Segment{op.block, op.layer, device[id], micro_tag(op.name)};
+  };
+  const auto forward_model = [&](int id) {
+    return roles.role[id] == Role::kModel && graph.op(id).phase == Phase::kForward && graph.op(id).total_output_bytes() > 0 &&
+           graph.in_edges(id).size() > 0;
+  };
+
+  // Which forward ops a backward op reads (saved activations), by segment.
+  std::map<Segment, std::vector<int>> saved_readers;  // backward ops reading the segment
+  std::vector<char> saved(n, 0);
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const Edge& edge = graph.edge(e);
+    if (!forward_model(edge.src) || graph.op(edge.dst).phase != Phase::kBackward) continue;
+    if (mode == "selective" && !attention_core(graph.op(edge.src))) continue;
+    saved[edge.src] = 1;
+    saved_readers[segment_of(edge.src)].push_back(edge.dst);
+  }
+  // The ops recomputed: full, every forward model op of a segment something
+  // saved from; selective, the attention core's ops.
+  std::vector<char> redo(n, 0);
+  int count = 0;
+  // (selective: the whole core of a layer whose core something saved from, so
+  // that the softmax's recomputation does not hold the scores it read.)
+  for (int id = 0; id < n; ++id) {
+    if (!forward_model(id) || !saved_readers.count(segment_of(id))) continue;
+    if (mode == "full" || attention_core(graph.op(id))) redo[id] = 1, ++count;
+  }
+  if (count == 0) {
+    result.notes.push_back("recompute=" + mode + ": nothing to recompute (no activation a backward op reads)");
+    return 0;
+  }
+
+  // The rewritten step: every op as it was, then the recomputed copies.
+  OpGraph out(graph.name());
+  out.set_source(graph.source());
+  for (int id = 0; id < n; ++id) out.add_op(graph.op(id));
+  std::vector<int> copy_of(n, -1);
+  std::vector<int> devices = device;
+  for (int id = 0; id < n; ++id) {
+    if (!redo[id]) continue;
+    Op op = graph.op(id);
+    op.name = "recompute/" + op.name;
+    op.phase = Phase::kBackward;
+    op.forward_of = id;
+    copy_of[id] = out.add_op(op);
+    devices.push_back(device[id]);
+  }
+  const auto same_segment = [&](int a, int b) { return segment_of(a) == segment_of(b); };
+  for (int e = 0; e < graph.num_edges(); ++e) {
+    const Edge& edge = graph.edge(e);
+    const bool to_backward = graph.op(edge.dst).phase == Phase::kBackward;
+    // A backward op reads the recomputed activation.
+    const int src = redo[edge.src] && to_backward ? copy_of[edge.src] : edge.src;
+    out.add_edge(src, edge.dst, edge.src_output, edge.bytes);
+    // The recomputed copy reads recomputed inputs of its own segment (full) or
+    // of the attention core (selective), the kept tensors otherwise.
+    if (redo[edge.dst]) {
+      const bool recomputed_input = redo[edge.src] && same_segment(edge.src, edge.dst);
+      out.add_edge(recomputed_input ? copy_of[edge.src] : edge.src, copy_of[edge.dst], edge.src_output, edge.bytes);
+    }
+  }
+  // Each segment's recomputation waits for the gradient that starts its
+  // backward: the backward ops that feed its readers and do not themselves come
+  // after one of them (which would close a cycle through the recomputation).
+  std::map<Segment, std::set<int>> triggers;
+  std::vector<int> mark(n, -1), stack;
+  int round = 0;
+  for (const auto& [segment, readers] : saved_readers) {
+    ++round;
+    stack.assign(readers.begin(), readers.end());
+    for (int b : readers) mark[b] = round;
+    while (!stack.empty()) {  // the readers and everything after them
+      const int id = stack.back();
+      stack.pop_back();
+      for (int e : graph.out_edges(id)) {
+        const int dst = graph.edge(e).dst;
+        if (mark[dst] != round) mark[dst] = round, stack.push_back(dst);
+      }
+    }
+    for (int b : readers)
+      for (int e : graph.in_edges(b)) {
+        const int src = graph.edge(e).src;
+        if (graph.op(src).phase == Phase::kBackward && mark[src] != round) triggers[segment].insert(src);
+      }
+  }
+  int waits = 0;
+  for (int id = 0; id < n; ++id) {
+    if (!redo[id]) continue;
+    bool root = true;  // reads no recomputed op
+    for (int e : graph.in_edges(id)) {
+      const int src = graph.edge(e).src;
+      root = root && !(redo[src] && same_segment(src, id));
+    }
+    if (!root) continue;
+    const auto it = triggers.find(segment_of(id));
+    if (it == triggers.end()) continue;
+    for (int t : it->second) {
+      out.add_edge(t, copy_of[id], 0, 0);
+      ++waits;
+    }
+  }
+  out.set_batch(graph.batch());
+  out.validate();
+  double flops = 0;
+  for (int id = 0; id < n; ++id)
+    if (redo[id]) flops += graph.op(id).flops;
+  result.graph = std::move(out);
+  result.placement = Placement(std::move(devices));
+  result.notes.push_back("recompute=" + mode + ": " + std::to_string(count) + " forward ops run again before their " +
+                         "backward (" + std::to_string(flops / 1e9) + " GFLOP more), after " + std::to_string(waits) +
+                         " waits for the gradient that starts it");
+  return count;
+}
+
+}  // namespace aware::strategies_detail
