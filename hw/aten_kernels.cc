@@ -8,10 +8,12 @@
 // Where the graph does not say something a kernel needs, we choose, and say so:
 //  - padding: the symmetric padding that gives the recorded output size (SAME
 //    padding may be one pixel asymmetric in TensorFlow; ATen pads both sides);
-//  - inputs: the op's in-edges in order, each taken as the next tensor the kernel
-//    reads when its buffer holds enough bytes; what no edge supplies (a weight
-//    when the variable's buffer is on another device and too small, slots, saved
-//    statistics, class labels) is a private tensor allocated once;
+//  - inputs: for each tensor the kernel reads, in the order it asks, an in-edge
+//    buffer not yet taken that holds exactly its bytes, else the first (in edge
+//    order) that holds enough; an input no edge supplies (a weight the graph's
+//    backward op does not list, class labels) is a stand-in shared by every op of
+//    the device that lacks one of that size (the parameter exists once); what
+//    the kernel keeps (optimizer slots, saved statistics) is private to the op;
 //  - values: buffers start as zeros, private tensors as small uniform values;
 //    denormals are flushed (a denormal would slow a kernel down, a framework's
 //    data has none);

@@ -260,14 +260,9 @@ class CpuBackend final : public Backend {
     return true;
   }
 
-  // Its producer is done, and so is whatever held the memory it writes.
+  // Its producer is done.
   bool copy_ready(const PlannedCopy& c) const {
-    if (op_done_[c.src_op].load(std::memory_order_acquire) != run_id_) return false;
-    for (int o : c.wait_ops)
-      if (op_done_[o].load(std::memory_order_acquire) != run_id_) return false;
-    for (int k : c.wait_copies)
-      if (copy_done_[k].load(std::memory_order_acquire) != run_id_) return false;
-    return true;
+    return op_done_[c.src_op].load(std::memory_order_acquire) == run_id_;
   }
 
   void run_op(const StepPlan& plan, const PlannedOp& p, int d) {
@@ -335,6 +330,9 @@ class CpuBackend final : public Backend {
       for (size_t i = first; i < tasks.size(); ++i) {
         if (done[i]) continue;
         const PlannedTask& t = tasks[i];
+        // Memory reuse: every task up to memory_after has run (first: the lowest not done).
+        const int after = t.is_copy ? plan.copies[t.index].memory_after : plan.ops[t.index].memory_after;
+        if (after >= static_cast<int>(first)) continue;
         const bool ready = t.is_copy ? copy_ready(plan.copies[t.index]) : op_ready(plan.ops[t.index]);
         if (ready) {
           pick = i;

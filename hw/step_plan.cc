@@ -147,37 +147,28 @@ void place_buffers(StepPlan& plan, bool reuse) {
       placed.insert(placed.begin() + static_cast<std::ptrdiff_t>(insert_at), id);
       plan.arena_bytes[d] = std::max(plan.arena_bytes[d], offset + size);
     }
-    // A writer whose buffer takes memory an earlier buffer had waits for that
-    // buffer's writer and readers: a backend that picks ready tasks out of order
-    // must not overwrite a tensor something still has to read.
+    // A writer whose buffer takes memory earlier tensors had waits until its
+    // device's list has run up to the last of their readers (a backend that
+    // picks ready tasks out of order must not overwrite a tensor something still
+    // has to read). One position per writer: the list's prefix, not a set.
     for (int id : ids) {
       const PlannedBuffer& b = plan.buffers[id];
       if (b.held) continue;
-      std::vector<int>* wait_ops = nullptr;
-      std::vector<int>* wait_copies = nullptr;
-      int writer_op = -1;
-      if (!uses[id].copies.empty()) {
-        PlannedCopy& c = plan.copies[uses[id].copies.front()];
-        wait_ops = &c.wait_ops;
-        wait_copies = &c.wait_copies;
-      } else {
-        for (int o : uses[id].ops)
-          if (op_pos[o] == b.first) writer_op = o;
-        if (writer_op < 0) continue;
-        wait_ops = &plan.ops[writer_op].wait_ops;
-        wait_copies = &plan.ops[writer_op].wait_copies;
-      }
       const double size = aligned(b.bytes);
+      int after = -1;
       for (int other : ids) {
         const PlannedBuffer& x = plan.buffers[other];
-        if (other == id || x.held || x.last >= b.first) continue;              // not before it
+        if (other == id || x.held || x.last >= b.first) continue;                                    // not before it
         if (x.offset >= b.offset + size || b.offset >= x.offset + aligned(x.bytes)) continue;  // apart
-        for (int o : uses[other].ops)
-          if (o != writer_op && std::find(wait_ops->begin(), wait_ops->end(), o) == wait_ops->end())
-            wait_ops->push_back(o);
-        for (int c : uses[other].copies)
-          if (std::find(wait_copies->begin(), wait_copies->end(), c) == wait_copies->end())
-            wait_copies->push_back(c);
+        after = std::max(after, x.last);
+      }
+      if (after < 0) continue;
+      if (!uses[id].copies.empty()) {
+        int& mine = plan.copies[uses[id].copies.front()].memory_after;
+        mine = std::max(mine, after);
+      } else {
+        for (int o : uses[id].ops)
+          if (op_pos[o] == b.first) plan.ops[o].memory_after = std::max(plan.ops[o].memory_after, after);
       }
     }
   }

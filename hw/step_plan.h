@@ -76,6 +76,10 @@ struct PlannedOp {
   std::vector<int> inputs;
   std::vector<int> wait_ops;    // ops on the same device that must finish first
   std::vector<int> wait_copies; // copies into this device that must land first
+  // Memory reuse: every task of this device's list up to this position must have
+  // finished before the op writes (its buffers take memory earlier tensors had;
+  // -1: none). A backend that runs its list in order (a CUDA stream) has it for free.
+  int memory_after = -1;
   std::string why;              // for kNone / kSpin / a changed shape: what the op runs and why
 };
 
@@ -88,11 +92,8 @@ struct PlannedCopy {
   double bytes = 0;
   int src_buffer = -1;
   int dst_buffer = -1;
-  // Tasks on dst_device that must finish before the copy writes its buffer (it
-  // reuses their tensors' memory); earlier in that device's list, so a backend
-  // that runs the list in order (a CUDA stream) has them for free.
-  std::vector<int> wait_ops;
-  std::vector<int> wait_copies;
+  // As PlannedOp::memory_after, for the copy's buffer on dst_device.
+  int memory_after = -1;
 };
 
 struct PlannedBuffer {
@@ -156,8 +157,9 @@ GemmShape gemm_of_flops(double flops);
 // placement whose planned bytes exceed a device's memory comes back with
 // feasible = false and an "out of memory" reason naming the device.
 // With reuse_memory, buffers whose lifetimes do not overlap may share memory
-// (greedy by size, first fit), and each writer whose buffer reuses another's
-// memory waits for that buffer's writer and readers (wait_ops, wait_copies).
+// (greedy by size, first fit), and each writer whose buffer reuses memory waits
+// until its device's list has run up to the last reader of what was there
+// (memory_after).
 StepPlan make_step_plan(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
                         const StepPlanOptions& options = {});
 

@@ -42,34 +42,73 @@ std::vector<int> balanced_cut(const std::vector<double>& cost, int stages) {
   return stage;
 }
 
-// The order of one stage's micro-batch passes: (forward?, micro-batch) pairs.
+// One pass of a stage's schedule: forward or backward, of which micro-batch, on
+// which of the device's model chunks (0 unless interleaved).
+struct Pass {
+  bool forward;
+  int micro;
+  int chunk;
+};
+
+// The order of one stage's micro-batch passes.
 // GPipe (Huang et al. 2019): every forward, then every backward in reverse.
 // 1F1B (PipeDream-Flush as Megatron-LM runs it, Narayanan et al. 2021, Section 2.2):
 // stage s of p first runs min(p - s - 1, M) forwards, then alternates one forward
 // and one backward, oldest first, then the remaining backwards; it holds at most
 // p - s micro-batches' activations where GPipe holds all M.
-std::vector<std::pair<bool, int>> stage_order(const std::string& schedule, int s, int stages, int micro) {
-  std::vector<std::pair<bool, int>> out;
+// Interleaved 1F1B (Narayanan et al. 2021, Section 2.2.2; Megatron-LM's
+// megatron/schedules.py, forward_backward_pipelining_with_interleaving, at
+// 0504208): each device holds `virtual` model chunks (chunk j of device s is
+// virtual stage j·S + s). Its m·v passes each way are taken in groups of S
+// micro-batches per chunk: pass k runs chunk (k mod S·v) div S (backward: v − 1
+// minus that) on micro-batch (k div S·v)·S + k mod S. Device s first runs
+// min(2(S − s − 1) + (v − 1)·S, m·v) forwards (all of them when m = S), then
+// alternates one forward and one backward, then the remaining backwards.
+std::vector<Pass> stage_order(const std::string& schedule, int virtual_stages, int s, int stages, int micro) {
+  std::vector<Pass> out;
   if (schedule == "gpipe") {
-    for (int m = 0; m < micro; ++m) out.push_back({true, m});
-    for (int m = micro - 1; m >= 0; --m) out.push_back({false, m});
+    for (int m = 0; m < micro; ++m) out.push_back({true, m, 0});
+    for (int m = micro - 1; m >= 0; --m) out.push_back({false, m, 0});
     return out;
   }
-  const int warmup = std::min(stages - s - 1, micro);
-  for (int m = 0; m < warmup; ++m) out.push_back({true, m});
-  for (int i = 0; i + warmup < micro; ++i) {
-    out.push_back({true, warmup + i});
-    out.push_back({false, i});
+  if (schedule == "1f1b") {
+    const int warmup = std::min(stages - s - 1, micro);
+    for (int m = 0; m < warmup; ++m) out.push_back({true, m, 0});
+    for (int i = 0; i + warmup < micro; ++i) {
+      out.push_back({true, warmup + i, 0});
+      out.push_back({false, i, 0});
+    }
+    for (int m = micro - warmup; m < micro; ++m) out.push_back({false, m, 0});
+    return out;
   }
-  for (int m = micro - warmup; m < micro; ++m) out.push_back({false, m});
+  const int v = virtual_stages, group = stages * v, passes = micro * v;
+  const auto pass = [&](int k, bool forward) {
+    const int chunk = (k % group) / stages;
+    return Pass{forward, (k / group) * stages + k % stages, forward ? chunk : v - 1 - chunk};
+  };
+  const int warmup = micro == stages ? passes : std::min(2 * (stages - s - 1) + (v - 1) * stages, passes);
+  for (int k = 0; k < warmup; ++k) out.push_back(pass(k, true));
+  for (int k = 0; k + warmup < passes; ++k) {
+    out.push_back(pass(warmup + k, true));
+    out.push_back(pass(k, false));
+  }
+  for (int k = passes - warmup; k < passes; ++k) out.push_back(pass(k, false));
   return out;
 }
 
-std::string pipeline_schedule(const StrategySpec& spec) {
+// The schedule's name ("gpipe", "1f1b" or "interleaved") and its model chunks
+// per device (1 unless interleaved:V).
+std::pair<std::string, int> pipeline_schedule(const StrategySpec& spec) {
   const std::string schedule = spec.options.count("schedule") ? spec.options.at("schedule") : "gpipe";
-  if (schedule != "gpipe" && schedule != "1f1b")
-    throw ConfigError("strategy '" + spec.text + "': schedule must be gpipe or 1f1b, got '" + schedule + "'");
-  return schedule;
+  if (schedule == "gpipe" || schedule == "1f1b") return {schedule, 1};
+  if (schedule.rfind("interleaved:", 0) == 0) {
+    const int v = parse_count(schedule.substr(12), spec.text, "the model chunks per device (interleaved:V)");
+    if (v < 2)
+      throw ConfigError("strategy '" + spec.text + "': interleaved:" + std::to_string(v) +
+                        " needs 2 or more model chunks per device (interleaved:1 is schedule=1f1b)");
+    return {"interleaved", v};
+  }
+  throw ConfigError("strategy '" + spec.text + "': schedule must be gpipe, 1f1b or interleaved:V, got '" + schedule + "'");
 }
 
 }  // namespace
@@ -86,6 +125,8 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   const int devices = cluster.num_devices();
   const int stages =
       spec.argument.empty() ? devices : parse_count(spec.argument, spec.text, "the stage count");
+  const auto [schedule, chunks] = pipeline_schedule(spec);
+  const int pieces = stages * chunks;  // virtual stages: piece c runs on device c mod S
   if (stages > devices) {
     throw ConfigError("strategy '" + spec.text + "': " + std::to_string(stages) +
                       " stages need as many devices, cluster '" + cluster.name() + "' has " +
@@ -100,6 +141,10 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   } else {
     micro = static_cast<int>(std::min<double>(4.0 * stages, std::max(1.0, std::floor(batch))));
   }
+  if (chunks > 1 && micro % stages != 0)
+    throw ConfigError("strategy '" + spec.text + "': the interleaved schedule needs micro-batches in whole groups "
+                      "of the stage count (Megatron-LM's rule): micro=" + std::to_string(micro) + " is not a multiple of " +
+                      std::to_string(stages));
   StrategyResult result;
   const std::vector<double> shares =
       split_batch(batch, micro, spec.text, "micro-batches", &result.notes);
@@ -112,14 +157,14 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   for (int id : order) {
     if (roles.role[id] == Role::kModel && graph.op(id).phase == Phase::kForward) forward.push_back(id);
   }
-  if (static_cast<int>(forward.size()) < stages) {
+  if (static_cast<int>(forward.size()) < pieces) {
     throw ConfigError("strategy '" + spec.text + "': " + graph_where(graph) + " has " +
                       std::to_string(forward.size()) + " forward ops, too few for " +
-                      std::to_string(stages) + " stages");
+                      std::to_string(pieces) + (chunks > 1 ? " virtual" : "") + " stages");
   }
   std::vector<double> cost;
   for (int id : forward) cost.push_back(op_time_us(graph.op(id), cluster.device(0)));
-  const std::vector<int> cut = balanced_cut(cost, stages);
+  const std::vector<int> cut = balanced_cut(cost, pieces);
   std::vector<int> stage(n, -1);
   for (std::size_t i = 0; i < forward.size(); ++i) stage[forward[i]] = cut[i];
 
@@ -179,7 +224,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   }
   const std::vector<int> shared_id = append_copy(out, graph, roles, 1, "", shared);
   for (int id = 0; id < n; ++id) {
-    if (shared[id]) device_of.push_back(stage[id]);
+    if (shared[id]) device_of.push_back(stage[id] % stages);
   }
   std::vector<std::vector<int>> micro_id(micro);
   for (int m = 0; m < micro; ++m) {
@@ -187,7 +232,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
                               per_micro);
     for (int id = 0; id < n; ++id) {
       if (!per_micro[id]) continue;
-      device_of.push_back(stage[id]);
+      device_of.push_back(stage[id] % stages);
       const int fwd = graph.op(id).forward_of;
       if (fwd >= 0 && shared[fwd]) out.mutable_op(micro_id[m][id]).forward_of = shared_id[fwd];
     }
@@ -218,7 +263,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
     const int acc = add_on(add_strategy_op(out, name, "AccumulateGrad", Phase::kBackward,
                                            (micro - 1) * edge.bytes / 4, (micro + 1) * edge.bytes,
                                            {edge.bytes}),
-                           stage[edge.dst]);
+                           stage[edge.dst] % stages);
     for (int m = 0; m < micro; ++m) out.add_edge(micro_id[m][edge.src], acc, edge.src_output, edge.bytes);
     out.add_edge(acc, update, 0, edge.bytes);
     ++accumulators;
@@ -228,15 +273,15 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   // F(M-1), then B(M-1), ..., B0, or 1F1B's. A zero-cost barrier between
   // consecutive groups waits for the ops of the first group that feed nothing
   // inside it and releases the ops of the next group that nothing inside it feeds.
-  const std::string schedule = pipeline_schedule(spec);
   int barriers = 0;
   for (int s = 0; s < stages; ++s) {
     std::vector<std::vector<int>> groups;  // new ids, in run order
-    for (const auto& [is_forward, m] : stage_order(schedule, s, stages, micro)) {
-      const Phase phase = is_forward ? Phase::kForward : Phase::kBackward;
+    for (const Pass& pass : stage_order(schedule, chunks, s, stages, micro)) {
+      const Phase phase = pass.forward ? Phase::kForward : Phase::kBackward;
+      const int piece = pass.chunk * stages + s;
       std::vector<int> group;
       for (int id = 0; id < n; ++id) {
-        if (per_micro[id] && stage[id] == s && graph.op(id).phase == phase) group.push_back(micro_id[m][id]);
+        if (per_micro[id] && stage[id] == piece && graph.op(id).phase == phase) group.push_back(micro_id[pass.micro][id]);
       }
       if (!group.empty()) groups.push_back(std::move(group));
     }
@@ -268,7 +313,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   out.set_batch(batch);
   out.validate();
   result.spec = "pipeline:" + std::to_string(stages) + ",micro=" + std::to_string(micro) +
-                (schedule == "gpipe" ? "" : ",schedule=" + schedule);
+                (schedule == "gpipe" ? "" : ",schedule=" + (chunks > 1 ? "interleaved:" + std::to_string(chunks) : schedule));
   out.set_name(graph.name() + "@" + result.spec);
   result.graph = std::move(out);
   result.placement = Placement(std::move(device_of));
@@ -277,7 +322,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   result.global_batch = batch;
   {
     std::vector<double> stage_us(stages, 0);
-    for (std::size_t i = 0; i < forward.size(); ++i) stage_us[cut[i]] += cost[i];
+    for (std::size_t i = 0; i < forward.size(); ++i) stage_us[cut[i] % stages] += cost[i];
     std::string text = "forward cost per stage on " + cluster.device(0).name + " (us):";
     for (double t : stage_us) {
       char buffer[32];
@@ -286,7 +331,9 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
     }
     result.notes.push_back(text);
   }
-  result.notes.push_back(std::string(schedule == "gpipe" ? "GPipe" : "1F1B") + " order enforced by " +
+  result.notes.push_back(std::string(schedule == "gpipe" ? "GPipe" : schedule == "1f1b" ? "1F1B" : "interleaved 1F1B") +
+                         (chunks > 1 ? " (" + std::to_string(chunks) + " model chunks per device)" : std::string()) +
+                         " order enforced by " +
                          std::to_string(barriers) +
                          " zero-cost barrier ops; " + std::to_string(accumulators) +
                          " gradient accumulations of " + std::to_string(micro) + " micro-batches");

@@ -20,6 +20,7 @@
 // activations (a zero-byte edge; across a pipeline's stages it rides beside the
 // gradient's own transfer). Recomputed copies are backward-phase ops named
 // "recompute/NAME"; their FLOPs count as work (Megatron's 96·B·s·l·h² counts them).
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -177,6 +178,10 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
     if (redo[id]) flops += graph.op(id).flops;
   result.graph = std::move(out);
   result.placement = Placement(std::move(devices));
+  // The pipeline's note that activations are kept no longer holds.
+  result.notes.erase(std::remove_if(result.notes.begin(), result.notes.end(),
+                                    [](const std::string& note) { return note.rfind("no re-materialisation", 0) == 0; }),
+                     result.notes.end());
   result.notes.push_back("recompute=" + mode + ": " + std::to_string(count) + " forward ops run again before their " +
                          "backward (" + std::to_string(flops / 1e9) + " GFLOP more), after " + std::to_string(waits) +
                          " waits for the gradient that starts it");

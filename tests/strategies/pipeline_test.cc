@@ -217,6 +217,51 @@ TEST(Pipeline, OneForwardOneBackwardKeepsTheBubbleAndHoldsFewerActivations) {
   EXPECT_THROW(apply_strategy(balanced_chain(2, 16, 16, 32), c, "pipeline:2,micro=4,schedule=zigzag"), ConfigError);
 }
 
+// Interleaved 1F1B (Narayanan et al. 2021, Section 2.2.2): S devices, V model
+// chunks each (S·V equal layers, chunk j of device s is layer j·S + s), M
+// micro-batches in groups of S. The bubble shrinks V times: (S − 1)/(M·V) of the
+// ideal. Device 0's order for S = 2, V = 2, M = 4 by hand: warm-up forwards
+// 2(S − 1) + (V − 1)S = 4 — F0c0 F1c0 F0c1 F1c1 — then F2c0 B0c1, F3c0 B1c1,
+// F2c1 B0c0, F3c1 B1c0, then B2c1 B3c1 B2c0 B3c0.
+TEST(Pipeline, InterleavedShrinksTheBubbleByItsChunks) {
+  for (int stages : {2, 4}) {
+    for (int chunks : {2, 3}) {
+      const Cluster c = free_star(stages);
+      const OpGraph g = balanced_chain(stages * chunks, 16, 16, 32);
+      const double ideal = chunks * (16 + 32);  // each device's own V layers
+      for (int micro : {stages, 2 * stages, 4 * stages}) {
+        const std::string spec = "pipeline:" + std::to_string(stages) + ",micro=" + std::to_string(micro) +
+                                 ",schedule=interleaved:" + std::to_string(chunks);
+        const StrategyResult r = apply_strategy(g, c, spec);
+        EXPECT_EQ(r.spec, spec);
+        const double step = step_us(r, c);
+        std::printf("interleaved S=%d V=%d M=%2d: step %.3f us, bubble/ideal %.4f, (S-1)/(M V) %.4f\n", stages,
+                    chunks, micro, step, (step - ideal) / ideal, (stages - 1.0) / (micro * chunks));
+        EXPECT_NEAR((step - ideal) / ideal, (stages - 1.0) / (micro * chunks), 1e-6) << spec;
+        // Layer l runs on device l mod S.
+        for (int l = 0; l < stages * chunks; ++l)
+          EXPECT_EQ(r.placement[r.graph.find("m0/f" + std::to_string(l))], l % stages) << spec;
+      }
+    }
+  }
+  const Cluster c = free_star(2);
+  const StrategyResult r =
+      apply_strategy(balanced_chain(4, 16, 16, 32), c, "pipeline:2,micro=4,schedule=interleaved:2");
+  Trace trace;
+  step_us(r, c, &trace);
+  const auto start = [&](const std::string& name) { return trace.ops[r.graph.find(name)].start_us; };
+  // Device 0 holds layers 0 (chunk 0) and 2 (chunk 1).
+  const std::vector<std::string> order = {"m0/f0", "m1/f0", "m0/f2", "m1/f2", "m2/f0", "m0/b2", "m3/f0", "m1/b2",
+                                          "m2/f2", "m0/b0", "m3/f2", "m1/b0", "m2/b2", "m3/b2", "m2/b0", "m3/b0"};
+  for (size_t i = 0; i + 1 < order.size(); ++i) EXPECT_LT(start(order[i]), start(order[i + 1])) << order[i];
+  EXPECT_THROW(apply_strategy(balanced_chain(4, 16, 16, 32), c, "pipeline:2,micro=3,schedule=interleaved:2"),
+               ConfigError);  // micro-batches not in groups of the stages
+  EXPECT_THROW(apply_strategy(balanced_chain(4, 16, 16, 32), c, "pipeline:2,micro=4,schedule=interleaved:1"),
+               ConfigError);
+  EXPECT_THROW(apply_strategy(balanced_chain(2, 16, 16, 32), c, "pipeline:2,micro=4,schedule=interleaved:2"),
+               ConfigError);  // 3 forward ops (the input and 2 layers) for 4 virtual stages
+}
+
 TEST(Pipeline, DefaultsAndStages) {
   const OpGraph g = balanced_chain(4, 64, 10, 20);
   const Cluster c = free_star(4);
@@ -274,7 +319,7 @@ TEST(Pipeline, BadInputIsRefusedInOneLine) {
   EXPECT_NE(message(g, "pipeline:2,micro=9").find("cannot be split into 9"), std::string::npos);
   EXPECT_NE(message(g, "pipeline:2,micro=0").find("not a whole number"), std::string::npos);
   EXPECT_NE(message(g, "pipeline:x").find("stage count 'x'"), std::string::npos);
-  EXPECT_NE(message(g, "pipeline:2,schedule=zigzag").find("schedule must be gpipe or 1f1b"), std::string::npos);
+  EXPECT_NE(message(g, "pipeline:2,schedule=zigzag").find("schedule must be gpipe, 1f1b or interleaved:V"), std::string::npos);
   EXPECT_NE(message(g, "pipeline:2,virtual=2").find("takes no option 'virtual'"), std::string::npos);
   OpGraph no_batch = g;
   no_batch.set_batch(0);
