@@ -330,9 +330,6 @@ class CpuBackend final : public Backend {
       for (size_t i = first; i < tasks.size(); ++i) {
         if (done[i]) continue;
         const PlannedTask& t = tasks[i];
-        // Memory reuse: every task up to memory_after has run (first: the lowest not done).
-        const int after = t.is_copy ? plan.copies[t.index].memory_after : plan.ops[t.index].memory_after;
-        if (after >= static_cast<int>(first)) continue;
         const bool ready = t.is_copy ? copy_ready(plan.copies[t.index]) : op_ready(plan.ops[t.index]);
         if (ready) {
           pick = i;

@@ -204,6 +204,7 @@ std::unique_ptr<Evaluator> make_cuda_evaluator(const ExecutorOptions& executor,
   check_gpus(cuda.gpus, cuda_device_count(), "evaluator 'cuda'");
   // Verification reads the buffers after the step: none may have been reused.
   ExecutorOptions options = executor;
+  options.plan.in_order = true;  // a stream runs its device's list in order
   if (cuda.verify) options.plan.reuse_memory = false;
   return std::make_unique<HardwareEvaluator>(
       "cuda",

@@ -33,44 +33,11 @@ std::int64_t dim(double value) {
   return value >= 1 ? static_cast<std::int64_t>(std::llround(value)) : 0;
 }
 
-// Each op's position in the order a single device runs the graph when it keeps
-// ready ops in a first-in, first-out queue: the sources by topological rank,
-// then each op's newly ready successors by rank as it finishes. This is the
-// analytic simulator's order on one device (its queues are FIFO by ready time,
-// rank breaking ties), so that the tensors live at once, and hence the memory
-// the step needs, are the ones it counts; it is a topological order, so every
-// wait stays on an earlier key.
-std::vector<int> readiness_order(const OpGraph& graph) {
-  const int n = graph.num_ops();
-  const std::vector<int> rank = topological_rank(graph);
-  std::vector<int> missing(n, 0);
-  for (int e = 0; e < graph.num_edges(); ++e) ++missing[graph.edge(e).dst];
-  const auto by_rank = [&](int a, int b) { return rank[a] < rank[b]; };
-  std::vector<int> queue;
-  queue.reserve(n);
-  for (int i = 0; i < n; ++i)
-    if (missing[i] == 0) queue.push_back(i);
-  std::sort(queue.begin(), queue.end(), by_rank);
-  std::vector<int> position(n, -1);
-  std::vector<int> ready;
-  for (size_t head = 0; head < queue.size(); ++head) {
-    const int op = queue[head];
-    position[op] = static_cast<int>(head);
-    ready.clear();
-    for (int e : graph.out_edges(op))
-      if (--missing[graph.edge(e).dst] == 0) ready.push_back(graph.edge(e).dst);
-    std::sort(ready.begin(), ready.end(), by_rank);
-    ready.erase(std::unique(ready.begin(), ready.end()), ready.end());
-    queue.insert(queue.end(), ready.begin(), ready.end());
-  }
-  AWARE_CHECK(static_cast<int>(queue.size()) == n, "readiness_order: the graph has a cycle");
-  return position;
-}
-
 double aligned(double bytes) { return std::ceil(bytes / kBufferAlignment) * kBufferAlignment; }
 
-// Lifetimes, offsets and the waits that reuse needs (see make_step_plan).
-void place_buffers(StepPlan& plan, bool reuse) {
+// Lifetimes and offsets (see make_step_plan).
+void place_buffers(StepPlan& plan, bool reuse, bool in_order) {
+  const OpGraph& graph = *plan.graph;
   const size_t num_devices = plan.device_tasks.size();
   plan.arena_bytes.assign(num_devices, 0);
   // Each task's position in its device's list.
@@ -78,44 +45,68 @@ void place_buffers(StepPlan& plan, bool reuse) {
   for (const auto& tasks : plan.device_tasks)
     for (size_t i = 0; i < tasks.size(); ++i)
       (tasks[i].is_copy ? copy_pos : op_pos)[tasks[i].index] = static_cast<int>(i);
-  // Writers and same-device readers of each buffer.
-  struct Use {
-    std::vector<int> ops, copies;  // on the buffer's device: its writer and readers
-  };
-  std::vector<Use> uses(plan.buffers.size());
+  // Each buffer's writer, as the op whose end it follows (a copy: its producer's),
+  // and its readers on its device.
+  std::vector<int> writer(plan.buffers.size(), -1);
+  std::vector<std::vector<int>> readers(plan.buffers.size());
   for (const PlannedOp& p : plan.ops) {
     for (int b : p.outputs)
       if (b >= 0) {
         plan.buffers[b].first = op_pos[p.op];
         plan.buffers[b].last = std::max(plan.buffers[b].last, op_pos[p.op]);
-        uses[b].ops.push_back(p.op);
+        writer[b] = p.op;
       }
     for (int b : p.inputs)
       if (b >= 0) {
         plan.buffers[b].last = std::max(plan.buffers[b].last, op_pos[p.op]);
-        if (std::find(uses[b].ops.begin(), uses[b].ops.end(), p.op) == uses[b].ops.end()) uses[b].ops.push_back(p.op);
+        if (std::find(readers[b].begin(), readers[b].end(), p.op) == readers[b].end()) readers[b].push_back(p.op);
       }
   }
+  std::vector<char> copied_in(plan.buffers.size(), 0);
   for (size_t c = 0; c < plan.copies.size(); ++c) {
     const PlannedCopy& copy = plan.copies[c];
     if (copy.dst_buffer >= 0) {
       plan.buffers[copy.dst_buffer].first = copy_pos[c];
       plan.buffers[copy.dst_buffer].last = std::max(plan.buffers[copy.dst_buffer].last, copy_pos[c]);
-      uses[copy.dst_buffer].copies.push_back(static_cast<int>(c));
+      writer[copy.dst_buffer] = copy.src_op;  // it lands after its producer ends
+      copied_in[copy.dst_buffer] = 1;
     }
     if (copy.src_buffer >= 0 && copy.bytes > 0) plan.buffers[copy.src_buffer].held = true;
   }
-  for (PlannedBuffer& b : plan.buffers) {
-    if (b.first < 0) b.first = 0;  // written by nothing planned: from the start
-    b.last = std::max(b.last, b.first);
-    if (!reuse || b.held) {
-      b.first = 0;
-      b.last = static_cast<int>(plan.device_tasks[b.device].size());
-      b.held = true;
+  // Past this size the reachability table (n^2 / 8 bytes) is not worth it: hold all.
+  constexpr int kMostOpsForReuse = 40000;
+  reuse = reuse && (in_order || graph.num_ops() <= kMostOpsForReuse);
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    PlannedBuffer& buffer = plan.buffers[b];
+    if (buffer.first < 0) buffer.first = 0;  // written by nothing planned: from the start
+    buffer.last = std::max(buffer.last, buffer.first);
+    // A received tensor nothing reads, or one with no writer: kept whole.
+    if (writer[b] < 0 || (copied_in[b] && readers[b].empty())) buffer.held = true;
+    if (!reuse || buffer.held) {
+      buffer.first = 0;
+      buffer.last = static_cast<int>(plan.device_tasks[buffer.device].size());
+      buffer.held = true;
     }
   }
+  // Buffer y may take buffer x's memory only when every use of x comes first:
+  // for a backend that runs its list in order, every use earlier in the list;
+  // otherwise when the step's dependencies order it: each reader of x (x's writer
+  // when nothing reads it) is an ancestor of y's writer. Either way no backend
+  // overwrites a tensor something still has to read, and reuse adds no wait.
+  const Reachability reach = reuse && !in_order ? Reachability(graph) : Reachability(OpGraph("none"));
+  const auto done_before = [&](int x, int y) {
+    const PlannedBuffer &a = plan.buffers[x], &b = plan.buffers[y];
+    if (a.held || b.held || a.last >= b.first) return false;
+    if (in_order) return true;  // the list runs every use of x before y's writer
+    const int w = writer[y];
+    const auto before = [&](int op) { return op == w ? copied_in[y] != 0 : reach.reaches(op, w); };
+    if (readers[x].empty()) return before(writer[x]);
+    for (int r : readers[x])
+      if (!before(r)) return false;
+    return true;
+  };
   // Per device, greedy by size: each buffer (largest first) at the lowest offset
-  // where it overlaps no placed buffer whose lifetime overlaps its own.
+  // where it overlaps no placed buffer it may not share memory with.
   std::vector<std::vector<int>> on_device(num_devices);
   for (size_t b = 0; b < plan.buffers.size(); ++b)
     if (plan.buffers[b].bytes > 0) on_device[plan.buffers[b].device].push_back(static_cast<int>(b));
@@ -131,14 +122,14 @@ void place_buffers(StepPlan& plan, bool reuse) {
       PlannedBuffer& b = plan.buffers[id];
       const double size = aligned(b.bytes);
       double offset = 0;
-      size_t insert_at = placed.size();
-      for (size_t i = 0; i < placed.size(); ++i) {
-        const PlannedBuffer& x = plan.buffers[placed[i]];
-        if (x.last < b.first || b.last < x.first) continue;  // never live together
-        if (x.offset >= offset + size) break;                 // fits in the gap before x
+      for (int other : placed) {
+        const PlannedBuffer& x = plan.buffers[other];
+        if (done_before(other, id) || done_before(id, other)) continue;  // may share memory
+        if (x.offset >= offset + size) break;                           // fits in the gap before x
         offset = std::max(offset, x.offset + aligned(x.bytes));
       }
       b.offset = offset;
+      size_t insert_at = placed.size();
       for (size_t i = 0; i < placed.size(); ++i)
         if (plan.buffers[placed[i]].offset > offset) {
           insert_at = i;
@@ -146,30 +137,6 @@ void place_buffers(StepPlan& plan, bool reuse) {
         }
       placed.insert(placed.begin() + static_cast<std::ptrdiff_t>(insert_at), id);
       plan.arena_bytes[d] = std::max(plan.arena_bytes[d], offset + size);
-    }
-    // A writer whose buffer takes memory earlier tensors had waits until its
-    // device's list has run up to the last of their readers (a backend that
-    // picks ready tasks out of order must not overwrite a tensor something still
-    // has to read). One position per writer: the list's prefix, not a set.
-    for (int id : ids) {
-      const PlannedBuffer& b = plan.buffers[id];
-      if (b.held) continue;
-      const double size = aligned(b.bytes);
-      int after = -1;
-      for (int other : ids) {
-        const PlannedBuffer& x = plan.buffers[other];
-        if (other == id || x.held || x.last >= b.first) continue;                                    // not before it
-        if (x.offset >= b.offset + size || b.offset >= x.offset + aligned(x.bytes)) continue;  // apart
-        after = std::max(after, x.last);
-      }
-      if (after < 0) continue;
-      if (!uses[id].copies.empty()) {
-        int& mine = plan.copies[uses[id].copies.front()].memory_after;
-        mine = std::max(mine, after);
-      } else {
-        for (int o : uses[id].ops)
-          if (op_pos[o] == b.first) plan.ops[o].memory_after = std::max(plan.ops[o].memory_after, after);
-      }
     }
   }
 }
@@ -222,7 +189,7 @@ StepPlan make_step_plan(const OpGraph& graph, const Cluster& cluster, const Plac
   check_placement(graph, cluster, placement);
   const int n = graph.num_ops();
   const int num_devices = cluster.num_devices();
-  const std::vector<int> rank = readiness_order(graph);
+  const std::vector<int> rank = topological_rank(graph);
 
   StepPlan plan;
   plan.graph = &graph;
@@ -370,7 +337,7 @@ StepPlan make_step_plan(const OpGraph& graph, const Cluster& cluster, const Plac
     std::stable_sort(tasks.begin(), tasks.end(),
                      [](const PlannedTask& a, const PlannedTask& b) { return a.key < b.key; });
 
-  place_buffers(plan, options.reuse_memory);
+  place_buffers(plan, options.reuse_memory, options.in_order);
   for (int d = 0; d < num_devices; ++d) plan.planned_bytes[d] += plan.arena_bytes[d];
   for (int d = 0; d < num_devices; ++d) {
     const GemmShape& s = plan.gemm_scratch[d];

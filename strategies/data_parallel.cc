@@ -87,6 +87,8 @@ DataParallelArgs read_data_parallel_args(const StrategySpec& given) {
     if (!PlacerRegistry::instance().has(a.placer)) {
       PlacerRegistry::instance().info(a.placer);  // throws, listing the known methods
     }
+    // Only a spec built in code (the 3d spec's) carries zero here: hybrid's parse refuses it.
+    if (spec.options.count("zero")) a.zero = std::stoi(spec.options.at("zero"));
   } else {
     throw InternalError("apply_data_parallel given '" + spec.kind + "'");
   }
@@ -126,7 +128,10 @@ StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
 
   // Where each op of a replica goes inside its group of `group` devices.
   std::vector<int> slot(graph.num_ops(), 0);
-  if (spec.kind == "hybrid") {
+  if (spec.kind == "hybrid" && context.group_slots) {
+    AWARE_CHECK(static_cast<int>(context.group_slots->size()) == graph.num_ops(), "hybrid: group slots for another graph");
+    slot = *context.group_slots;
+  } else if (spec.kind == "hybrid") {
     OpGraph piece(graph.name());
     piece.set_source(graph.source());
     append_copy(piece, graph, roles, shares[0] / batch, "");

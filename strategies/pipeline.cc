@@ -125,13 +125,41 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   const int devices = cluster.num_devices();
   const int stages =
       spec.argument.empty() ? devices : parse_count(spec.argument, spec.text, "the stage count");
-  const auto [schedule, chunks] = pipeline_schedule(spec);
-  const int pieces = stages * chunks;  // virtual stages: piece c runs on device c mod S
   if (stages > devices) {
     throw ConfigError("strategy '" + spec.text + "': " + std::to_string(stages) +
                       " stages need as many devices, cluster '" + cluster.name() + "' has " +
                       std::to_string(devices));
   }
+  return pipeline_rewrite(graph, cluster, spec, stages, 1, {}, {});
+}
+
+int pipeline_model_chunks(const StrategySpec& spec) { return pipeline_schedule(spec).second; }
+
+std::vector<int> pipeline_pieces(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec, int pieces) {
+  const BatchRoles roles = classify_batch_roles(graph);
+  const int n = graph.num_ops();
+  const std::vector<int> order = topological_order(graph);
+  std::vector<int> forward;  // forward model ops in topological order
+  for (int id : order)
+    if (roles.role[id] == Role::kModel && graph.op(id).phase == Phase::kForward) forward.push_back(id);
+  if (static_cast<int>(forward.size()) < pieces)
+    throw ConfigError("strategy '" + spec.text + "': " + graph_where(graph) + " has " + std::to_string(forward.size()) +
+                      " forward ops, too few for " + std::to_string(pieces) + " stages");
+  std::vector<double> cost;
+  for (int id : forward) cost.push_back(op_time_us(graph.op(id), cluster.device(0)));
+  const std::vector<int> cut = balanced_cut(cost, pieces);
+  std::vector<int> piece(n, -1);
+  for (std::size_t i = 0; i < forward.size(); ++i) piece[forward[i]] = cut[i];
+  return piece;
+}
+
+StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec, int stages,
+                                int group, const std::vector<int>& slot, const std::vector<int>& piece_hint) {
+  const auto [schedule, chunks] = pipeline_schedule(spec);
+  const int pieces = stages * chunks;  // virtual stages: piece c runs on stage c mod S
+  // Stage s's devices are s * group .. s * group + group - 1; an op sits on the
+  // one its slot names (0 unless the graph is a tensor-parallel step).
+  const auto slot_of = [&](int id) { return slot.empty() ? 0 : slot[id]; };
   const BatchRoles roles = classify_batch_roles(graph);
   require_batch_metadata(graph, roles, spec.text, false);
   const double batch = graph.batch();
@@ -150,21 +178,35 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
       split_batch(batch, micro, spec.text, "micro-batches", &result.notes);
 
   // ---- stages: a balanced cut of the forward model ops in topological order,
-  // priced as device 0 would run them (the measured time when there is one).
+  // priced as device 0 would run them (the measured time when there is one),
+  // unless the caller cut them already (piece_hint: the 3d spec's, by the ops
+  // of the step before tensor parallelism).
   const int n = graph.num_ops();
   const std::vector<int> order = topological_order(graph);
   std::vector<int> forward;  // forward model ops in topological order
   for (int id : order) {
     if (roles.role[id] == Role::kModel && graph.op(id).phase == Phase::kForward) forward.push_back(id);
   }
-  if (static_cast<int>(forward.size()) < pieces) {
+  if (piece_hint.empty() && static_cast<int>(forward.size()) < pieces) {
     throw ConfigError("strategy '" + spec.text + "': " + graph_where(graph) + " has " +
                       std::to_string(forward.size()) + " forward ops, too few for " +
                       std::to_string(pieces) + (chunks > 1 ? " virtual" : "") + " stages");
   }
   std::vector<double> cost;
   for (int id : forward) cost.push_back(op_time_us(graph.op(id), cluster.device(0)));
-  const std::vector<int> cut = balanced_cut(cost, pieces);
+  std::vector<int> cut;
+  if (piece_hint.empty()) {
+    cut = balanced_cut(cost, pieces);
+  } else {
+    // Ops without a piece (the collectives the tensor-parallel rewrite inserted,
+    // and their steps) take their latest predecessor's, in topological order.
+    std::vector<int> known = piece_hint;
+    for (int id : order) {
+      if (known[id] >= 0) continue;
+      for (int e : graph.in_edges(id)) known[id] = std::max(known[id], known[graph.edge(e).src]);
+    }
+    for (int id : forward) cut.push_back(std::max(0, known[id]));
+  }
   std::vector<int> stage(n, -1);
   for (std::size_t i = 0; i < forward.size(); ++i) stage[forward[i]] = cut[i];
 
@@ -224,7 +266,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   }
   const std::vector<int> shared_id = append_copy(out, graph, roles, 1, "", shared);
   for (int id = 0; id < n; ++id) {
-    if (shared[id]) device_of.push_back(stage[id] % stages);
+    if (shared[id]) device_of.push_back((stage[id] % stages) * group + slot_of(id));
   }
   std::vector<std::vector<int>> micro_id(micro);
   for (int m = 0; m < micro; ++m) {
@@ -232,7 +274,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
                               per_micro);
     for (int id = 0; id < n; ++id) {
       if (!per_micro[id]) continue;
-      device_of.push_back(stage[id] % stages);
+      device_of.push_back((stage[id] % stages) * group + slot_of(id));
       const int fwd = graph.op(id).forward_of;
       if (fwd >= 0 && shared[fwd]) out.mutable_op(micro_id[m][id]).forward_of = shared_id[fwd];
     }
@@ -263,7 +305,11 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
     const int acc = add_on(add_strategy_op(out, name, "AccumulateGrad", Phase::kBackward,
                                            (micro - 1) * edge.bytes / 4, (micro + 1) * edge.bytes,
                                            {edge.bytes}),
-                           stage[edge.dst] % stages);
+                           (stage[edge.dst] % stages) * group + slot_of(edge.dst));
+    // A gradient sum of the update's variable (so that a rewrite on top of this
+    // one sees weight-sized tensors, not batch-sized ones).
+    const int variable = graph.op(edge.dst).forward_of;
+    if (variable >= 0 && roles.role[variable] == Role::kVariable) out.mutable_op(acc).forward_of = shared_id[variable];
     for (int m = 0; m < micro; ++m) out.add_edge(micro_id[m][edge.src], acc, edge.src_output, edge.bytes);
     out.add_edge(acc, update, 0, edge.bytes);
     ++accumulators;
@@ -273,26 +319,44 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   // F(M-1), then B(M-1), ..., B0, or 1F1B's. A zero-cost barrier between
   // consecutive groups waits for the ops of the first group that feed nothing
   // inside it and releases the ops of the next group that nothing inside it feeds.
+  // The pass an op runs in: its phase, except that an op feeding a forward op
+  // runs in the forward pass whatever its label (the tensor-parallel rewrite's
+  // collective steps are all labelled backward, its forward all-reduces too).
+  std::vector<char> runs_forward(n, 0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int id = *it;
+    runs_forward[id] = graph.op(id).phase == Phase::kForward;
+    for (int e : graph.out_edges(id))
+      if (runs_forward[graph.edge(e).dst] && graph.op(graph.edge(e).dst).phase == Phase::kForward) runs_forward[id] = 1;
+    if (graph.op(id).phase != Phase::kForward)
+      for (int e : graph.out_edges(id))
+        if (runs_forward[graph.edge(e).dst]) runs_forward[id] = 1;
+  }
   int barriers = 0;
-  for (int s = 0; s < stages; ++s) {
+  for (int device = 0; device < stages * group; ++device) {
+    const int s = device / group, r = device % group;
     std::vector<std::vector<int>> groups;  // new ids, in run order
     for (const Pass& pass : stage_order(schedule, chunks, s, stages, micro)) {
       const Phase phase = pass.forward ? Phase::kForward : Phase::kBackward;
       const int piece = pass.chunk * stages + s;
-      std::vector<int> group;
+      std::vector<int> members;
       for (int id = 0; id < n; ++id) {
-        if (per_micro[id] && stage[id] == piece && graph.op(id).phase == phase) group.push_back(micro_id[pass.micro][id]);
+        const Phase runs = runs_forward[id] ? Phase::kForward : graph.op(id).phase;
+        if (per_micro[id] && stage[id] == piece && slot_of(id) == r && runs == phase)
+          members.push_back(micro_id[pass.micro][id]);
       }
-      if (!group.empty()) groups.push_back(std::move(group));
+      if (!members.empty()) groups.push_back(std::move(members));
     }
     for (std::size_t g = 0; g + 1 < groups.size(); ++g) {
       std::vector<char> in_a(out.num_ops(), 0), in_b(out.num_ops(), 0);
       for (int id : groups[g]) in_a[id] = 1;
       for (int id : groups[g + 1]) in_b[id] = 1;
       const int barrier = add_on(
-          add_strategy_op(out, "pipeline/s" + std::to_string(s) + "/barrier" + std::to_string(g),
+          add_strategy_op(out,
+                          "pipeline/s" + std::to_string(s) + (group > 1 ? "r" + std::to_string(r) : "") + "/barrier" +
+                              std::to_string(g),
                           "Barrier", Phase::kForward, 0, 0, {0}),
-          s);
+          device);
       out.mutable_op(barrier).compute_us = 0;
       in_a.push_back(0);
       in_b.push_back(0);
@@ -318,7 +382,7 @@ StrategyResult apply_pipeline(const OpGraph& graph, const Cluster& cluster,
   result.graph = std::move(out);
   result.placement = Placement(std::move(device_of));
   result.replicas = 1;
-  result.devices_used = stages;
+  result.devices_used = stages * group;
   result.global_batch = batch;
   {
     std::vector<double> stage_us(stages, 0);

@@ -139,6 +139,16 @@ StrategyResult apply_mapreduce(const OpGraph& graph, const Cluster& cluster,
 void check_data_parallel(const StrategySpec& spec);
 void check_pipeline(const StrategySpec& spec);
 
+// The pipeline rewrite's parts, for the 3d spec: the piece (virtual stage) of
+// each forward model op of `graph` by the balanced cut; and the rewrite of a
+// graph whose ops sit in groups of `group` devices (slot[op] in 0..group-1; empty:
+// all 0), stage s on devices s*group..s*group+group-1, with the pieces given
+// (piece_hint[op], -1 for ops the rules place; empty: cut here).
+std::vector<int> pipeline_pieces(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec, int pieces);
+int pipeline_model_chunks(const StrategySpec& spec);  // V of schedule=interleaved:V, else 1
+StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec, int stages,
+                                int group, const std::vector<int>& slot, const std::vector<int>& piece_hint);
+
 // recompute=full|selective|none (strategies/recompute.cc): `mode` if valid, else
 // ConfigError naming the spec. apply_recompute rewrites the strategy's step so
 // that activations are recomputed before their backward; returns the number of
@@ -149,6 +159,9 @@ void check_mapreduce(const StrategySpec& spec);
 StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
                                      const StrategyContext& context);
 void check_tensor_parallel(const StrategySpec& spec);
+StrategyResult apply_three_d(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
+                             const StrategyContext& context);
+void check_three_d(const StrategySpec& spec);
 StrategyResult apply_expert_parallel(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec,
                                      const StrategyContext& context);
 void check_expert_parallel(const StrategySpec& spec);

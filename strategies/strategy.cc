@@ -141,6 +141,14 @@ StrategyRegistry::StrategyRegistry() {
                   {"sp"}, apply_tensor_parallel, "tp:2", "tp:1"};
   kinds_["tp"].example_graph = "zoo:gpt:layers=2,hidden=64,heads=4,ffn=256,vocab=500,seq_len=16,batch=4";
   kinds_["tp"].check = check_tensor_parallel;
+  kinds_["3d"] = {"3d",
+                  "3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b|interleaved:V][,zero=0|1|2][,collective=...]: "
+                  "Megatron-LM's composition: a pipeline of P stages, each a group of T tensor-parallel ranks, "
+                  "replicated D times for data parallelism (tensor-parallel ranks innermost in the device order)",
+                  {"dp", "tp", "pp", "micro", "schedule", "zero", "collective", "bucket_mb", "overlap"},
+                  apply_three_d, "3d:dp=1,tp=2,pp=1", "3d:dp=1,tp=1,pp=1,micro=1"};
+  kinds_["3d"].example_graph = kinds_["tp"].example_graph;
+  kinds_["3d"].check = check_three_d;
   kinds_["single"].check = check_single;
   kinds_["place"].check = check_place;
   for (const char* kind : {"dp", "hybrid", "bagging"}) kinds_[kind].check = check_data_parallel;

@@ -60,6 +60,9 @@ struct StrategyContext {
   double budget_seconds = 0;
   ProgressObserver* progress = nullptr;
   Options placer_options;
+  // hybrid only: each op's device within its replica's group, given (the 3d
+  // spec's pipeline of tensor-parallel ranks) instead of placed by the method.
+  const std::vector<int>* group_slots = nullptr;
 };
 
 struct StrategyResult {
