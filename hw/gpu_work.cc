@@ -121,6 +121,17 @@ GpuWorkPlan plan_gpu_work(const StepPlan& plan, GpuPrecision precision) {
     double edge_bytes = 0;  // bytes the real work reads from in-edge buffers
     double read_bytes = 0;  // bytes it reads as inputs, from edges or scratch
     const double element = gpu_element_bytes(precision);
+    // Two operands and a result (a GEMM's, a depthwise convolution's): the result
+    // into the first output where it fits, scratch for what no tensor supplies.
+    const auto finish_operands = [&](std::int64_t need_a, std::int64_t need_b, std::int64_t need_c) {
+      if (!outputs.empty() && outputs[0].elements >= need_c) w.c_buffer = outputs[0].buffer;
+      if (w.a_buffer < 0) work.scratch_a[d] = std::max(work.scratch_a[d], need_a);
+      if (w.b_buffer < 0) work.scratch_b[d] = std::max(work.scratch_b[d], need_b);
+      if (w.c_buffer < 0) work.scratch_c[d] = std::max(work.scratch_c[d], need_c);
+      read_bytes = element * static_cast<double>(need_a + need_b);
+      if (w.a_buffer >= 0) edge_bytes += element * static_cast<double>(need_a);
+      if (w.b_buffer >= 0) edge_bytes += element * static_cast<double>(need_b);
+    };
 
     int slots = 0;
     const auto params = op.shape.find("params");
@@ -154,13 +165,7 @@ GpuWorkPlan plan_gpu_work(const StepPlan& plan, GpuPrecision precision) {
         w.b_buffer = take(need_b);
         w.a_buffer = take(need_a);
       }
-      if (!outputs.empty() && outputs[0].elements >= need_c) w.c_buffer = outputs[0].buffer;
-      if (w.a_buffer < 0) work.scratch_a[d] = std::max(work.scratch_a[d], need_a);
-      if (w.b_buffer < 0) work.scratch_b[d] = std::max(work.scratch_b[d], need_b);
-      if (w.c_buffer < 0) work.scratch_c[d] = std::max(work.scratch_c[d], need_c);
-      read_bytes = element * static_cast<double>(need_a + need_b);
-      if (w.a_buffer >= 0) edge_bytes += element * static_cast<double>(need_a);
-      if (w.b_buffer >= 0) edge_bytes += element * static_cast<double>(need_b);
+      finish_operands(need_a, need_b, need_c);
     } else if (is_update(op.type, &slots) && params != op.shape.end() && params->second >= 1) {
       w.kind = GpuWorkKind::kUpdate;
       w.category = "update";
@@ -216,13 +221,7 @@ GpuWorkPlan plan_gpu_work(const StepPlan& plan, GpuPrecision precision) {
       };
       w.a_buffer = take(need_a);
       w.b_buffer = take(need_b);
-      if (!outputs.empty() && outputs[0].elements >= need_c) w.c_buffer = outputs[0].buffer;
-      if (w.a_buffer < 0) work.scratch_a[d] = std::max(work.scratch_a[d], need_a);
-      if (w.b_buffer < 0) work.scratch_b[d] = std::max(work.scratch_b[d], need_b);
-      if (w.c_buffer < 0) work.scratch_c[d] = std::max(work.scratch_c[d], need_c);
-      read_bytes = element * static_cast<double>(need_a + need_b);
-      if (w.a_buffer >= 0) edge_bytes += element * static_cast<double>(need_a);
-      if (w.b_buffer >= 0) edge_bytes += element * static_cast<double>(need_b);
+      finish_operands(need_a, need_b, need_c);
     } else if (p.kind == KernelKind::kStream && (!inputs.empty() || !outputs.empty())) {
       w.kind = GpuWorkKind::kTraffic;
       w.reads = inputs;
