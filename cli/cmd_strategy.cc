@@ -164,6 +164,7 @@ struct SearchArgs {
   std::string collectives = "ring,tree,ps,reduce";
   bool no_pipelines = false;
   bool overlap_off = false;
+  bool three_d = false;
   std::string refine;
   long long budget_evals = 0;
   long long seed = 1;
@@ -189,6 +190,7 @@ void run_search(const SearchArgs& a) {
                       "more (dp's collective= in `aware strategy list`), or leave the option out for all");
   options.pipelines = !a.no_pipelines;
   options.overlap_off = a.overlap_off;
+  options.three_d = a.three_d;
   options.refine = a.refine;
   options.budget_evals = a.budget_evals;
   options.seed = static_cast<std::uint64_t>(a.seed);
@@ -333,6 +335,9 @@ void add_strategy_commands(CLI::App& app) {
       ->capture_default_str();
   se->add_flag("--no-pipelines", sa->no_pipelines, "Leave pipeline candidates out");
   se->add_flag("--overlap-off", sa->overlap_off, "Also try each dp candidate with overlap=off");
+  se->add_flag("--three-d", sa->three_d,
+               "Also try 3d:dp=D,tp=T,pp=P over every device (T up to 8, micro 4P in 1F1B order, "
+               "ZeRO-1 or none, each recompute): for the language models");
   se->add_option("--refine", sa->refine,
                  "A placer that searches by simulation (anneal, random-search, genetic, ...) and "
                  "refines the winner's placement on its rewritten graph with the evaluations left");

@@ -69,6 +69,23 @@ std::vector<std::string> ordered_candidates(int devices, const StrategySearchOpt
   if (with_place) {
     for (const std::string& m : options.methods) kinds[3].push_back("place:" + m);
   }
+  if (options.three_d) {
+    kinds.emplace_back();
+    for (int tp = 1; tp <= std::min(8, devices); tp *= 2) {
+      if (devices % tp != 0) continue;
+      for (int pp = 1; pp <= devices / tp; ++pp) {
+        if ((devices / tp) % pp != 0) continue;
+        const int dp = devices / (tp * pp);
+        std::string base = "3d:dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
+                           (pp > 1 ? ",micro=" + std::to_string(4 * pp) + ",schedule=1f1b" : ",micro=1");
+        for (const char* zero : {"", ",zero=1"}) {
+          if (dp == 1 && *zero) continue;
+          for (const char* recompute : {"", ",recompute=selective", ",recompute=full"})
+            kinds.back().push_back(base + zero + recompute);
+        }
+      }
+    }
+  }
   std::vector<std::string> out;
   for (std::size_t i = 0;; ++i) {
     bool any = false;

@@ -25,6 +25,10 @@ struct StrategySearchOptions {
   std::vector<std::string> collectives = {"ring", "tree", "ps", "reduce"};
   bool pipelines = true;     // pipeline:S for S = 2, 4, ... up to the devices, micro 4S
   bool overlap_off = false;  // also each dp candidate with overlap=off
+  // Also 3d:dp=D,tp=T,pp=P over every device: T a power of two up to 8 (a node),
+  // P dividing what is left, micro-batches 4P in 1F1B order when P > 1, ZeRO-1
+  // or none when D > 1, and each recomputation (none, selective, full).
+  bool three_d = false;
   // Search placer that refines the winner's placement on its rewritten graph
   // (e.g. "anneal"), with the evaluations left; empty: no refinement.
   std::string refine;

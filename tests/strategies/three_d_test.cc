@@ -7,6 +7,7 @@
 #include <set>
 
 #include "datasets/load.h"
+#include "strategies/search.h"
 #include "tests/strategies/strategy_test_support.h"
 
 namespace aware {
@@ -71,6 +72,34 @@ TEST(ThreeD, DevicesFollowTheRankStageReplicaOrder) {
   auto sim = EvaluatorRegistry::instance().create("analytic");
   const StepResult s = sim->evaluate(r.graph, c, r.placement);
   EXPECT_TRUE(s.feasible) << s.infeasible_reason;
+}
+
+// The search with 3-D candidates over four devices: every (dp, tp, pp) with
+// tp <= 8 and dp*tp*pp = 4 is tried with each recomputation (ZeRO-1 too where
+// dp > 1), and the winner is the fastest of what ran.
+TEST(ThreeD, SearchTriesEveryShapeAndKeepsTheFastest) {
+  const OpGraph g = load_graph(kGpt);
+  const Cluster c = restrict_devices(load_cluster("preset:dgx-a100"), 4);
+  StrategySearchOptions options;
+  options.three_d = true;
+  options.collectives = {"ring"};
+  options.pipelines = false;
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  const StrategySearchResult r = search_strategies(g, c, *sim, options);
+  std::set<std::string> shapes;
+  int tried = 0;
+  for (const StrategyCandidate& cand : r.candidates) {
+    if (cand.spec.rfind("3d:", 0) != 0) continue;
+    ++tried;
+    shapes.insert(cand.spec.substr(0, cand.spec.find(",micro")));
+    if (cand.status == "ok") EXPECT_GE(cand.step_time_us, r.best_step_us) << cand.spec;
+  }
+  // (dp, tp, pp): (4,1,1) (2,1,2) (1,1,4) (2,2,1) (1,2,2) (1,4,1); 3 recomputations
+  // each, twice for the three with dp > 1 (ZeRO-1).
+  EXPECT_EQ(shapes, (std::set<std::string>{"3d:dp=4,tp=1,pp=1", "3d:dp=2,tp=1,pp=2", "3d:dp=1,tp=1,pp=4",
+                                           "3d:dp=2,tp=2,pp=1", "3d:dp=1,tp=2,pp=2", "3d:dp=1,tp=4,pp=1"}));
+  EXPECT_EQ(tried, 3 * (6 + 3));
+  ASSERT_GE(r.best, 0);
 }
 
 TEST(ThreeD, BadInputIsRefusedInOneLine) {
