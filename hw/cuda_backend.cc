@@ -21,6 +21,7 @@
 #include "hw/cuda_backend.h"
 #include "hw/cuda_check.h"
 #include "hw/cuda_kernels.h"
+#include "hw/cuda_work.h"
 
 namespace aware {
 
@@ -31,23 +32,6 @@ using Clock = std::chrono::steady_clock;
 unsigned char signature(int op, std::uint32_t run) {
   return static_cast<unsigned char>((static_cast<std::uint32_t>(op) * 31u + run) % 251u + 1u);
 }
-
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call,
-                                     const std::string& where) {
-  cudaGetLastError();
-  std::string name(call);
-  const size_t paren = name.find('(');
-  if (paren != std::string::npos) name.resize(paren);
-  throw HardwareError("cuda: " + where + ": " + name + " failed: " + cublasGetStatusName(status) +
-                      " (" + cublasGetStatusString(status) + ")");
-}
-
-#define AWARE_CUBLAS_CHECK(call, where)                         \
-  do {                                                          \
-    const cublasStatus_t aware_cublas_status_ = (call);         \
-    if (aware_cublas_status_ != CUBLAS_STATUS_SUCCESS)          \
-      throw_cublas_error(aware_cublas_status_, #call, (where)); \
-  } while (0)
 
 // Restores the calling thread's current device however a member function leaves.
 class CurrentDeviceGuard {
@@ -607,106 +591,18 @@ class CudaBackend final : public Backend {
 
   bool bf16() const { return options_.precision == GpuPrecision::kBf16; }
 
-  // Row-major C = A B (m x k times k x n), `batch` of them strided, in the working
-  // precision with FP32 accumulation: as column-major C^T = B^T A^T.
-  void gemm(Lane& lane, const GemmShape& s, std::int64_t batch, const void* a, const void* b, void* c,
-            const std::string& where) {
-    AWARE_CHECK(s.m <= INT_MAX && s.n <= INT_MAX && s.k <= INT_MAX && batch <= INT_MAX,
-                where + ": GEMM dimensions beyond int");
-    const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
-    // Keeps values of the order of the operands' (uniform in [-1, 1)) from op to op.
-    const float alpha = std::sqrt(3.0f / static_cast<float>(std::max(1, k))), beta = 0.0f;
-    const cudaDataType_t type = bf16() ? CUDA_R_16BF : CUDA_R_32F;
-    const cublasComputeType_t compute =
-        options_.precision == GpuPrecision::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    if (batch <= 1) {
-      AWARE_CUBLAS_CHECK(cublasGemmEx(lane.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, type, n, a, type, k,
-                                      &beta, c, type, n, compute, CUBLAS_GEMM_DEFAULT),
-                         where);
-    } else {
-      AWARE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(lane.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, b, type, n,
-                                                    s.k * s.n, a, type, k, s.m * s.k, &beta, c, type, n,
-                                                    s.m * s.n, static_cast<int>(batch), compute,
-                                                    CUBLAS_GEMM_DEFAULT),
-                         where);
-    }
-  }
-
-  // An op's real work (hw/gpu_work.h) on its tensors.
-  void run_real(const StepPlan& plan, int index, Lane& lane, const std::string& where) {
-    const GpuOpWork& w = work_.ops[index];
-    const auto buffer = [&](int id, void* scratch) { return id >= 0 ? buffers_[id] : scratch; };
-    switch (w.kind) {
-      case GpuWorkKind::kGemm: {
-        const void* a = buffer(w.a_buffer, lane.real_a);
-        const void* b = buffer(w.b_buffer, lane.real_b);
-        void* c = buffer(w.c_buffer, lane.real_c);
-        for (int r = 0; r < w.reps; ++r) gemm(lane, w.gemm, w.batch, a, b, c, where);
-        break;
-      }
-      case GpuWorkKind::kTraffic:
-      case GpuWorkKind::kUpdate: {
-        std::vector<GpuTensor> reads = w.reads, writes = w.writes;
-        std::vector<void*> write_ptrs, read_ptrs;
-        for (const GpuTensor& t : writes)
-          write_ptrs.push_back(t.buffer >= 0 ? buffers_[t.buffer] : private_of_op_[index]);
-        for (const GpuTensor& t : reads) read_ptrs.push_back(buffers_[t.buffer]);
-        if (w.kind == GpuWorkKind::kUpdate) {  // the parameter and its slots are read too
-          reads.push_back(writes[0]);
-          read_ptrs.push_back(write_ptrs[0]);
-        }
-        // More tensors than one launch takes: several launches, each a share of
-        // the reads and writes (the fold stays with the first).
-        const size_t groups = std::max<size_t>(
-            1, std::max((reads.size() + cuda_detail::kMaxTrafficReads - 1) / cuda_detail::kMaxTrafficReads,
-                        (writes.size() + cuda_detail::kMaxTrafficWrites - 1) / cuda_detail::kMaxTrafficWrites));
-        for (size_t g = 0; g < groups; ++g) {
-          cuda_detail::TrafficArgs args;
-          for (size_t j = g * cuda_detail::kMaxTrafficReads;
-               j < reads.size() && j < (g + 1) * cuda_detail::kMaxTrafficReads; ++j) {
-            args.reads[args.num_reads] = read_ptrs[j];
-            args.read_counts[args.num_reads++] = static_cast<size_t>(reads[j].elements);
-          }
-          for (size_t k = g * cuda_detail::kMaxTrafficWrites;
-               k < writes.size() && k < (g + 1) * cuda_detail::kMaxTrafficWrites; ++k) {
-            args.writes[args.num_writes] = write_ptrs[k];
-            args.write_counts[args.num_writes++] = static_cast<size_t>(writes[k].elements);
-          }
-          args.bf16 = bf16();
-          args.fold = w.fold && g == 0;
-          args.fold_acc = lane.fold_acc;
-          args.max_blocks = max_blocks(lane.gpu);
-          AWARE_CUDA_CHECK(cuda_detail::launch_traffic(args, lane.stream), where);
-        }
-        break;
-      }
-      case GpuWorkKind::kDepthwise: {
-        const DepthwiseShape& g = w.depthwise;
-        cuda_detail::DepthwiseArgs args;
-        args.a = buffer(w.a_buffer, lane.real_a);
-        args.b = buffer(w.b_buffer, lane.real_b);
-        args.c = buffer(w.c_buffer, lane.real_c);
-        args.n = g.n;
-        args.channels = g.c;
-        args.h = g.h;
-        args.w = g.w;
-        args.kh = g.kh;
-        args.kw = g.kw;
-        args.stride = g.stride;
-        args.pad_h = g.pad_h;
-        args.pad_w = g.pad_w;
-        args.oh = g.oh;
-        args.ow = g.ow;
-        args.role = static_cast<int>(g.role);
-        args.bf16 = bf16();
-        args.max_blocks = max_blocks(lane.gpu);
-        AWARE_CUDA_CHECK(cuda_detail::launch_depthwise(args, lane.stream), where);
-        break;
-      }
-      case GpuWorkKind::kSynthetic:
-        AWARE_CHECK(false, where + ": planned as synthetic, run as real");
-    }
-    (void)plan;
+  // What an op's real work (or a synthetic GEMM) launches with on `lane`.
+  cuda_detail::WorkLaunch launch_of(const Lane& lane) const {
+    cuda_detail::WorkLaunch l;
+    l.blas = lane.blas;
+    l.stream = lane.stream;
+    l.precision = options_.precision;
+    l.max_blocks = max_blocks(lane.gpu);
+    l.scratch_a = lane.real_a;
+    l.scratch_b = lane.real_b;
+    l.scratch_c = lane.real_c;
+    l.fold_acc = lane.fold_acc;
+    return l;
   }
 
   // Blocks that fill every SM a few times over (the grid-stride loops go past).
@@ -801,13 +697,14 @@ class CudaBackend final : public Backend {
     AWARE_CUDA_CHECK(cudaEventRecord(op_start_[index], lane.stream), where());
     const bool real = real_ && work_.real[index];
     if (real && p.kind != KernelKind::kNone) {
-      run_real(plan, index, lane, where());
+      cuda_detail::launch_op_work(launch_of(lane), work_.ops[index], buffers_, private_of_op_[index], where());
     } else switch (p.kind) {
       case KernelKind::kNone:
         break;
       case KernelKind::kGemm: {
         if (options_.precision != GpuPrecision::kFp32 || real_) {
-          for (int r = 0; r < p.gemm_reps; ++r) gemm(lane, p.gemm, 1, lane.gemm_a, lane.gemm_b, lane.gemm_c, where());
+          for (int r = 0; r < p.gemm_reps; ++r)
+            cuda_detail::launch_gemm(launch_of(lane), p.gemm, 1, lane.gemm_a, lane.gemm_b, lane.gemm_c, where());
           break;
         }
         AWARE_CHECK(p.gemm.m <= INT_MAX && p.gemm.n <= INT_MAX && p.gemm.k <= INT_MAX,
