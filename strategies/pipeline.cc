@@ -42,13 +42,22 @@ std::vector<int> balanced_cut(const std::vector<double>& cost, int stages) {
   return stage;
 }
 
-// One pass of a stage's schedule: forward or backward, of which micro-batch, on
-// which of the device's model chunks (0 unless interleaved).
-struct Pass {
-  bool forward;
-  int micro;
-  int chunk;
-};
+// The schedule's name ("gpipe", "1f1b" or "interleaved") and its model chunks
+// per device (1 unless interleaved:V).
+std::pair<std::string, int> pipeline_schedule(const StrategySpec& spec) {
+  const std::string schedule = spec.options.count("schedule") ? spec.options.at("schedule") : "gpipe";
+  if (schedule == "gpipe" || schedule == "1f1b") return {schedule, 1};
+  if (schedule.rfind("interleaved:", 0) == 0) {
+    const int v = parse_count(schedule.substr(12), spec.text, "the model chunks per device (interleaved:V)");
+    if (v < 2)
+      throw ConfigError("strategy '" + spec.text + "': interleaved:" + std::to_string(v) +
+                        " needs 2 or more model chunks per device (interleaved:1 is schedule=1f1b)");
+    return {"interleaved", v};
+  }
+  throw ConfigError("strategy '" + spec.text + "': schedule must be gpipe, 1f1b or interleaved:V, got '" + schedule + "'");
+}
+
+}  // namespace
 
 // The order of one stage's micro-batch passes.
 // GPipe (Huang et al. 2019): every forward, then every backward in reverse.
@@ -95,23 +104,6 @@ std::vector<Pass> stage_order(const std::string& schedule, int virtual_stages, i
   for (int k = passes - warmup; k < passes; ++k) out.push_back(pass(k, false));
   return out;
 }
-
-// The schedule's name ("gpipe", "1f1b" or "interleaved") and its model chunks
-// per device (1 unless interleaved:V).
-std::pair<std::string, int> pipeline_schedule(const StrategySpec& spec) {
-  const std::string schedule = spec.options.count("schedule") ? spec.options.at("schedule") : "gpipe";
-  if (schedule == "gpipe" || schedule == "1f1b") return {schedule, 1};
-  if (schedule.rfind("interleaved:", 0) == 0) {
-    const int v = parse_count(schedule.substr(12), spec.text, "the model chunks per device (interleaved:V)");
-    if (v < 2)
-      throw ConfigError("strategy '" + spec.text + "': interleaved:" + std::to_string(v) +
-                        " needs 2 or more model chunks per device (interleaved:1 is schedule=1f1b)");
-    return {"interleaved", v};
-  }
-  throw ConfigError("strategy '" + spec.text + "': schedule must be gpipe, 1f1b or interleaved:V, got '" + schedule + "'");
-}
-
-}  // namespace
 
 void check_pipeline(const StrategySpec& spec) {
   if (!spec.argument.empty()) parse_count(spec.argument, spec.text, "the stage count");

@@ -145,7 +145,17 @@ void check_pipeline(const StrategySpec& spec);
 // all 0), stage s on devices s*group..s*group+group-1, with the pieces given
 // (piece_hint[op], -1 for ops the rules place; empty: cut here).
 std::vector<int> pipeline_pieces(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec, int pieces);
-int pipeline_model_chunks(const StrategySpec& spec);  // V of schedule=interleaved:V, else 1
+int pipeline_model_chunks(const StrategySpec& spec);
+// One pass of a stage's schedule: forward or backward, of which micro-batch, on
+// which of the device's model chunks (0 unless interleaved).
+struct Pass {
+  bool forward;
+  int micro;
+  int chunk;
+};
+// The order of stage s's passes (of `stages`) over `micro` micro-batches under
+// `schedule` ("gpipe", "1f1b", "interleaved" with `virtual_stages` chunks).
+std::vector<Pass> stage_order(const std::string& schedule, int virtual_stages, int s, int stages, int micro);  // V of schedule=interleaved:V, else 1
 StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec, int stages,
                                 int group, const std::vector<int>& slot, const std::vector<int>& piece_hint);
 

@@ -1,0 +1,485 @@
+// One representative pipeline of a 3d strategy (representative.h says what is
+// exploited and where it is exact).
+#include "strategies/representative.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/cluster.h"
+#include "core/cost_model.h"
+#include "core/errors.h"
+#include "core/evaluator.h"
+#include "core/graph_algorithms.h"
+#include "strategies/rewrite.h"
+
+namespace aware {
+
+namespace {
+
+using strategies_detail::BatchRoles;
+using strategies_detail::Pass;
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+struct Sizes {
+  int dp = 1, tp = 1, pp = 1, micro = 0;
+  std::string schedule = "gpipe";
+  std::string recompute;
+  double bucket_bytes = 25e6;
+  bool overlap = true;
+};
+
+// The 3d spec's sizes and options, refusing what is not represented yet.
+Sizes read_sizes(const StrategySpec& given) {
+  StrategySpec spec = given;
+  if (!spec.argument.empty()) {  // "3d:dp=2,tp=2" parses as argument "dp=2"
+    const std::size_t eq = spec.argument.find('=');
+    if (eq != std::string::npos && !spec.options.count(spec.argument.substr(0, eq)))
+      spec.options[spec.argument.substr(0, eq)] = spec.argument.substr(eq + 1);
+  }
+  const std::string owner = "strategy '" + spec.text + "'";
+  Sizes s;
+  const auto count = [&](const char* key, const char* what) {
+    return spec.options.count(key) ? strategies_detail::parse_count(spec.options.at(key), spec.text, what) : 1;
+  };
+  s.dp = count("dp", "the data-parallel size");
+  s.tp = count("tp", "the tensor-parallel size");
+  s.pp = count("pp", "the pipeline size");
+  if (spec.options.count("micro")) s.micro = count("micro", "the micro-batch count");
+  if (spec.options.count("schedule")) s.schedule = spec.options.at("schedule");
+  if (s.schedule != "gpipe" && s.schedule != "1f1b")
+    throw ConfigError(owner + ": the representative simulation composes gpipe and 1f1b schedules; '" + s.schedule +
+                      "' is simulated by the full rewrite only (drop --representative)");
+  if (spec.options.count("zero") && spec.options.at("zero") != "0")
+    throw ConfigError(owner + ": ZeRO is simulated by the full rewrite only (drop --representative): the "
+                      "representative's memory does not shard the optimizer state yet");
+  if (spec.options.count("collective") && spec.options.at("collective") != "ring")
+    throw ConfigError(owner + ": the representative simulation prices the ring exchange only, got collective=" +
+                      spec.options.at("collective"));
+  if (spec.options.count("recompute")) s.recompute = spec.options.at("recompute");
+  const strategies_detail::CollectiveOptions collective = [&] {
+    StrategySpec c = spec;
+    for (const char* key : {"dp", "tp", "pp", "micro", "schedule", "zero", "recompute"}) c.options.erase(key);
+    return strategies_detail::collective_options(c);
+  }();
+  s.bucket_bytes = collective.bucket_bytes;
+  s.overlap = collective.overlap;
+  return s;
+}
+
+// The ops of `graph` with keep[op], and the edges among them, as a graph of their
+// own placed as `device_of` says.
+std::pair<OpGraph, Placement> induced(const OpGraph& graph, const BatchRoles& roles, const std::vector<char>& keep,
+                                      const std::vector<int>& device_of) {
+  OpGraph out(graph.name() + "/block");
+  const std::vector<int> id = strategies_detail::append_copy(out, graph, roles, 1, "", keep);
+  std::vector<int> devices(out.num_ops(), 0);
+  for (int op = 0; op < graph.num_ops(); ++op)
+    if (id[op] >= 0) devices[id[op]] = device_of[op];
+  out.set_batch(graph.batch());
+  return {std::move(out), Placement(std::move(devices))};
+}
+
+Op strategy_op(const std::string& type, double flops, double bytes) {
+  Op op;
+  op.name = type;
+  op.type = type;
+  op.phase = Phase::kBackward;
+  op.flops = flops;
+  op.bytes_accessed = bytes;
+  op.output_bytes = {0};
+  op.block = kStrategyBlock;
+  return op;
+}
+
+}  // namespace
+
+RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster& cluster, const std::string& text,
+                                             Evaluator& evaluator, const StrategyContext& context) {
+  const StrategySpec spec = check_strategy_spec(text);
+  if (spec.kind != "3d")
+    throw ConfigError("strategy '" + text + "': the representative simulation takes a 3d spec "
+                      "(3d:dp=D,tp=T,pp=P,...; dp:N is 3d:dp=N, tp:N is 3d:tp=N), got kind '" + spec.kind + "'");
+  Sizes s = read_sizes(spec);
+  const long long need = static_cast<long long>(s.dp) * s.tp * s.pp;
+  if (need > cluster.num_devices())
+    throw ConfigError("strategy '" + text + "': dp=" + std::to_string(s.dp) + " x tp=" + std::to_string(s.tp) +
+                      " x pp=" + std::to_string(s.pp) + " = " + std::to_string(need) + " devices, cluster '" +
+                      cluster.name() + "' has " + std::to_string(cluster.num_devices()));
+  const double batch = graph.batch();
+  if (!(batch > 0))
+    throw GraphError(strategies_detail::graph_where(graph) + ": strategy '" + text +
+                     "' needs the graph's batch, and it records none");
+  if (s.micro == 0) s.micro = static_cast<int>(std::min<double>(4.0 * s.pp, std::max(1.0, std::floor(batch))));
+  if (batch < s.micro)
+    throw ConfigError("strategy '" + text + "': a batch of " + fixed(batch, 0) + " cannot make " +
+                      std::to_string(s.micro) + " micro-batches");
+  if (batch / s.micro < s.dp)
+    throw ConfigError("strategy '" + text + "': a micro-batch of " + fixed(batch / s.micro, 2) + " samples cannot be split " +
+                      std::to_string(s.dp) + " ways (dp=" + std::to_string(s.dp) + ")");
+
+  RepresentativeResult result;
+  result.dp = s.dp, result.tp = s.tp, result.pp = s.pp, result.micro = s.micro;
+  result.schedule = s.schedule;
+  result.global_batch = batch;
+  result.devices_used = static_cast<int>(need);
+  result.spec = "3d:dp=" + std::to_string(s.dp) + ",tp=" + std::to_string(s.tp) + ",pp=" + std::to_string(s.pp) +
+                ",micro=" + std::to_string(s.micro) + (s.schedule == "gpipe" ? "" : ",schedule=" + s.schedule) +
+                (s.recompute.empty() ? "" : ",recompute=" + s.recompute);
+
+  // ---- one micro-batch of one replica: the graph scaled to B / (micro x dp)
+  // samples, rewritten by 3d with dp=1, micro=1 on the replica's devices.
+  const int group = s.tp * s.pp;
+  const Cluster replica = restrict_devices(cluster, group);
+  const double fraction = 1.0 / (static_cast<double>(s.micro) * s.dp);
+  OpGraph small(graph.name());
+  small.set_source(graph.source());
+  {
+    const BatchRoles roles = strategies_detail::classify_batch_roles(graph);
+    strategies_detail::append_copy(small, graph, roles, fraction, "");
+    small.set_batch(batch * fraction);
+  }
+  std::string one = "3d:dp=1,tp=" + std::to_string(s.tp) + ",pp=" + std::to_string(s.pp) + ",micro=1";
+  if (s.schedule != "gpipe") one += ",schedule=" + s.schedule;
+  if (!s.recompute.empty()) one += ",recompute=" + s.recompute;
+  const StrategyResult micro_step = apply_strategy(small, replica, one, context);
+  const OpGraph& g = micro_step.graph;
+  const std::vector<int>& device_of = micro_step.placement.device_of_op;
+  const int n = g.num_ops();
+  const BatchRoles roles = strategies_detail::classify_batch_roles(g);
+
+  // Each op: per micro-batch or once per step; its stage; forward or backward.
+  std::vector<char> per_micro(n, 0), forward(n, 0);
+  std::vector<int> stage(n, 0);
+  const std::vector<int> order = topological_order(g);
+  for (int id = 0; id < n; ++id) {
+    const std::string& name = g.op(id).name;
+    per_micro[id] = name.rfind("m0/", 0) == 0 || name.rfind("recompute/", 0) == 0;
+    stage[id] = device_of[id] / s.tp;
+  }
+  // The pass an op runs in, as the pipeline rewrite's barriers see it: its phase,
+  // except that an op feeding a forward op runs in the forward pass.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int id = *it;
+    forward[id] = g.op(id).phase == Phase::kForward;
+    for (int e : g.out_edges(id))
+      if (forward[g.edge(e).dst] && per_micro[g.edge(e).dst]) forward[id] = 1;
+  }
+
+  // ---- the gradients each device exchanges (in ready order) and its buckets,
+  // as insert_gradient_exchange fills them.
+  const int M = s.micro;
+  std::vector<int> gradient_edges;  // edges from a micro-batch's op into an update, ready order
+  {
+    const std::vector<int> rank = topological_rank(g);
+    std::vector<std::pair<int, int>> ready;
+    for (int e = 0; e < g.num_edges(); ++e) {
+      const Edge& edge = g.edge(e);
+      if (per_micro[edge.src] && !per_micro[edge.dst] && g.op(edge.dst).phase == Phase::kUpdate)
+        ready.push_back({rank[edge.src], e});
+    }
+    std::stable_sort(ready.begin(), ready.end(),
+                     [](const std::pair<int, int>& a, const std::pair<int, int>& b) { return a.first < b.first; });
+    for (const auto& r : ready) gradient_edges.push_back(r.second);
+  }
+  std::vector<int> bucket_of_edge(g.num_edges(), -1);
+  std::vector<std::vector<double>> bucket_bytes(group);
+  for (int e : gradient_edges) {
+    const int d = device_of[g.edge(e).dst];
+    std::vector<double>& b = bucket_bytes[d];
+    static thread_local std::vector<double> filled;
+    if (filled.size() < static_cast<std::size_t>(group)) filled.assign(group, 0);
+    if (b.empty() || (s.overlap && filled[d] > 0 && filled[d] + g.edge(e).bytes > s.bucket_bytes)) b.push_back(0), filled[d] = 0;
+    b.back() += g.edge(e).bytes;
+    filled[d] += g.edge(e).bytes;
+    bucket_of_edge[e] = static_cast<int>(b.size()) - 1;
+  }
+  // One bucket's ring over the replicas, as the full rewrite builds it (a pack,
+  // D-1 reduce-scatter steps, D-1 all-gather steps, each waiting for the
+  // neighbour's chunk), on the slowest hop between consecutive replicas' copies
+  // of device d.
+  std::vector<double> exchange(group, 0);
+  const auto ring_us = [&](int d, double w) {
+    const int D = s.dp;
+    int from = d, to = d + group;
+    double slowest = -1;
+    for (int r = 0; r < D; ++r) {
+      const int a = d + r * group, b = d + ((r + 1) % D) * group;
+      const double t = cluster.transfer_time_us(a, b, 1e6);
+      if (t > slowest) slowest = t, from = a, to = b;
+    }
+    const Device& device = cluster.device(d);
+    const double chunk = w / D, hop = cluster.transfer_time_us(from, to, chunk);
+    return op_time_us(strategy_op("BucketPack", 0, 2 * w), device) +
+           (D - 1) * (hop + op_time_us(strategy_op("RingReduceScatter", chunk / 4, 3 * chunk), device)) +
+           (D - 1) * (hop + op_time_us(strategy_op("RingAllGather", 0, 2 * chunk), device));
+  };
+  if (s.dp > 1)
+    for (int d = 0; d < group; ++d)
+      for (double w : bucket_bytes[d]) exchange[d] += ring_us(d, w);
+
+  // ---- the blocks: stage s's forward and backward of one micro-batch, alone,
+  // and its last pass with the step's tail (accumulations, one op per bucket's
+  // ring on the communication stream, updates), as the full rewrite lets the
+  // tail's ops run between the last pass's.
+  const int P = s.pp;
+  result.stages.assign(P, RepresentativeStage{});
+  std::vector<double> finish(n, 0), finish_last(n, 0);  // each op's end in its block (the last pass's)
+  std::vector<double> last_span(P, 0);  // the last backward pass with the tail
+  for (int st = 0; st < P; ++st) {
+    result.stages[st].first_device = st * s.tp;
+    for (int pass = 0; pass < 3; ++pass) {
+      std::vector<char> keep(n, 0);
+      int count = 0;
+      for (int id = 0; id < n; ++id)
+        if (per_micro[id] && stage[id] == st && forward[id] == (pass == 0)) keep[id] = 1, ++count;
+      if (count == 0 && pass < 2) continue;
+      if (pass == 2)
+        for (int id = 0; id < n; ++id)
+          if (g.op(id).phase == Phase::kUpdate && stage[id] == st) keep[id] = 1, ++count;
+      std::vector<char> skip(g.num_edges(), 0);
+      if (pass == 2)
+        for (int e : gradient_edges) skip[e] = 1;
+      OpGraph block(g.name() + "/block");
+      const std::vector<int> id = strategies_detail::append_copy(block, g, roles, 1, "", keep, skip);
+      std::vector<int> devices(block.num_ops(), 0);
+      for (int op = 0; op < n; ++op)
+        if (id[op] >= 0) devices[id[op]] = device_of[op];
+      if (pass == 2) {
+        // gradient -> [accumulation] -> [bucket's ring] -> update
+        std::map<std::pair<int, int>, int> ring;  // (device, bucket) -> op
+        for (int e : gradient_edges) {
+          const Edge& edge = g.edge(e);
+          if (id[edge.src] < 0 || id[edge.dst] < 0) continue;
+          const int d = device_of[edge.dst];
+          int from = id[edge.src], output = edge.src_output;
+          if (M > 1) {
+            const int acc = strategies_detail::add_strategy_op(block, "acc#" + std::to_string(e), "AccumulateGrad",
+                                                               Phase::kBackward, (M - 1) * edge.bytes / 4,
+                                                               (M + 1) * edge.bytes, {edge.bytes});
+            devices.push_back(d);
+            block.add_edge(from, acc, output, edge.bytes);
+            from = acc, output = 0;
+          }
+          if (s.dp > 1) {
+            const auto key = std::make_pair(d, bucket_of_edge[e]);
+            if (!ring.count(key)) {
+              const int r = strategies_detail::add_strategy_op(block, "ring#" + std::to_string(d) + "/" +
+                                                                          std::to_string(key.second),
+                                                               "RingExchange", Phase::kBackward, 0, 0, {edge.bytes});
+              block.mutable_op(r).stream = 1;
+              block.mutable_op(r).compute_us = ring_us(d, bucket_bytes[d][key.second]);
+              devices.push_back(d);
+              ring[key] = r;
+            }
+            block.add_edge(from, ring[key], output, edge.bytes);
+            from = ring[key], output = 0;
+          }
+          block.add_edge(from, id[edge.dst], output, edge.bytes);
+        }
+      }
+      block.set_batch(g.batch());
+      Trace trace;
+      const StepResult r = evaluator.evaluate(block, replica, Placement(std::move(devices)), &trace);
+      result.ops_simulated += block.num_ops();
+      for (int op = 0; op < n; ++op)
+        if (id[op] >= 0 && id[op] < static_cast<int>(trace.ops.size()))
+          (pass == 2 ? finish_last : finish)[op] = trace.ops[id[op]].end_us;
+      if (pass == 0) result.stages[st].forward_us = r.step_time_us;
+      if (pass == 1) result.stages[st].backward_us = r.step_time_us;
+      if (pass == 2) last_span[st] = r.step_time_us;
+    }
+  }
+
+  // ---- the boundaries: each output crossing stages once per destination device,
+  // sent when its op ends within its block, the transfers of one device pair
+  // one after another.
+  struct Crossing {
+    int a, b;  // devices
+    int src;   // op
+    double us;
+  };
+  std::map<std::tuple<int, int, int>, std::vector<Crossing>> crossing;  // (from, to, forward?)
+  {
+    std::set<std::tuple<int, int, int>> sent;  // (op, output, device)
+    for (int e = 0; e < g.num_edges(); ++e) {
+      const Edge& edge = g.edge(e);
+      if (!per_micro[edge.src] || !per_micro[edge.dst]) continue;
+      if (stage[edge.src] == stage[edge.dst] || forward[edge.src] != forward[edge.dst]) continue;
+      const int a = device_of[edge.src], b = device_of[edge.dst];
+      if (!sent.insert({edge.src, edge.src_output, b}).second) continue;
+      crossing[{stage[edge.src], stage[edge.dst], forward[edge.src]}].push_back(
+          {a, b, edge.src, replica.transfer_time_us(a, b, edge.bytes)});
+    }
+  }
+  struct Link {
+    int from, to;
+    bool forward;
+    double offset = 0, offset_last = 0;  // arrival after the sending block starts (its last pass)
+    double busy = 0;                     // the busiest device pair's transfer time per micro-batch
+  };
+  std::vector<Link> links;
+  for (auto& [key, list] : crossing) {
+    Link l{std::get<0>(key), std::get<1>(key), std::get<2>(key) != 0};
+    for (int last = 0; last < 2; ++last) {
+      const std::vector<double>& at = last ? finish_last : finish;
+      std::sort(list.begin(), list.end(), [&](const Crossing& x, const Crossing& y) { return at[x.src] < at[y.src]; });
+      std::map<std::pair<int, int>, double> pair_free, pair_busy;
+      double arrive = 0;
+      for (const Crossing& c : list) {
+        double& free = pair_free[{c.a, c.b}];
+        free = std::max(free, at[c.src]) + c.us;
+        pair_busy[{c.a, c.b}] += last ? 0 : c.us;
+        arrive = std::max(arrive, free);
+      }
+      (last ? l.offset_last : l.offset) = arrive;
+      for (const auto& [pair, t] : pair_busy) l.busy = std::max(l.busy, t);
+    }
+    links.push_back(l);
+    RepresentativeStage& from = result.stages[l.from];
+    (l.forward ? from.send_forward_us : from.send_backward_us) += l.busy;
+  }
+
+  // ---- the schedule composed from the blocks.
+  std::vector<std::vector<Pass>> passes(P);
+  for (int st = 0; st < P; ++st) passes[st] = strategies_detail::stage_order(s.schedule, 1, st, P, M);
+  std::vector<std::vector<double>> arrive_f(P, std::vector<double>(M, 0)), arrive_b(P, std::vector<double>(M, 0));
+  std::vector<std::vector<int>> waits_f(P, std::vector<int>(M, 0)), waits_b(P, std::vector<int>(M, 0));
+  for (const Link& l : links)
+    for (int m = 0; m < M; ++m) ++(l.forward ? waits_f : waits_b)[l.to][m];
+  // Ops once per step that are not updates (the variables) run before the first
+  // pass: nothing feeds them, and each stage's device runs them while it waits.
+  std::vector<double> link_free(links.size(), 0), device_free(P, 0), setup(group, 0);
+  for (int id = 0; id < n; ++id)
+    if (!per_micro[id] && g.op(id).phase != Phase::kUpdate && g.op(id).type != "Barrier")
+      setup[device_of[id]] += op_time_us(g.op(id), replica.device(device_of[id]));
+  for (int st = 0; st < P; ++st)
+    for (int d = st * s.tp; d < (st + 1) * s.tp; ++d) device_free[st] = std::max(device_free[st], setup[d]);
+  std::vector<std::size_t> next(P, 0);
+  std::vector<int> held(P, 0);
+  std::size_t left = 0;
+  for (int st = 0; st < P; ++st) left += passes[st].size();
+  while (left > 0) {
+    bool moved = false;
+    for (int st = 0; st < P; ++st) {
+      while (next[st] < passes[st].size()) {
+        const Pass& p = passes[st][next[st]];
+        if ((p.forward ? waits_f : waits_b)[st][p.micro] > 0) break;
+        const double start = std::max(device_free[st], (p.forward ? arrive_f : arrive_b)[st][p.micro]);
+        const bool last = next[st] + 1 == passes[st].size();
+        const double span = last ? last_span[st] : p.forward ? result.stages[st].forward_us : result.stages[st].backward_us;
+        const double end = start + span;
+        device_free[st] = end;
+        if (last) {
+          result.stages[st].passes_end_us = start + result.stages[st].backward_us;
+          result.stages[st].end_us = end;
+        }
+        held[st] += p.forward ? 1 : -1;
+        result.stages[st].in_flight = std::max(result.stages[st].in_flight, held[st]);
+        for (std::size_t k = 0; k < links.size(); ++k) {
+          if (links[k].from != st || links[k].forward != p.forward) continue;
+          const double sent =
+              std::max(start + (last ? links[k].offset_last : links[k].offset), link_free[k] + links[k].busy);
+          link_free[k] = sent;
+          auto& arrive = p.forward ? arrive_f : arrive_b;
+          arrive[links[k].to][p.micro] = std::max(arrive[links[k].to][p.micro], sent);
+          --(p.forward ? waits_f : waits_b)[links[k].to][p.micro];
+        }
+        ++next[st], --left, moved = true;
+      }
+    }
+    if (!moved) throw InternalError("representative simulation: the composed schedule of '" + text + "' deadlocks");
+  }
+
+  // ---- what the tail holds, per stage (its busiest device), for the report.
+  std::vector<double> accumulate(group, 0), update(group, 0);
+  for (int id = 0; id < n; ++id)
+    if (g.op(id).phase == Phase::kUpdate) update[device_of[id]] += op_time_us(g.op(id), replica.device(device_of[id]));
+  if (M > 1)
+    for (int e : gradient_edges) {
+      const Edge& edge = g.edge(e);
+      accumulate[device_of[edge.dst]] += op_time_us(
+          strategy_op("AccumulateGrad", (M - 1) * edge.bytes / 4, (M + 1) * edge.bytes), replica.device(device_of[edge.dst]));
+    }
+  double slowest_stage_passes = 0;
+  for (int st = 0; st < P; ++st) {
+    RepresentativeStage& stg = result.stages[st];
+    double most = -1;
+    for (int d = st * s.tp; d < (st + 1) * s.tp; ++d)
+      if (accumulate[d] + exchange[d] + update[d] > most) {
+        most = accumulate[d] + exchange[d] + update[d];
+        stg.accumulate_us = accumulate[d], stg.exchange_us = exchange[d], stg.update_us = update[d];
+      }
+    result.step_time_us = std::max(result.step_time_us, stg.end_us);
+    result.ideal_us = std::max(result.ideal_us, M * (stg.forward_us + stg.backward_us));
+    slowest_stage_passes = std::max(slowest_stage_passes, stg.passes_end_us);
+  }
+  result.bubble_fraction = slowest_stage_passes > 0 ? std::max(0.0, 1 - result.ideal_us / slowest_stage_passes) : 0;
+
+  // ---- memory: the one-micro-batch step's peak per device, plus what each further
+  // micro-batch in flight holds for its backward.
+  {
+    const StepResult whole = evaluator.evaluate(g, replica, micro_step.placement);
+    result.ops_simulated += n;
+    std::vector<double> held_bytes(group, 0);
+    std::set<std::pair<int, int>> counted;
+    for (int e = 0; e < g.num_edges(); ++e) {
+      const Edge& edge = g.edge(e);
+      if (!per_micro[edge.src] || !per_micro[edge.dst] || !forward[edge.src] || forward[edge.dst]) continue;
+      if (device_of[edge.src] != device_of[edge.dst]) continue;
+      if (!counted.insert({edge.src, edge.src_output}).second) continue;
+      held_bytes[device_of[edge.src]] += g.op(edge.src).output_bytes[edge.src_output];
+    }
+    for (int st = 0; st < P; ++st) {
+      RepresentativeStage& stg = result.stages[st];
+      for (int d = st * s.tp; d < (st + 1) * s.tp; ++d) {
+        const double peak = (d < static_cast<int>(whole.peak_memory_bytes.size()) ? whole.peak_memory_bytes[d] : 0) +
+                            std::max(0, stg.in_flight - 1) * held_bytes[d];
+        if (peak >= stg.peak_memory_bytes) stg.peak_memory_bytes = peak, stg.activation_bytes = held_bytes[d];
+        const double capacity = cluster.device(d).memory_bytes;
+        if (capacity > 0 && peak > capacity && result.feasible) {
+          result.feasible = false;
+          result.infeasible_reason = "device " + cluster.device(d).name + " (stage " + std::to_string(st) + ") needs " +
+                                     fixed(peak / 1e9, 2) + " GB, has " + fixed(capacity / 1e9, 2) + " GB";
+        }
+      }
+      result.peak_memory_bytes = std::max(result.peak_memory_bytes, stg.peak_memory_bytes);
+    }
+    result.device_memory_bytes = cluster.device(0).memory_bytes;
+  }
+
+  // ---- work: every replica's micro-batches and the updates.
+  double per_micro_flops = 0, recomputed = 0, shared = 0;
+  long long micro_ops = 0, shared_ops = 0;
+  for (int id = 0; id < n; ++id) {
+    if (g.op(id).type == "Barrier") continue;
+    if (per_micro[id]) {
+      per_micro_flops += g.op(id).flops, ++micro_ops;
+      if (g.op(id).name.rfind("recompute/", 0) == 0) recomputed += g.op(id).flops;
+    } else {
+      shared += g.op(id).flops, ++shared_ops;
+    }
+  }
+  result.flops = s.dp * (M * per_micro_flops + shared);
+  result.model_flops = s.dp * (M * (per_micro_flops - recomputed) + shared);
+  result.ops_represented = static_cast<long long>(s.dp) * (static_cast<long long>(M) * micro_ops + shared_ops);
+  result.notes.push_back("one replica of " + std::to_string(group) + " devices and one micro-batch of " +
+                         fixed(batch * fraction, batch * fraction < 10 ? 3 : 0) + " samples simulated (" +
+                         std::to_string(result.ops_simulated) + " op instances) for a step of " +
+                         std::to_string(result.ops_represented) + " on " + std::to_string(need) + " devices");
+  for (const std::string& note : micro_step.notes)
+    if (note.rfind("tp:", 0) == 0 || note.rfind("recompute", 0) == 0) result.notes.push_back(note);
+  return result;
+}
+
+}  // namespace aware

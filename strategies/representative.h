@@ -1,0 +1,80 @@
+// Simulating one representative pipeline of a symmetric 3d strategy, so that a
+// configuration of thousands of GPUs is priced in seconds without building its
+// step (docs/strategies.md, "One representative rank").
+//
+// What is exploited, and where it is exact:
+//  - data-parallel replicas are identical: one replica (tp x pp devices) is
+//    simulated, and its gradient exchange is priced as the ring the full rewrite
+//    builds, on the slowest hop between consecutive replicas (exact when every
+//    hop of the ring costs the same, as on a rail-optimised pod);
+//  - micro-batches repeat: each stage's forward and backward pass of one
+//    micro-batch is simulated once, as a block on its own devices (its tensor-
+//    parallel collectives included), and the schedule's passes are composed from
+//    those blocks, one at a time per stage in the schedule's order (what the full
+//    rewrite's barriers enforce), with each boundary's activation and gradient
+//    transfers one at a time per direction;
+//  - the tail (gradient accumulation over the micro-batches, the exchange, the
+//    updates) is priced per device and added after the stage's last pass, without
+//    the overlap the full rewrite finds between the first buckets' exchange and
+//    the last accumulations.
+// Peak memory per device: the one-micro-batch step's, plus the activations its
+// backward reads for each further micro-batch the schedule holds in flight.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "strategies/strategy.h"
+
+namespace aware {
+
+class Evaluator;
+
+struct RepresentativeStage {
+  int first_device = 0;         // stage s's devices: s*tp .. s*tp+tp-1 of replica 0
+  double forward_us = 0;        // one micro-batch's forward block
+  double backward_us = 0;       // its backward block (recomputation included)
+  double send_forward_us = 0;   // its activations to the next stage, per micro-batch
+  double send_backward_us = 0;  // its gradients to the previous stage, per micro-batch
+  double accumulate_us = 0;     // summing the micro-batches' gradients
+  double exchange_us = 0;       // the data-parallel ring over the replicas
+  double update_us = 0;         // the optimizer updates
+  double passes_end_us = 0;     // when its last pass ends in the composed schedule
+  double end_us = 0;            // passes_end_us + the tail
+  int in_flight = 0;            // most micro-batches whose activations it holds at once
+  double activation_bytes = 0;  // per micro-batch held, on its busiest device
+  double peak_memory_bytes = 0; // on its fullest device
+};
+
+struct RepresentativeResult {
+  std::string spec;             // canonical, as the full rewrite names it
+  int dp = 1, tp = 1, pp = 1, micro = 1;
+  std::string schedule;
+  double step_time_us = 0;
+  double ideal_us = 0;          // micro x the slowest stage's forward + backward
+  double bubble_fraction = 0;   // 1 - ideal / (slowest stage's passes end)
+  double global_batch = 0;
+  double flops = 0;             // of the whole step, every replica (recomputation included)
+  double model_flops = 0;       // the same without recomputation (what MFU counts)
+  double peak_memory_bytes = 0; // the fullest device
+  double device_memory_bytes = 0;
+  bool feasible = true;
+  std::string infeasible_reason;
+  int devices_used = 0;
+  long long ops_simulated = 0;  // op instances the evaluator ran (blocks and the one-micro step)
+  long long ops_represented = 0;  // op instances of the full rewrite's step
+  std::vector<RepresentativeStage> stages;
+  std::vector<std::string> notes;
+};
+
+// Prices `spec` (a 3d spec: 3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b]
+// [,recompute=...][,bucket_mb=...][,overlap=...]) on `cluster` by one
+// representative pipeline, with `evaluator` (the analytic simulator) for the
+// blocks. Throws ConfigError, naming the spec, for other kinds and for what it
+// does not represent yet (ZeRO, collectives other than the ring, interleaving),
+// and for everything the full rewrite would refuse.
+RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster& cluster,
+                                             const std::string& spec, Evaluator& evaluator,
+                                             const StrategyContext& context = {});
+
+}  // namespace aware
