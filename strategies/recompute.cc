@@ -18,7 +18,10 @@
 // waits for the gradient that starts its segment's backward: every backward op
 // outside the segment that feeds one of the backward ops that read the segment's
 // activations (a zero-byte edge; across a pipeline's stages it rides beside the
-// gradient's own transfer). Recomputed copies are backward-phase ops named
+// gradient's own transfer). A backward op on another device than the forward op
+// it reads (a pipeline cut inside a layer) reads the tensor that crossed in the
+// forward pass, not a recomputed copy: each stage recomputes what it holds, as
+// Megatron-LM's stages do. Recomputed copies are backward-phase ops named
 // "recompute/NAME"; their FLOPs count as work (Megatron's 96·B·s·l·h² counts them).
 #include <algorithm>
 #include <map>
@@ -83,6 +86,9 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
   for (int e = 0; e < graph.num_edges(); ++e) {
     const Edge& edge = graph.edge(e);
     if (!forward_model(edge.src) || graph.op(edge.dst).phase != Phase::kBackward) continue;
+    // A reader on another device (a pipeline stage cut inside a layer) reads the
+    // tensor that crossed in the forward pass; each stage recomputes its own.
+    if (device[edge.src] != device[edge.dst]) continue;
     if (mode == "selective" && !attention_core(graph.op(edge.src))) continue;
     saved[edge.src] = 1;
     saved_readers[segment_of(edge.src)].push_back(edge.dst);
@@ -122,7 +128,7 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
     const Edge& edge = graph.edge(e);
     const bool to_backward = graph.op(edge.dst).phase == Phase::kBackward;
     // A backward op reads the recomputed activation.
-    const int src = redo[edge.src] && to_backward ? copy_of[edge.src] : edge.src;
+    const int src = redo[edge.src] && to_backward && device[edge.src] == device[edge.dst] ? copy_of[edge.src] : edge.src;
     out.add_edge(src, edge.dst, edge.src_output, edge.bytes);
     // The recomputed copy reads recomputed inputs of its own segment (full) or
     // of the attention core (selective), the kept tensors otherwise.

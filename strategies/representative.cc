@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -206,20 +207,34 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   }
   // One bucket's ring over the replicas, as the full rewrite builds it (a pack,
   // D-1 reduce-scatter steps, D-1 all-gather steps, each waiting for the
-  // neighbour's chunk), on the slowest hop between consecutive replicas' copies
-  // of device d.
+  // neighbour's chunk). The rings of the group's devices step together, so each
+  // hop's transfer waits for the others that share a link direction with it
+  // (the simulator carries one transfer per link direction at a time): a hop
+  // costs its route's time times the most hops on one of its channels, and a
+  // step the ring's dearest hop.
   std::vector<double> exchange(group, 0);
+  std::vector<int> ring_from(group, 0), ring_to(group, 0), ring_share(group, 1);
+  if (s.dp > 1) {
+    const int D = s.dp;
+    std::map<int, int> load;  // channel -> hops of every ring on it
+    for (int d = 0; d < group; ++d)
+      for (int r = 0; r < D; ++r)
+        for (const Hop& h : cluster.route(d + r * group, d + ((r + 1) % D) * group)) ++load[h.channel()];
+    for (int d = 0; d < group; ++d) {
+      double dearest = -1;
+      for (int r = 0; r < D; ++r) {
+        const int a = d + r * group, b = d + ((r + 1) % D) * group;
+        int share = 1;
+        for (const Hop& h : cluster.route(a, b)) share = std::max(share, load[h.channel()]);
+        const double t = share * cluster.transfer_time_us(a, b, 1e6);
+        if (t > dearest) dearest = t, ring_from[d] = a, ring_to[d] = b, ring_share[d] = share;
+      }
+    }
+  }
   const auto ring_us = [&](int d, double w) {
     const int D = s.dp;
-    int from = d, to = d + group;
-    double slowest = -1;
-    for (int r = 0; r < D; ++r) {
-      const int a = d + r * group, b = d + ((r + 1) % D) * group;
-      const double t = cluster.transfer_time_us(a, b, 1e6);
-      if (t > slowest) slowest = t, from = a, to = b;
-    }
     const Device& device = cluster.device(d);
-    const double chunk = w / D, hop = cluster.transfer_time_us(from, to, chunk);
+    const double chunk = w / D, hop = ring_share[d] * cluster.transfer_time_us(ring_from[d], ring_to[d], chunk);
     return op_time_us(strategy_op("BucketPack", 0, 2 * w), device) +
            (D - 1) * (hop + op_time_us(strategy_op("RingReduceScatter", chunk / 4, 3 * chunk), device)) +
            (D - 1) * (hop + op_time_us(strategy_op("RingAllGather", 0, 2 * chunk), device));
@@ -318,6 +333,9 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       if (stage[edge.src] == stage[edge.dst] || forward[edge.src] != forward[edge.dst]) continue;
       const int a = device_of[edge.src], b = device_of[edge.dst];
       if (!sent.insert({edge.src, edge.src_output, b}).second) continue;
+      if (std::getenv("AWARE_REP_DEBUG") && (stage[edge.dst] > stage[edge.src]) != (forward[edge.src] != 0))
+        std::fprintf(stderr, "against the flow: %s (stage %d) -> %s (stage %d) %g bytes\n", g.op(edge.src).name.c_str(),
+                     stage[edge.src], g.op(edge.dst).name.c_str(), stage[edge.dst], edge.bytes);
       crossing[{stage[edge.src], stage[edge.dst], forward[edge.src]}].push_back(
           {a, b, edge.src, replica.transfer_time_us(a, b, edge.bytes)});
     }
