@@ -134,31 +134,43 @@ Cluster multi_node(int nodes, int gpus_per_node) {
 // rails on different nodes meet through the spine, or through their NVSwitch to the
 // other rail, whichever route is shorter.
 Cluster dgx_pod(const std::string& name, const std::string& kind, int nodes, double nvlink_Bps, double port_Bps) {
+  // A rail-optimised fat tree is non-blocking: a GPU reaches any other GPU's port
+  // at its own port's full rate, GPU g of every node through rail g's leaves, the
+  // other rails through the spines. The contention model carries one transfer per
+  // link direction, so a leaf's uplink drawn as one link would serialise the 32
+  // ports behind it. Drawn instead: each GPU's InfiniBand port as a small switch
+  // ("nodeN-nicG", the GPU's link to it at the port's rate), with a link from
+  // it to its rail and one to the spine, so that transfers meet only at ports, as
+  // in the real fabric. Latency per link: the port 1 us; port to rail 1 us (3 us
+  // beyond 32 nodes, where a route crosses leaf, spine and leaf), to the spine 1 us
+  // more than to the rail: 4 us between GPU g of two nodes (8 us beyond 32 nodes),
+  // 6 (10) us between rails.
   constexpr int kGpus = 8, kNodesPerLeaf = 32;
   Cluster c(name);
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < kGpus; ++g) c.add_device(gpu("node" + std::to_string(n) + "-gpu" + std::to_string(g), kind));
   for (int n = 0; n < nodes; ++n) c.add_switch("node" + std::to_string(n) + "-nvswitch");
-  const int groups = (nodes + kNodesPerLeaf - 1) / kNodesPerLeaf;
-  for (int g = 0; g < kGpus; ++g)
-    for (int k = 0; k < groups; ++k) c.add_switch("rail" + std::to_string(g) + "-leaf" + std::to_string(k));
-  if (nodes > 1) c.add_switch("spine");
+  if (nodes > 1) {
+    for (int n = 0; n < nodes; ++n)
+      for (int g = 0; g < kGpus; ++g) c.add_switch("node" + std::to_string(n) + "-nic" + std::to_string(g));
+    for (int g = 0; g < kGpus; ++g) c.add_switch("rail" + std::to_string(g));
+    c.add_switch("spine");
+  }
+  const double rail_latency_us = nodes > kNodesPerLeaf ? 3 : 1;
   for (int n = 0; n < nodes; ++n) {
-    const std::string nv = "node" + std::to_string(n) + "-nvswitch";
+    const std::string node = "node" + std::to_string(n);
+    const std::string nv = node + "-nvswitch";
     for (int g = 0; g < kGpus; ++g) {
-      const std::string dev = "node" + std::to_string(n) + "-gpu" + std::to_string(g);
+      const std::string dev = node + "-gpu" + std::to_string(g);
       c.connect(dev, nv, nvlink_Bps, 1, nv + "-gpu" + std::to_string(g));
       if (nodes > 1) {
-        const std::string leaf = "rail" + std::to_string(g) + "-leaf" + std::to_string(n / kNodesPerLeaf);
-        c.connect(dev, leaf, port_Bps, 2, leaf + "-node" + std::to_string(n));
+        const std::string nic = node + "-nic" + std::to_string(g), rail = "rail" + std::to_string(g);
+        c.connect(dev, nic, port_Bps, 1, nic);
+        c.connect(nic, rail, port_Bps, rail_latency_us, rail + "-" + node);
+        c.connect(nic, "spine", port_Bps, rail_latency_us + 1, "spine-" + nic);
       }
     }
   }
-  for (int g = 0; g < kGpus && nodes > 1; ++g)
-    for (int k = 0; k < groups; ++k) {
-      const std::string leaf = "rail" + std::to_string(g) + "-leaf" + std::to_string(k);
-      c.connect(leaf, "spine", kNodesPerLeaf * port_Bps, 2, "spine-" + leaf);
-    }
   return c;
 }
 

@@ -205,7 +205,9 @@ StrategyResult apply_data_parallel(const OpGraph& graph, const Cluster& cluster,
   const std::vector<int> rank = topological_rank(graph);
   std::map<int, std::vector<Gradient>> by_slot;  // gradients grouped by their update's slot
   for (int e = 0; e < graph.num_edges(); ++e)
-    if (roles.gradient_edge[e]) by_slot[slot[graph.edge(e).dst]].push_back(replica_gradient(graph, ids, rank, e));
+    if (roles.gradient_edge[e])
+      by_slot[slot[graph.edge(e).dst]].push_back(
+          replica_gradient(graph, ids, rank, e, roles.edge_scales[e] ? 1.0 / replicas : 1.0));
   for (const auto& [s, grads] : by_slot) {
     std::vector<int> rank_device;
     for (int r = 0; r < replicas; ++r) rank_device.push_back(r * group + s);

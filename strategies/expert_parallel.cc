@@ -117,7 +117,7 @@ StrategyResult apply_expert_parallel(const OpGraph& graph, const Cluster& cluste
   std::vector<Gradient> gradients;
   for (int e = 0; e < graph.num_edges(); ++e)
     if (roles.gradient_edge[e] && dense[graph.edge(e).src] && dense[graph.edge(e).dst])
-      gradients.push_back(replica_gradient(graph, ids, rank, e));
+      gradients.push_back(replica_gradient(graph, ids, rank, e, roles.edge_scales[e] ? 1.0 / ranks : 1.0));
   std::vector<int> rank_device(ranks);
   for (int r = 0; r < ranks; ++r) rank_device[r] = r;
   insert_gradient_exchange(out, device_of, gradients, rank_device, collective, "allreduce");

@@ -105,8 +105,21 @@ std::vector<Pass> stage_order(const std::string& schedule, int virtual_stages, i
   return out;
 }
 
+// accumulate=sum (the default): the M partial gradients of a parameter summed by
+// one op after the last micro-batch, reading all M (GPipe's accumulation);
+// fused: each micro-batch's weight-gradient op adds into the running sum as it
+// writes (Megatron-LM's gradient accumulation fusion, the wgrad GEMM run with
+// beta = 1 into the fp32 main gradient), so the sum costs nothing more.
+bool fused_accumulation(const StrategySpec& spec) {
+  const std::string mode = spec.options.count("accumulate") ? spec.options.at("accumulate") : "sum";
+  if (mode != "sum" && mode != "fused")
+    throw ConfigError("strategy '" + spec.text + "': accumulate must be sum or fused, got '" + mode + "'");
+  return mode == "fused";
+}
+
 void check_pipeline(const StrategySpec& spec) {
   if (!spec.argument.empty()) parse_count(spec.argument, spec.text, "the stage count");
+  fused_accumulation(spec);
   if (spec.options.count("micro")) parse_count(spec.options.at("micro"), spec.text, "the micro-batch count");
   pipeline_schedule(spec);
 }
@@ -148,6 +161,7 @@ std::vector<int> pipeline_pieces(const OpGraph& graph, const Cluster& cluster, c
 StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, const StrategySpec& spec, int stages,
                                 int group, const std::vector<int>& slot, const std::vector<int>& piece_hint) {
   const auto [schedule, chunks] = pipeline_schedule(spec);
+  const bool fused = fused_accumulation(spec);
   const int pieces = stages * chunks;  // virtual stages: piece c runs on stage c mod S
   // Stage s's devices are s * group .. s * group + group - 1; an op sits on the
   // one its slot names (0 unless the graph is a tensor-parallel step).
@@ -295,9 +309,10 @@ StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, co
     std::string name = "pipeline/" + graph.op(edge.dst).name + "/accumulate";
     if (out.find(name) >= 0) name += "#" + std::to_string(e);
     const int acc = add_on(add_strategy_op(out, name, "AccumulateGrad", Phase::kBackward,
-                                           (micro - 1) * edge.bytes / 4, (micro + 1) * edge.bytes,
-                                           {edge.bytes}),
+                                           fused ? 0 : (micro - 1) * edge.bytes / 4,
+                                           fused ? 0 : (micro + 1) * edge.bytes, {edge.bytes}),
                            (stage[edge.dst] % stages) * group + slot_of(edge.dst));
+    if (fused) out.mutable_op(acc).compute_us = 0;
     // A gradient sum of the update's variable (so that a rewrite on top of this
     // one sees weight-sized tensors, not batch-sized ones).
     const int variable = graph.op(edge.dst).forward_of;
@@ -369,7 +384,8 @@ StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, co
   out.set_batch(batch);
   out.validate();
   result.spec = "pipeline:" + std::to_string(stages) + ",micro=" + std::to_string(micro) +
-                (schedule == "gpipe" ? "" : ",schedule=" + (chunks > 1 ? "interleaved:" + std::to_string(chunks) : schedule));
+                (schedule == "gpipe" ? "" : ",schedule=" + (chunks > 1 ? "interleaved:" + std::to_string(chunks) : schedule)) +
+                (fused ? ",accumulate=fused" : "");
   out.set_name(graph.name() + "@" + result.spec);
   result.graph = std::move(out);
   result.placement = Placement(std::move(device_of));
@@ -387,6 +403,9 @@ StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, co
     }
     result.notes.push_back(text);
   }
+  if (fused && accumulators > 0)
+    result.notes.push_back("accumulate=fused: each micro-batch's weight gradient is added into the sum as it is "
+                           "written (Megatron-LM's gradient accumulation fusion); the sums cost nothing more");
   result.notes.push_back(std::string(schedule == "gpipe" ? "GPipe" : schedule == "1f1b" ? "1F1B" : "interleaved 1F1B") +
                          (chunks > 1 ? " (" + std::to_string(chunks) + " model chunks per device)" : std::string()) +
                          " order enforced by " +

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/graph_algorithms.h"
 #include "strategies/rewrite.h"
 
 namespace aware::strategies_detail {
@@ -80,12 +81,27 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
            graph.in_edges(id).size() > 0;
   };
 
+  // The pass each op runs in: its phase, except that an op feeding a forward op
+  // runs in the forward pass (the tensor-parallel rewrite's forward all-reduces
+  // are ring steps labelled backward): those are not readers of saved tensors.
+  std::vector<char> runs_backward(n, 0);
+  {
+    std::vector<char> runs_forward(n, 0);
+    const std::vector<int> order = topological_order(graph);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const int id = *it;
+      runs_forward[id] = graph.op(id).phase == Phase::kForward;
+      for (int e : graph.out_edges(id))  // (a pipeline's barriers order passes; they run none)
+        if (runs_forward[graph.edge(e).dst] && graph.op(graph.edge(e).dst).type != "Barrier") runs_forward[id] = 1;
+      runs_backward[id] = graph.op(id).phase == Phase::kBackward && !runs_forward[id];
+    }
+  }
   // Which forward ops a backward op reads (saved activations), by segment.
   std::map<Segment, std::vector<int>> saved_readers;  // backward ops reading the segment
   std::vector<char> saved(n, 0);
   for (int e = 0; e < graph.num_edges(); ++e) {
     const Edge& edge = graph.edge(e);
-    if (!forward_model(edge.src) || graph.op(edge.dst).phase != Phase::kBackward) continue;
+    if (!forward_model(edge.src) || !runs_backward[edge.dst]) continue;
     // A reader on another device (a pipeline stage cut inside a layer) reads the
     // tensor that crossed in the forward pass; each stage recomputes its own.
     if (device[edge.src] != device[edge.dst]) continue;
@@ -126,7 +142,7 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
   const auto same_segment = [&](int a, int b) { return segment_of(a) == segment_of(b); };
   for (int e = 0; e < graph.num_edges(); ++e) {
     const Edge& edge = graph.edge(e);
-    const bool to_backward = graph.op(edge.dst).phase == Phase::kBackward;
+    const bool to_backward = runs_backward[edge.dst] != 0;
     // A backward op reads the recomputed activation.
     const int src = redo[edge.src] && to_backward && device[edge.src] == device[edge.dst] ? copy_of[edge.src] : edge.src;
     out.add_edge(src, edge.dst, edge.src_output, edge.bytes);
@@ -158,7 +174,7 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
     for (int b : readers)
       for (int e : graph.in_edges(b)) {
         const int src = graph.edge(e).src;
-        if (graph.op(src).phase == Phase::kBackward && mark[src] != round) triggers[segment].insert(src);
+        if (runs_backward[src] && mark[src] != round) triggers[segment].insert(src);
       }
   }
   int waits = 0;

@@ -36,6 +36,7 @@ struct Sizes {
   int dp = 1, tp = 1, pp = 1, micro = 0;
   std::string schedule = "gpipe";
   std::string recompute;
+  std::string accumulate = "fused";
   double bucket_bytes = 25e6;
   bool overlap = true;
 };
@@ -68,9 +69,10 @@ Sizes read_sizes(const StrategySpec& given) {
     throw ConfigError(owner + ": the representative simulation prices the ring exchange only, got collective=" +
                       spec.options.at("collective"));
   if (spec.options.count("recompute")) s.recompute = spec.options.at("recompute");
+  if (spec.options.count("accumulate")) s.accumulate = spec.options.at("accumulate");
   const strategies_detail::CollectiveOptions collective = [&] {
     StrategySpec c = spec;
-    for (const char* key : {"dp", "tp", "pp", "micro", "schedule", "zero", "recompute"}) c.options.erase(key);
+    for (const char* key : {"dp", "tp", "pp", "micro", "schedule", "zero", "recompute", "accumulate"}) c.options.erase(key);
     return strategies_detail::collective_options(c);
   }();
   s.bucket_bytes = collective.bucket_bytes;
@@ -136,7 +138,8 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   result.devices_used = static_cast<int>(need);
   result.spec = "3d:dp=" + std::to_string(s.dp) + ",tp=" + std::to_string(s.tp) + ",pp=" + std::to_string(s.pp) +
                 ",micro=" + std::to_string(s.micro) + (s.schedule == "gpipe" ? "" : ",schedule=" + s.schedule) +
-                (s.recompute.empty() ? "" : ",recompute=" + s.recompute);
+                (s.recompute.empty() ? "" : ",recompute=" + s.recompute) +
+                (s.accumulate == "sum" ? ",accumulate=sum" : "");
 
   // ---- one micro-batch of one replica: the graph scaled to B / (micro x dp)
   // samples, rewritten by 3d with dp=1, micro=1 on the replica's devices.
@@ -153,6 +156,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   std::string one = "3d:dp=1,tp=" + std::to_string(s.tp) + ",pp=" + std::to_string(s.pp) + ",micro=1";
   if (s.schedule != "gpipe") one += ",schedule=" + s.schedule;
   if (!s.recompute.empty()) one += ",recompute=" + s.recompute;
+  one += ",accumulate=" + s.accumulate;
   const StrategyResult micro_step = apply_strategy(small, replica, one, context);
   const OpGraph& g = micro_step.graph;
   const std::vector<int>& device_of = micro_step.placement.device_of_op;
@@ -213,31 +217,44 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   // costs its route's time times the most hops on one of its channels, and a
   // step the ring's dearest hop.
   std::vector<double> exchange(group, 0);
-  std::vector<int> ring_from(group, 0), ring_to(group, 0), ring_share(group, 1);
+  // Per device d, its ring's hops (replica r's copy to replica r+1's) and how
+  // many hops of all the rings share the busiest link direction of each.
+  std::vector<std::vector<std::pair<int, int>>> ring_hops(group);
+  std::vector<std::vector<int>> ring_share(group);
   if (s.dp > 1) {
     const int D = s.dp;
     std::map<int, int> load;  // channel -> hops of every ring on it
     for (int d = 0; d < group; ++d)
       for (int r = 0; r < D; ++r)
         for (const Hop& h : cluster.route(d + r * group, d + ((r + 1) % D) * group)) ++load[h.channel()];
-    for (int d = 0; d < group; ++d) {
-      double dearest = -1;
+    for (int d = 0; d < group; ++d)
       for (int r = 0; r < D; ++r) {
         const int a = d + r * group, b = d + ((r + 1) % D) * group;
         int share = 1;
         for (const Hop& h : cluster.route(a, b)) share = std::max(share, load[h.channel()]);
-        const double t = share * cluster.transfer_time_us(a, b, 1e6);
-        if (t > dearest) dearest = t, ring_from[d] = a, ring_to[d] = b, ring_share[d] = share;
+        ring_hops[d].push_back({a, b});
+        ring_share[d].push_back(share);
       }
-    }
   }
+  // A ring step on rank r waits for its own previous step and for the chunk its
+  // neighbour sent, and a link carries one chunk at a time: the ring advances a
+  // step every max(op + the mean hop, the dearest hop x its sharers) (the
+  // cycle of greatest mean weight of its dependencies: around the ring, or one
+  // link's queue), after the pack.
   const auto ring_us = [&](int d, double w) {
     const int D = s.dp;
     const Device& device = cluster.device(d);
-    const double chunk = w / D, hop = ring_share[d] * cluster.transfer_time_us(ring_from[d], ring_to[d], chunk);
-    return op_time_us(strategy_op("BucketPack", 0, 2 * w), device) +
-           (D - 1) * (hop + op_time_us(strategy_op("RingReduceScatter", chunk / 4, 3 * chunk), device)) +
-           (D - 1) * (hop + op_time_us(strategy_op("RingAllGather", 0, 2 * chunk), device));
+    const double chunk = w / D;
+    double mean = 0, dearest = 0;
+    for (int r = 0; r < D; ++r) {
+      const double t = cluster.transfer_time_us(ring_hops[d][r].first, ring_hops[d][r].second, chunk);
+      mean += t / D;
+      dearest = std::max(dearest, ring_share[d][r] * t);
+    }
+    const double scatter = op_time_us(strategy_op("RingReduceScatter", chunk / 4, 3 * chunk), device);
+    const double gather = op_time_us(strategy_op("RingAllGather", 0, 2 * chunk), device);
+    return op_time_us(strategy_op("BucketPack", 0, 2 * w), device) + (D - 1) * std::max(scatter + mean, dearest) +
+           (D - 1) * std::max(gather + mean, dearest);
   };
   if (s.dp > 1)
     for (int d = 0; d < group; ++d)
@@ -278,7 +295,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
           if (id[edge.src] < 0 || id[edge.dst] < 0) continue;
           const int d = device_of[edge.dst];
           int from = id[edge.src], output = edge.src_output;
-          if (M > 1) {
+          if (M > 1 && s.accumulate == "sum") {
             const int acc = strategies_detail::add_strategy_op(block, "acc#" + std::to_string(e), "AccumulateGrad",
                                                                Phase::kBackward, (M - 1) * edge.bytes / 4,
                                                                (M + 1) * edge.bytes, {edge.bytes});
@@ -423,7 +440,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   std::vector<double> accumulate(group, 0), update(group, 0);
   for (int id = 0; id < n; ++id)
     if (g.op(id).phase == Phase::kUpdate) update[device_of[id]] += op_time_us(g.op(id), replica.device(device_of[id]));
-  if (M > 1)
+  if (M > 1 && s.accumulate == "sum")
     for (int e : gradient_edges) {
       const Edge& edge = g.edge(e);
       accumulate[device_of[edge.dst]] += op_time_us(
@@ -448,6 +465,14 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   // micro-batch in flight holds for its backward.
   {
     const StepResult whole = evaluator.evaluate(g, replica, micro_step.placement);
+    if (std::getenv("AWARE_REP_DEBUG"))
+      for (int st = 0; st < P; ++st) {
+        double f = 0, b = 0;
+        for (int id = 0; id < n; ++id)
+          if (per_micro[id] && device_of[id] == st * s.tp) (forward[id] ? f : b) += g.op(id).flops;
+        std::fprintf(stderr, "stage %d: forward %g flops, backward %g flops, one-micro peak %g\n", st, f, b,
+                     whole.peak_memory_bytes[st * s.tp]);
+      }
     result.ops_simulated += n;
     std::vector<double> held_bytes(group, 0);
     std::set<std::pair<int, int>> counted;
@@ -457,6 +482,9 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       if (device_of[edge.src] != device_of[edge.dst]) continue;
       if (!counted.insert({edge.src, edge.src_output}).second) continue;
       held_bytes[device_of[edge.src]] += g.op(edge.src).output_bytes[edge.src_output];
+      if (std::getenv("AWARE_REP_DEBUG") && device_of[edge.src] == s.tp)
+        std::fprintf(stderr, "held: %s -> %s %g\n", g.op(edge.src).name.c_str(), g.op(edge.dst).name.c_str(),
+                     g.op(edge.src).output_bytes[edge.src_output]);
     }
     for (int st = 0; st < P; ++st) {
       RepresentativeStage& stg = result.stages[st];

@@ -105,8 +105,10 @@ BatchRoles classify_batch_roles(const OpGraph& graph) {
     if (dst == Role::kUpdate && roles.role[edge.src] != Role::kVariable) {
       roles.gradient_edge[e] = 1;
     }
-    if ((dst == Role::kUpdate || dst == Role::kParamSide) &&
-        roles.role[edge.src] == Role::kModel) {
+    // (Except a sparse gradient: an embedding lookup's gradient holds one row per
+    // token looked up, so it grows with the batch whatever it feeds.)
+    if ((dst == Role::kUpdate || dst == Role::kParamSide) && roles.role[edge.src] == Role::kModel &&
+        graph.op(edge.src).type != "UnsortedSegmentSum") {
       auto& scales = roles.output_scales[edge.src];
       if (edge.src_output < static_cast<int>(scales.size())) scales[edge.src_output] = 0;
     }
@@ -215,7 +217,7 @@ std::vector<int> append_copy(OpGraph& out, const OpGraph& in, const BatchRoles& 
 }
 
 Gradient replica_gradient(const OpGraph& graph, const std::vector<std::vector<int>>& ids,
-                          const std::vector<int>& topo_rank, int e) {
+                          const std::vector<int>& topo_rank, int e, double scale) {
   const Edge& edge = graph.edge(e);
   Gradient g;
   for (const std::vector<int>& replica : ids) {
@@ -223,7 +225,7 @@ Gradient replica_gradient(const OpGraph& graph, const std::vector<std::vector<in
     g.output.push_back(edge.src_output);
     g.consumer.push_back(replica[edge.dst]);
   }
-  g.bytes = edge.bytes;
+  g.bytes = edge.bytes * scale;
   g.ready_order = topo_rank[edge.src];
   return g;
 }

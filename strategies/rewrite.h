@@ -76,8 +76,11 @@ struct Gradient {
 // The gradient of edge `e` of `graph` in every replica: replica r's copy of the
 // edge's ends is ids[r][...]; ready in the topological rank of its producer
 // (`topo_rank`, topological_rank(graph)).
+// `scale`: the share of the edge's bytes each replica's copy carries (1 for a
+// weight-sized gradient; a replica's batch share for a sparse one, which follows
+// the batch).
 Gradient replica_gradient(const OpGraph& graph, const std::vector<std::vector<int>>& ids,
-                          const std::vector<int>& topo_rank, int e);
+                          const std::vector<int>& topo_rank, int e, double scale = 1);
 
 struct CollectiveOptions {
   std::string algorithm = "ring";  // ring | tree | ps | reduce | none (bagging: no exchange)

@@ -104,9 +104,9 @@ StrategyRegistry::StrategyRegistry() {
                       "by METHOD",
                       collective, apply_data_parallel, "hybrid:2xm-etf", "hybrid:1xsingle"};
   kinds_["pipeline"] = {"pipeline",
-                        "pipeline[:S][,micro=M][,schedule=gpipe|1f1b]: S stages cut by a balanced partition, "
-                        "M micro-batches in GPipe or 1F1B order",
-                        {"micro", "schedule"}, apply_pipeline, "pipeline:2,micro=2", "pipeline:1,micro=1"};
+                        "pipeline[:S][,micro=M][,schedule=gpipe|1f1b|interleaved:V][,accumulate=sum|fused]: S stages "
+                        "cut by a balanced partition, M micro-batches in GPipe or 1F1B order",
+                        {"micro", "schedule", "accumulate"}, apply_pipeline, "pipeline:2,micro=2", "pipeline:1,micro=1"};
   kinds_["bagging"] = {"bagging",
                        "bagging[:N][,average=on]: N independent replicas on their own samples, no exchange "
                        "per step (average=on adds the final model average)",
@@ -142,10 +142,11 @@ StrategyRegistry::StrategyRegistry() {
   kinds_["tp"].example_graph = "zoo:gpt:layers=2,hidden=64,heads=4,ffn=256,vocab=500,seq_len=16,batch=4";
   kinds_["tp"].check = check_tensor_parallel;
   kinds_["3d"] = {"3d",
-                  "3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b|interleaved:V][,zero=0|1|2][,collective=...]: "
+                  "3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b|interleaved:V][,zero=0|1|2][,accumulate=fused|sum]"
+                  "[,collective=...]: "
                   "Megatron-LM's composition: a pipeline of P stages, each a group of T tensor-parallel ranks, "
                   "replicated D times for data parallelism (tensor-parallel ranks innermost in the device order)",
-                  {"dp", "tp", "pp", "micro", "schedule", "zero", "collective", "bucket_mb", "overlap"},
+                  {"dp", "tp", "pp", "micro", "schedule", "zero", "accumulate", "collective", "bucket_mb", "overlap"},
                   apply_three_d, "3d:dp=1,tp=2,pp=1", "3d:dp=1,tp=1,pp=1,micro=1"};
   kinds_["3d"].example_graph = kinds_["tp"].example_graph;
   kinds_["3d"].check = check_three_d;

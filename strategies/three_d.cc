@@ -1,5 +1,5 @@
 // 3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b|interleaved:V][,zero=0|1|2]
-// [,collective=...][,bucket_mb=...][,overlap=...] — Megatron-LM's composition of
+// [,accumulate=fused|sum][,collective=...][,bucket_mb=...][,overlap=...] — Megatron-LM's composition of
 // the three (Narayanan et al. 2021, Section 3): a pipeline of P stages, each
 // stage a group of T tensor-parallel ranks, the whole pipeline replicated D
 // times for data parallelism. Built from the rewrites that exist, in that order:
@@ -74,6 +74,10 @@ StrategySpec pipeline_part(const StrategySpec& spec, int stages) {
   p.text = spec.text;
   for (const char* key : {"micro", "schedule"})
     if (spec.options.count(key)) p.options[key] = spec.options.at(key);
+  // Megatron-LM accumulates the micro-batches' gradients inside the weight-
+  // gradient GEMMs (--gradient-accumulation-fusion, on by default), so 3d's
+  // default is fused where pipeline's is GPipe's sum.
+  p.options["accumulate"] = spec.options.count("accumulate") ? spec.options.at("accumulate") : "fused";
   return p;
 }
 
@@ -163,7 +167,13 @@ StrategyResult apply_three_d(const OpGraph& graph, const Cluster& cluster, const
   result.global_batch = graph.batch();
   const std::size_t micro = pipeline_spec.find(",micro=");
   result.spec = "3d:dp=" + std::to_string(t.dp) + ",tp=" + std::to_string(t.tp) + ",pp=" + std::to_string(t.pp);
-  if (micro != std::string::npos) result.spec += pipeline_spec.substr(micro);
+  if (micro != std::string::npos) {
+    std::string tail = pipeline_spec.substr(micro);
+    const std::size_t fused = tail.find(",accumulate=fused");  // 3d's default: not repeated
+    if (fused != std::string::npos) tail.erase(fused, 17);
+    result.spec += tail;
+  }
+  if (pipe.options.at("accumulate") == "sum") result.spec += ",accumulate=sum";
   if (t.zero > 0) result.spec += ",zero=" + std::to_string(t.zero);
   result.graph.set_name(graph.name() + "@" + result.spec);
   return result;

@@ -1,3 +1,4 @@
+#include <set>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,8 +60,8 @@ TEST(Cluster, MultiNodeRoutesLeaveTheNodeThroughTheUplink) {
   EXPECT_DOUBLE_EQ(c.route_bandwidth_Bps(0, 4), 50e9);   // across nodes: the 400 Gb/s uplink
 }
 
-// dgx-*-pod:N: 8 GPUs per node on an NVSwitch, one InfiniBand port per GPU to its
-// rail's leaf, the leaves on one spine.
+// dgx-*-pod:N: 8 GPUs per node on an NVSwitch, one InfiniBand port per GPU, each
+// port on its rail and on the spine (a non-blocking fabric: transfers meet at ports).
 TEST(Cluster, DgxPodsAreRailOptimisedFatTrees) {
   const Cluster a = make_cluster_preset("dgx-a100-pod:4");
   ASSERT_EQ(a.num_devices(), 32);
@@ -69,7 +70,13 @@ TEST(Cluster, DgxPodsAreRailOptimisedFatTrees) {
   EXPECT_DOUBLE_EQ(a.device(0).memory_bytes, 80e9);
   EXPECT_DOUBLE_EQ(a.route_bandwidth_Bps(0, 7), 300e9);  // inside a node: NVSwitch
   EXPECT_DOUBLE_EQ(a.route_bandwidth_Bps(0, 8), 25e9);   // GPU 0 of nodes 0 and 1: rail 0, 200 Gb/s
-  EXPECT_EQ(a.route(0, 8).size(), 2u);                    // gpu -> rail0 leaf -> gpu
+  EXPECT_EQ(a.route(0, 8).size(), 4u);                    // gpu -> port -> rail0 -> port -> gpu
+  EXPECT_DOUBLE_EQ(a.route_latency_us(0, 8), 4);
+  EXPECT_DOUBLE_EQ(a.route_latency_us(1, 8), 6);          // another rail: through the spine
+  // Two transfers between rails from different GPUs share no link direction.
+  std::set<int> channels;
+  for (const Hop& h : a.route(1, 8)) channels.insert(h.channel());
+  for (const Hop& h : a.route(9, 16)) EXPECT_EQ(channels.count(h.channel()), 0u);
   EXPECT_DOUBLE_EQ(a.route_bandwidth_Bps(1, 8), 25e9);   // another rail: still one port's rate at best
   const Cluster h = make_cluster_preset("dgx-h100-pod:2");
   EXPECT_EQ(h.num_devices(), 16);
