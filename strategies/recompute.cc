@@ -38,12 +38,22 @@ namespace aware::strategies_detail {
 
 namespace {
 
-// "mK/" when the op belongs to a pipeline's micro-batch K, else "".
+// The name's prefix through its pipeline micro-batch component "mK/" (after a
+// data-parallel replica's "rK/", when there is one: "r1/m3/"), else "".
 std::string micro_tag(const std::string& name) {
-  if (name.size() < 3 || name[0] != 'm') return "";
-  std::size_t i = 1;
-  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
-  return i > 1 && i < name.size() && name[i] == '/' ? name.substr(0, i + 1) : "";
+  std::size_t begin = 0;
+  for (int component = 0; component < 2 && begin < name.size(); ++component) {
+    const std::size_t slash = name.find('/', begin);
+    if (slash == std::string::npos) return "";
+    const char kind = name[begin];
+    std::size_t i = begin + 1;
+    while (i < slash && name[i] >= '0' && name[i] <= '9') ++i;
+    const bool numbered = i == slash && slash > begin + 1;
+    if (numbered && kind == 'm') return name.substr(0, slash + 1);
+    if (!(numbered && kind == 'r')) return "";
+    begin = slash + 1;
+  }
+  return "";
 }
 
 std::string last_component(const std::string& name) {

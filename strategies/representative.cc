@@ -260,6 +260,64 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
     for (int d = 0; d < group; ++d)
       for (double w : bucket_bytes[d]) exchange[d] += ring_us(d, w);
 
+  // In the last pass, a bucket's ring runs beside the pass on the communication
+  // stream. Where the ring's pace is its hop from replica 0 to replica 1 (every
+  // hop alike, none shared: a pod whose replicas are whole nodes), it is built
+  // as the full rewrite builds it, between device d and its copy in replica 1
+  // (the partner, d + tp x pp): each step's chunk crosses the same ports as
+  // there, so the pass's own transfers queue behind the ring's as they do in
+  // the full step (the partner's steps mirror d's). Elsewhere it is one op on
+  // the communication stream for the ring's whole time (ring_us).
+  const Cluster pair_of_replicas = s.dp > 1 ? restrict_devices(cluster, 2 * group) : Cluster();
+  std::vector<char> partner_ring(group, 0);
+  if (s.dp > 1)
+    for (int d = 0; d < group; ++d) {
+      const double probe = 1e6;
+      double mean = 0, dearest = 0;
+      for (int r = 0; r < s.dp; ++r) {
+        const double t = cluster.transfer_time_us(ring_hops[d][r].first, ring_hops[d][r].second, probe);
+        mean += t / s.dp;
+        dearest = std::max(dearest, ring_share[d][r] * t);
+      }
+      const double own = cluster.transfer_time_us(d, d + group, probe);
+      partner_ring[d] = std::abs(dearest - own) <= 1e-9 * own && std::abs(mean - own) <= 1e-9 * own;
+    }
+  const auto add_ring = [&](OpGraph& block, std::vector<int>& devices, int d, double w,
+                            int bucket) -> std::pair<int, int> {
+    const std::string name = "ring#" + std::to_string(d) + "/" + std::to_string(bucket);
+    const auto step = [&](const std::string& n, const std::string& type, int device, double flops, double bytes,
+                          double out) {
+      const int op = strategies_detail::add_strategy_op(block, n, type, Phase::kBackward, flops, bytes, {out, w});
+      block.mutable_op(op).stream = 1;
+      devices.push_back(device);
+      return op;
+    };
+    if (!partner_ring[d]) {
+      const int op = step(name, "RingExchange", d, 0, 0, w);
+      block.mutable_op(op).compute_us = ring_us(d, w);
+      return {op, op};
+    }
+    const int D = s.dp, steps = 2 * (D - 1), p = d + group;
+    const double chunk = w / D;
+    const int entry = step(name + "/x0", "BucketPack", d, 0, 2 * w, chunk);
+    int x = entry;
+    int y = step(name + "/y0", "BucketPack", p, 0, 2 * w, chunk);
+    block.add_edge(x, y, 1, 0);  // the partner's gradients are ready when d's are
+    for (int j = 1; j <= steps; ++j) {
+      const bool scatter = j < D;
+      const double flops = scatter ? chunk / 4 : 0, bytes = scatter ? 3 * chunk : 2 * chunk;
+      const char* type = scatter ? "RingReduceScatter" : "RingAllGather";
+      const int nx = step(name + "/x" + std::to_string(j), type, d, flops, bytes, chunk);
+      const int ny = step(name + "/y" + std::to_string(j), type, p, flops, bytes, chunk);
+      block.add_edge(x, nx, 1, w);
+      block.add_edge(y, nx, 0, chunk);
+      block.add_edge(y, ny, 1, w);
+      block.add_edge(x, ny, 0, chunk);
+      x = nx, y = ny;
+    }
+    return {entry, x};
+  };
+
   // ---- the blocks: stage s's forward and backward of one micro-batch, alone,
   // and its last pass with the step's tail (accumulations, one op per bucket's
   // ring on the communication stream, updates), as the full rewrite lets the
@@ -289,7 +347,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
         if (id[op] >= 0) devices[id[op]] = device_of[op];
       if (pass == 2) {
         // gradient -> [accumulation] -> [bucket's ring] -> update
-        std::map<std::pair<int, int>, int> ring;  // (device, bucket) -> op
+        std::map<std::pair<int, int>, std::pair<int, int>> ring;  // (device, bucket) -> (entry op, exit op)
         for (int e : gradient_edges) {
           const Edge& edge = g.edge(e);
           if (id[edge.src] < 0 || id[edge.dst] < 0) continue;
@@ -305,24 +363,19 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
           }
           if (s.dp > 1) {
             const auto key = std::make_pair(d, bucket_of_edge[e]);
-            if (!ring.count(key)) {
-              const int r = strategies_detail::add_strategy_op(block, "ring#" + std::to_string(d) + "/" +
-                                                                          std::to_string(key.second),
-                                                               "RingExchange", Phase::kBackward, 0, 0, {edge.bytes});
-              block.mutable_op(r).stream = 1;
-              block.mutable_op(r).compute_us = ring_us(d, bucket_bytes[d][key.second]);
-              devices.push_back(d);
-              ring[key] = r;
-            }
-            block.add_edge(from, ring[key], output, edge.bytes);
-            from = ring[key], output = 0;
+            if (!ring.count(key)) ring[key] = add_ring(block, devices, d, bucket_bytes[d][key.second], key.second);
+            block.add_edge(from, ring[key].first, output, edge.bytes);
+            from = ring[key].second, output = 0;
           }
           block.add_edge(from, id[edge.dst], output, edge.bytes);
         }
       }
       block.set_batch(g.batch());
       Trace trace;
-      const StepResult r = evaluator.evaluate(block, replica, Placement(std::move(devices)), &trace);
+      const bool partners = pass == 2 && s.dp > 1 &&
+                            *std::max_element(devices.begin(), devices.end()) >= group;
+      const StepResult r = evaluator.evaluate(block, partners ? pair_of_replicas : replica,
+                                              Placement(std::move(devices)), &trace);
       result.ops_simulated += block.num_ops();
       for (int op = 0; op < n; ++op)
         if (id[op] >= 0 && id[op] < static_cast<int>(trace.ops.size()))
