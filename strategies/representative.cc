@@ -377,6 +377,18 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       const StepResult r = evaluator.evaluate(block, partners ? pair_of_replicas : replica,
                                               Placement(std::move(devices)), &trace);
       result.ops_simulated += block.num_ops();
+      if (std::getenv("AWARE_REP_DEBUG") && st == 0 && pass == 1) {
+        std::vector<std::pair<double, int>> spans;
+        for (std::size_t i = 0; i < trace.ops.size(); ++i) spans.push_back({trace.ops[i].end_us, static_cast<int>(i)});
+        std::sort(spans.rbegin(), spans.rend());
+        for (int k = 0; k < 8 && k < static_cast<int>(spans.size()); ++k) {
+          const OpSpan& o = trace.ops[spans[k].second];
+          std::fprintf(stderr, "block end: %s [%g, %g] dev %d\n", block.op(spans[k].second).name.c_str(), o.start_us, o.end_us, o.device);
+        }
+        for (const TransferSpan& t : trace.transfers)
+          if (t.end_us - t.start_us > 1000)
+            std::fprintf(stderr, "long transfer: %s %g bytes [%g, %g]\n", block.op(t.src_op).name.c_str(), t.bytes, t.start_us, t.end_us);
+      }
       for (int op = 0; op < n; ++op)
         if (id[op] >= 0 && id[op] < static_cast<int>(trace.ops.size()))
           (pass == 2 ? finish_last : finish)[op] = trace.ops[id[op]].end_us;

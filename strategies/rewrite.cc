@@ -168,7 +168,25 @@ std::vector<double> split_batch(double batch, int parts, const std::string& spec
 Op scaled_op(const OpGraph& graph, const BatchRoles& roles, int id, double fraction) {
   Op op = graph.op(id);
   op.forward_of = -1;  // the caller maps it into the new graph
-  if (roles.role[id] != Role::kModel || fraction == 1) return op;
+  if (fraction == 1) return op;
+  if (roles.role[id] == Role::kParamSide) {
+    // A weight's gradient sum reads its partial gradients: the sparse ones (an
+    // embedding's, one row per token) follow the batch, so that part of its work
+    // does too; its output is weight-sized.
+    double in = 0, scaled = 0;
+    for (int e : graph.in_edges(id)) {
+      in += graph.edge(e).bytes;
+      if (roles.edge_scales[e]) scaled += graph.edge(e).bytes;
+    }
+    if (scaled > 0 && in > 0) {
+      const double keep = 1 - (1 - fraction) * scaled / in;
+      op.flops *= keep;
+      if (op.has_measured_cost()) op.compute_us *= keep;
+      op.bytes_accessed = std::max(0.0, op.bytes_accessed - scaled * (1 - fraction));
+    }
+    return op;
+  }
+  if (roles.role[id] != Role::kModel) return op;
   op.flops *= fraction;
   op.temp_bytes *= fraction;
   if (op.has_measured_cost()) op.compute_us *= fraction;
