@@ -175,6 +175,14 @@ GraphBuilder::GradRef GraphBuilder::output_gradient(int fwd, int output) {
   return {id, 0, out.bytes()};
 }
 
+namespace {
+thread_local double g_element_bytes = kFloatBytes;
+}  // namespace
+
+double element_bytes() { return g_element_bytes; }
+ElementBytes::ElementBytes(double bytes) : saved_(g_element_bytes) { g_element_bytes = bytes; }
+ElementBytes::~ElementBytes() { g_element_bytes = saved_; }
+
 void GraphBuilder::add_update(int var, const GradRef& grad) {
   const OptimizerInfo info = optimizer_info(optimizer_);
   const Tensor& weights = records_[var].outputs[0];
@@ -183,9 +191,13 @@ void GraphBuilder::add_update(int var, const GradRef& grad) {
   op.type = info.type;
   op.phase = Phase::kUpdate;
   op.flops = info.flops_per_elem * weights.elements();
-  // Reads the gradient; reads and writes the weights and each slot.
-  op.bytes_accessed = grad.bytes + 2 * weights.bytes() * (1 + info.slots);
-  op.param_bytes = info.slots * weights.bytes();
+  // Reads the gradient; reads and writes the weights and each slot. In mixed
+  // precision the slots and an fp32 master copy of the weights are the state
+  // (ZeRO's K = 12 bytes per parameter for Adam: master, momentum, variance).
+  const bool mixed = element_bytes() < kFloatBytes;
+  const double state = mixed ? (info.slots + 1) * weights.elements() * kFloatBytes : info.slots * weights.bytes();
+  op.bytes_accessed = grad.bytes + 2 * weights.bytes() + 2 * state;
+  op.param_bytes = state;
   op.output_bytes = {0};  // updates in place
   op.shape = {{"params", weights.elements()}};
   const int id = add_backward_op(std::move(op), var);

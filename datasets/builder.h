@@ -29,7 +29,22 @@
 
 namespace aware::datasets_detail {
 
-constexpr double kFloatBytes = 4;  // every tensor is fp32
+constexpr double kFloatBytes = 4;  // tensors are fp32 unless a builder asks for 16-bit ones
+
+// The bytes of one element of the tensors being built: 4 (fp32), or 2 while a
+// ElementBytes scope of 2 is alive (mixed precision: bf16 weights, activations
+// and gradients; the optimizer keeps fp32 master weights and moments).
+double element_bytes();
+class ElementBytes {
+ public:
+  explicit ElementBytes(double bytes);
+  ~ElementBytes();
+  ElementBytes(const ElementBytes&) = delete;
+  ElementBytes& operator=(const ElementBytes&) = delete;
+
+ private:
+  double saved_;
+};
 
 // A forward tensor: output `output` of forward op `op`, with its dimensions.
 struct Tensor {
@@ -38,7 +53,7 @@ struct Tensor {
   std::vector<double> dims;
 
   double elements() const;
-  double bytes() const { return elements() * kFloatBytes; }
+  double bytes() const { return elements() * element_bytes(); }
   double dim(int i) const { return dims.at(static_cast<std::size_t>(i)); }
 };
 

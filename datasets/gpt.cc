@@ -146,6 +146,8 @@ void check_gpt_config(const GptConfig& c) {
   if (c.heads % c.kv_heads != 0)
     throw ConfigError(who + "heads (" + std::to_string(c.heads) + ") must be a multiple of kv_heads (" +
                       std::to_string(c.kv_heads) + ")");
+  if (c.bits != 16 && c.bits != 32)
+    throw ConfigError(who + "bits must be 16 (mixed precision) or 32 (fp32), got " + std::to_string(c.bits));
   if (c.experts < 0 || c.experts > 256)
     throw ConfigError(who + "experts must lie in 0..256, got " + std::to_string(c.experts));
   if (c.experts > 0 && (c.top_k < 1 || c.top_k > c.experts))
@@ -155,6 +157,7 @@ void check_gpt_config(const GptConfig& c) {
 
 OpGraph build_gpt(const GptConfig& c) {
   check_gpt_config(c);
+  const ElementBytes precision(c.bits == 16 ? 2 : kFloatBytes);
   GraphBuilder b(c.name, Optimizer::kAdam);
   b.set_batch(c.batch);
   const double tokens = static_cast<double>(c.batch) * c.seq_len;

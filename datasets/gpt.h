@@ -28,6 +28,7 @@ struct GptConfig {
   bool tied_embeddings = true;  // the output projection is the token table
   int experts = 0;         // > 0: every MLP is a mixture of `experts`, `top_k` per token
   int top_k = 0;
+  int bits = 32;           // 16: mixed precision (bf16 tensors, fp32 optimizer state), as Megatron-LM trains
 };
 
 // A named size: the configuration, the parameter count its source publishes (in

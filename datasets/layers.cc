@@ -331,11 +331,11 @@ Tensor gather(GraphBuilder& b, const std::string& name, const Tensor& table, con
   spec.inputs = {table, ids};
   spec.output_dims = {{rows, width}};
   // Reads only the looked-up rows of the table.
-  spec.bytes_accessed = 2 * rows * width * kFloatBytes + ids.bytes();
+  spec.bytes_accessed = 2 * rows * width * element_bytes() + ids.bytes();
   spec.shape = {{"rows", rows}, {"vocab", table.dim(0)}, {"width", width}};
   // The gradient is sparse (IndexedSlices): one row per id, not the whole table.
   GradSpec g = grad("UnsortedSegmentSum", "grad", rows * width, {0}, {1});
-  g.grad_bytes = {rows * width * kFloatBytes};
+  g.grad_bytes = {rows * width * element_bytes()};
   spec.grads = {g};
   return b.add1(spec);
 }

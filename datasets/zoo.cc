@@ -73,7 +73,7 @@ const std::map<std::string, ZooEntry>& registry() {
   };
   static const std::map<std::string, ZooEntry> with_gpt = [] {
     std::map<std::string, ZooEntry> all = builders;
-    const std::vector<std::string> lm = {"batch", "seq_len", "hidden", "layers", "vocab", "heads", "kv_heads", "ffn"};
+    const std::vector<std::string> lm = {"batch", "seq_len", "hidden", "layers", "vocab", "heads", "kv_heads", "ffn", "bits"};
     std::vector<std::string> moe = lm;
     moe.push_back("experts");
     moe.push_back("top_k");
@@ -89,6 +89,7 @@ const std::map<std::string, ZooEntry>& registry() {
                         // kv_heads follows heads unless given (or the size groups them).
                         c.kv_heads = option_or(o.kv_heads, base.kv_heads == base.heads ? c.heads : c.kv_heads);
                         c.ffn = option_or(o.ffn, o.hidden > 0 && !base.swiglu ? 4 * c.hidden : c.ffn);
+                        c.bits = option_or(o.bits, c.bits);
                         if (base.experts > 0) {  // only the mixtures read these
                           c.experts = option_or(o.experts, c.experts);
                           c.top_k = option_or(o.top_k, c.top_k);
@@ -190,7 +191,7 @@ std::vector<std::string> zoo_language_model_sizes() {
 const std::vector<std::string>& model_option_keys() {
   static const std::vector<std::string> keys = {"batch",      "seq_len", "hidden", "layers",
                                                 "vocab",      "image_size", "heads", "kv_heads",
-                                                "ffn",        "experts",  "top_k"};
+                                                "ffn",        "experts",  "top_k",   "bits"};
   return keys;
 }
 
@@ -206,6 +207,7 @@ int* model_option_field(ModelOptions& options, const std::string& key) {
   if (key == "ffn") return &options.ffn;
   if (key == "experts") return &options.experts;
   if (key == "top_k") return &options.top_k;
+  if (key == "bits") return &options.bits;
   return nullptr;
 }
 
@@ -219,7 +221,7 @@ OpGraph build_zoo_model(const std::string& name, const ModelOptions& options) {
       {"batch", options.batch},   {"seq_len", options.seq_len}, {"hidden", options.hidden},
       {"layers", options.layers}, {"vocab", options.vocab},     {"image_size", options.image_size},
       {"heads", options.heads},   {"kv_heads", options.kv_heads}, {"ffn", options.ffn},
-      {"experts", options.experts}, {"top_k", options.top_k}};
+      {"experts", options.experts}, {"top_k", options.top_k}, {"bits", options.bits}};
   for (const auto& [field, value] : fields) {
     // 0 means "the model's default"; a negative size is a mistake, not a default.
     if (value < 0) {

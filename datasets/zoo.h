@@ -24,10 +24,11 @@ struct ModelOptions {
   int ffn = 0;         // gpt: the MLP's inner width (per expert)
   int experts = 0;     // gpt mixtures of experts: experts per layer
   int top_k = 0;       // gpt mixtures of experts: experts per token
+  int bits = 0;        // gpt: 32 (fp32, the default) or 16 (mixed precision: bf16 tensors, fp32 optimizer state)
 };
 
 // The ModelOptions fields by name, in declaration order: "batch", "seq_len",
-// "hidden", "layers", "vocab", "image_size", "heads", "kv_heads", "ffn", "experts", "top_k".
+// "hidden", "layers", "vocab", "image_size", "heads", "kv_heads", "ffn", "experts", "top_k", "bits".
 const std::vector<std::string>& model_option_keys();
 // The field of `options` named `key`, or null for a name that is not a field.
 int* model_option_field(ModelOptions& options, const std::string& key);

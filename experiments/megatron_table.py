@@ -38,7 +38,7 @@ def main():
         d = gpus // (t * p)
         micro = batch // d
         spec = f"3d:dp={d},tp={t},pp={p},micro={micro},schedule=1f1b,recompute=full"
-        cmd = [a.aware, "simulate", "--graph", f"zoo:megatron-{name}", "--cluster", f"preset:dgx-a100-pod:{gpus // 8}",
+        cmd = [a.aware, "simulate", "--graph", f"zoo:megatron-{name}:bits=16", "--cluster", f"preset:dgx-a100-pod:{gpus // 8}",
                "--strategy", spec, "--representative", "--json"]
         begin = time.monotonic()
         out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True)
