@@ -107,6 +107,70 @@ Op strategy_op(const std::string& type, double flops, double bytes) {
 
 }  // namespace
 
+ComposedSchedule compose_schedule(const std::vector<PipelineBlocks>& blocks, const std::vector<PipelineLink>& links,
+                                  const std::string& schedule, int micro) {
+  const int P = static_cast<int>(blocks.size()), M = micro;
+  if (P < 1 || M < 1) throw ConfigError("compose_schedule: needs a stage and a micro-batch");
+  for (const PipelineLink& l : links)
+    if (l.from < 0 || l.from >= P || l.to < 0 || l.to >= P || l.from == l.to)
+      throw ConfigError("compose_schedule: a link from stage " + std::to_string(l.from) + " to " + std::to_string(l.to) +
+                        " of " + std::to_string(P));
+  std::vector<std::vector<Pass>> passes(P);
+  for (int st = 0; st < P; ++st) passes[st] = strategies_detail::stage_order(schedule, 1, st, P, M);
+  std::vector<std::vector<double>> arrive_f(P, std::vector<double>(M, 0)), arrive_b(P, std::vector<double>(M, 0));
+  std::vector<std::vector<int>> waits_f(P, std::vector<int>(M, 0)), waits_b(P, std::vector<int>(M, 0));
+  for (const PipelineLink& l : links)
+    for (int m = 0; m < M; ++m) ++(l.forward ? waits_f : waits_b)[l.to][m];
+  std::vector<double> link_free(links.size(), 0), device_free(P, 0);
+  for (int st = 0; st < P; ++st) device_free[st] = blocks[st].setup_us;
+  ComposedSchedule out;
+  out.passes_end_us.assign(P, 0);
+  out.end_us.assign(P, 0);
+  out.in_flight.assign(P, 0);
+  std::vector<std::size_t> next(P, 0);
+  std::vector<int> held(P, 0);
+  std::size_t left = 0;
+  for (int st = 0; st < P; ++st) left += passes[st].size();
+  // Each stage runs its passes in its order, one at a time; a pass starts when
+  // the stage is free and every link into it has delivered its micro-batch. A
+  // link sends a pass's tensors `offset` after the pass starts, one micro-batch
+  // after another (`busy` each).
+  while (left > 0) {
+    bool moved = false;
+    for (int st = 0; st < P; ++st) {
+      while (next[st] < passes[st].size()) {
+        const Pass& p = passes[st][next[st]];
+        if ((p.forward ? waits_f : waits_b)[st][p.micro] > 0) break;
+        const double start = std::max(device_free[st], (p.forward ? arrive_f : arrive_b)[st][p.micro]);
+        const bool last = next[st] + 1 == passes[st].size();
+        const double span = last ? blocks[st].last_us : p.forward ? blocks[st].forward_us : blocks[st].backward_us;
+        device_free[st] = start + span;
+        if (last) {
+          out.passes_end_us[st] = start + (p.forward ? blocks[st].forward_us : blocks[st].backward_us);
+          out.end_us[st] = start + span;
+        }
+        held[st] += p.forward ? 1 : -1;
+        out.in_flight[st] = std::max(out.in_flight[st], held[st]);
+        for (std::size_t k = 0; k < links.size(); ++k) {
+          if (links[k].from != st || links[k].forward != p.forward) continue;
+          const double sent =
+              std::max(start + (last ? links[k].offset_last_us : links[k].offset_us), link_free[k] + links[k].busy_us);
+          link_free[k] = sent;
+          auto& arrive = p.forward ? arrive_f : arrive_b;
+          arrive[links[k].to][p.micro] = std::max(arrive[links[k].to][p.micro], sent);
+          --(p.forward ? waits_f : waits_b)[links[k].to][p.micro];
+        }
+        ++next[st], --left, moved = true;
+      }
+    }
+    if (!moved)
+      throw ConfigError("compose_schedule: the " + schedule + " schedule deadlocks on these links (a stage waits "
+                        "for a later one in its own pass direction)");
+  }
+  for (int st = 0; st < P; ++st) out.step_us = std::max(out.step_us, out.end_us[st]);
+  return out;
+}
+
 RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster& cluster, const std::string& text,
                                              Evaluator& evaluator, const StrategyContext& context) {
   const StrategySpec spec = check_strategy_spec(text);
@@ -266,7 +330,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   // as the full rewrite builds it, between device d and its copy in replica 1
   // (the partner, d + tp x pp): each step's chunk crosses the same ports as
   // there, so the pass's own transfers queue behind the ring's as they do in
-  // the full step (the partner's steps mirror d's). Elsewhere it is one op on
+  // the full step (the partner's steps mirror d's). With one stage, or elsewhere, it is one op on
   // the communication stream for the ring's whole time (ring_us).
   const Cluster pair_of_replicas = s.dp > 1 ? restrict_devices(cluster, 2 * group) : Cluster();
   std::vector<char> partner_ring(group, 0);
@@ -280,7 +344,9 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
         dearest = std::max(dearest, ring_share[d][r] * t);
       }
       const double own = cluster.transfer_time_us(d, d + group, probe);
-      partner_ring[d] = std::abs(dearest - own) <= 1e-9 * own && std::abs(mean - own) <= 1e-9 * own;
+      // (Only a pipeline's boundary transfers can queue behind the ring: with one
+      // stage the formula is the ring's time.)
+      partner_ring[d] = s.pp > 1 && std::abs(dearest - own) <= 1e-9 * own && std::abs(mean - own) <= 1e-9 * own;
     }
   const auto add_ring = [&](OpGraph& block, std::vector<int>& devices, int d, double w,
                             int bucket) -> std::pair<int, int> {
@@ -377,18 +443,6 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       const StepResult r = evaluator.evaluate(block, partners ? pair_of_replicas : replica,
                                               Placement(std::move(devices)), &trace);
       result.ops_simulated += block.num_ops();
-      if (std::getenv("AWARE_REP_DEBUG") && st == 0 && pass == 1) {
-        std::vector<std::pair<double, int>> spans;
-        for (std::size_t i = 0; i < trace.ops.size(); ++i) spans.push_back({trace.ops[i].end_us, static_cast<int>(i)});
-        std::sort(spans.rbegin(), spans.rend());
-        for (int k = 0; k < 8 && k < static_cast<int>(spans.size()); ++k) {
-          const OpSpan& o = trace.ops[spans[k].second];
-          std::fprintf(stderr, "block end: %s [%g, %g] dev %d\n", block.op(spans[k].second).name.c_str(), o.start_us, o.end_us, o.device);
-        }
-        for (const TransferSpan& t : trace.transfers)
-          if (t.end_us - t.start_us > 1000)
-            std::fprintf(stderr, "long transfer: %s %g bytes [%g, %g]\n", block.op(t.src_op).name.c_str(), t.bytes, t.start_us, t.end_us);
-      }
       for (int op = 0; op < n; ++op)
         if (id[op] >= 0 && id[op] < static_cast<int>(trace.ops.size()))
           (pass == 2 ? finish_last : finish)[op] = trace.ops[id[op]].end_us;
@@ -415,9 +469,6 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       if (stage[edge.src] == stage[edge.dst] || forward[edge.src] != forward[edge.dst]) continue;
       const int a = device_of[edge.src], b = device_of[edge.dst];
       if (!sent.insert({edge.src, edge.src_output, b}).second) continue;
-      if (std::getenv("AWARE_REP_DEBUG") && (stage[edge.dst] > stage[edge.src]) != (forward[edge.src] != 0))
-        std::fprintf(stderr, "against the flow: %s (stage %d) -> %s (stage %d) %g bytes\n", g.op(edge.src).name.c_str(),
-                     stage[edge.src], g.op(edge.dst).name.c_str(), stage[edge.dst], edge.bytes);
       crossing[{stage[edge.src], stage[edge.dst], forward[edge.src]}].push_back(
           {a, b, edge.src, replica.transfer_time_us(a, b, edge.bytes)});
     }
@@ -451,54 +502,26 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   }
 
   // ---- the schedule composed from the blocks.
-  std::vector<std::vector<Pass>> passes(P);
-  for (int st = 0; st < P; ++st) passes[st] = strategies_detail::stage_order(s.schedule, 1, st, P, M);
-  std::vector<std::vector<double>> arrive_f(P, std::vector<double>(M, 0)), arrive_b(P, std::vector<double>(M, 0));
-  std::vector<std::vector<int>> waits_f(P, std::vector<int>(M, 0)), waits_b(P, std::vector<int>(M, 0));
-  for (const Link& l : links)
-    for (int m = 0; m < M; ++m) ++(l.forward ? waits_f : waits_b)[l.to][m];
   // Ops once per step that are not updates (the variables) run before the first
   // pass: nothing feeds them, and each stage's device runs them while it waits.
-  std::vector<double> link_free(links.size(), 0), device_free(P, 0), setup(group, 0);
+  std::vector<double> setup(group, 0);
   for (int id = 0; id < n; ++id)
     if (!per_micro[id] && g.op(id).phase != Phase::kUpdate && g.op(id).type != "Barrier")
       setup[device_of[id]] += op_time_us(g.op(id), replica.device(device_of[id]));
-  for (int st = 0; st < P; ++st)
-    for (int d = st * s.tp; d < (st + 1) * s.tp; ++d) device_free[st] = std::max(device_free[st], setup[d]);
-  std::vector<std::size_t> next(P, 0);
-  std::vector<int> held(P, 0);
-  std::size_t left = 0;
-  for (int st = 0; st < P; ++st) left += passes[st].size();
-  while (left > 0) {
-    bool moved = false;
-    for (int st = 0; st < P; ++st) {
-      while (next[st] < passes[st].size()) {
-        const Pass& p = passes[st][next[st]];
-        if ((p.forward ? waits_f : waits_b)[st][p.micro] > 0) break;
-        const double start = std::max(device_free[st], (p.forward ? arrive_f : arrive_b)[st][p.micro]);
-        const bool last = next[st] + 1 == passes[st].size();
-        const double span = last ? last_span[st] : p.forward ? result.stages[st].forward_us : result.stages[st].backward_us;
-        const double end = start + span;
-        device_free[st] = end;
-        if (last) {
-          result.stages[st].passes_end_us = start + result.stages[st].backward_us;
-          result.stages[st].end_us = end;
-        }
-        held[st] += p.forward ? 1 : -1;
-        result.stages[st].in_flight = std::max(result.stages[st].in_flight, held[st]);
-        for (std::size_t k = 0; k < links.size(); ++k) {
-          if (links[k].from != st || links[k].forward != p.forward) continue;
-          const double sent =
-              std::max(start + (last ? links[k].offset_last : links[k].offset), link_free[k] + links[k].busy);
-          link_free[k] = sent;
-          auto& arrive = p.forward ? arrive_f : arrive_b;
-          arrive[links[k].to][p.micro] = std::max(arrive[links[k].to][p.micro], sent);
-          --(p.forward ? waits_f : waits_b)[links[k].to][p.micro];
-        }
-        ++next[st], --left, moved = true;
-      }
-    }
-    if (!moved) throw InternalError("representative simulation: the composed schedule of '" + text + "' deadlocks");
+  std::vector<PipelineBlocks> blocks(P);
+  for (int st = 0; st < P; ++st) {
+    blocks[st].forward_us = result.stages[st].forward_us;
+    blocks[st].backward_us = result.stages[st].backward_us;
+    blocks[st].last_us = last_span[st];
+    for (int d = st * s.tp; d < (st + 1) * s.tp; ++d) blocks[st].setup_us = std::max(blocks[st].setup_us, setup[d]);
+  }
+  std::vector<PipelineLink> pipeline_links;
+  for (const Link& l : links) pipeline_links.push_back({l.from, l.to, l.forward, l.offset, l.offset_last, l.busy});
+  const ComposedSchedule composed = compose_schedule(blocks, pipeline_links, s.schedule, M);
+  for (int st = 0; st < P; ++st) {
+    result.stages[st].passes_end_us = composed.passes_end_us[st];
+    result.stages[st].end_us = composed.end_us[st];
+    result.stages[st].in_flight = composed.in_flight[st];
   }
 
   // ---- what the tail holds, per stage (its busiest device), for the report.
@@ -530,14 +553,6 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   // micro-batch in flight holds for its backward.
   {
     const StepResult whole = evaluator.evaluate(g, replica, micro_step.placement);
-    if (std::getenv("AWARE_REP_DEBUG"))
-      for (int st = 0; st < P; ++st) {
-        double f = 0, b = 0;
-        for (int id = 0; id < n; ++id)
-          if (per_micro[id] && device_of[id] == st * s.tp) (forward[id] ? f : b) += g.op(id).flops;
-        std::fprintf(stderr, "stage %d: forward %g flops, backward %g flops, one-micro peak %g\n", st, f, b,
-                     whole.peak_memory_bytes[st * s.tp]);
-      }
     result.ops_simulated += n;
     std::vector<double> held_bytes(group, 0);
     std::set<std::pair<int, int>> counted;
@@ -547,9 +562,6 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       if (device_of[edge.src] != device_of[edge.dst]) continue;
       if (!counted.insert({edge.src, edge.src_output}).second) continue;
       held_bytes[device_of[edge.src]] += g.op(edge.src).output_bytes[edge.src_output];
-      if (std::getenv("AWARE_REP_DEBUG") && device_of[edge.src] == s.tp)
-        std::fprintf(stderr, "held: %s -> %s %g\n", g.op(edge.src).name.c_str(), g.op(edge.dst).name.c_str(),
-                     g.op(edge.src).output_bytes[edge.src_output]);
     }
     for (int st = 0; st < P; ++st) {
       RepresentativeStage& stg = result.stages[st];

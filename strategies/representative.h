@@ -67,6 +67,32 @@ struct RepresentativeResult {
   std::vector<std::string> notes;
 };
 
+// The composition on its own: stage s's blocks (its forward and backward pass of
+// one micro-batch; its last pass with the step's tail; what runs before its first
+// pass), the links between stages (a pass's tensors arrive at the next stage
+// offset_us after the pass starts, offset_last_us for the stage's last pass, one
+// micro-batch after another busy_us each), run in `schedule`'s order (gpipe,
+// 1f1b) over `micro` micro-batches, one pass at a time per stage. ConfigError for
+// links that do not join two of the stages or that deadlock the schedule.
+struct PipelineBlocks {
+  double forward_us = 0, backward_us = 0;
+  double last_us = 0;   // the stage's last pass, with whatever follows it in the step
+  double setup_us = 0;  // before its first pass
+};
+struct PipelineLink {
+  int from = 0, to = 0;
+  bool forward = true;
+  double offset_us = 0, offset_last_us = 0, busy_us = 0;
+};
+struct ComposedSchedule {
+  std::vector<double> passes_end_us;  // per stage: its last pass's end, without the tail
+  std::vector<double> end_us;         // per stage: with it
+  std::vector<int> in_flight;         // per stage: most micro-batches between forward and backward
+  double step_us = 0;
+};
+ComposedSchedule compose_schedule(const std::vector<PipelineBlocks>& blocks, const std::vector<PipelineLink>& links,
+                                  const std::string& schedule, int micro);
+
 // Prices `spec` (a 3d spec: 3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b]
 // [,recompute=...][,bucket_mb=...][,overlap=...]) on `cluster` by one
 // representative pipeline, with `evaluator` (the analytic simulator) for the

@@ -98,7 +98,8 @@ TEST(ZooSpec, BadKeysAndValuesNameTheSpecAndTheKey) {
 TEST(ZooSpec, EachModelReadsExactlyItsDeclaredKeys) {
   const std::map<std::string, int> small = {{"batch", 3},    {"seq_len", 3}, {"hidden", 64}, {"layers", 2},
                                             {"vocab", 100},  {"image_size", 96}, {"heads", 4},  {"kv_heads", 2},
-                                            {"ffn", 64},     {"experts", 2},  {"top_k", 1}};
+                                            {"ffn", 64},     {"experts", 2},  {"top_k", 1},
+                                            {"bits", 16}};  // doubled: 32
   std::vector<std::string> models = zoo_model_names();
   models.push_back("mixtral-8x7b");  // the one size with the mixture's keys
   for (const std::string& name : models) {
