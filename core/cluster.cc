@@ -1,14 +1,14 @@
 #include "core/cluster.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
-#include <unordered_map>
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <queue>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/cluster_limits.h"
 #include "core/errors.h"
@@ -58,6 +58,7 @@ void check_cluster_size(const std::string& source, long long devices, long long 
 void Cluster::touch() {
   finalized_ = false;
   mesh_routes_.reset();
+  lazy_routes_.reset();
   revision_ = g_next_cluster_revision.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -147,6 +148,7 @@ void Cluster::finalize() {
     finalize_mesh_routes();
     return;
   }
+  if (finalize_lazy_routes()) return;
   const int nodes = num_nodes();
   const int devices = num_devices();
   std::vector<std::vector<Hop>> adjacency(nodes);
@@ -316,21 +318,131 @@ const Cluster::MeshRouteEntry& Cluster::mesh_route(int src, int dst) const {
   return m.routes.emplace(key, std::move(entry)).first->second;
 }
 
+// Above this many devices the all-pairs routes (devices^2 of them, a Dijkstra
+// from every device) cost seconds and gigabytes a step never needs: each route is
+// found when first asked for, by the same search stopped at its destination (so
+// the same route, ties included), and kept.
+constexpr int kLazyRouteDevices = 256;
+
+struct Cluster::LazyRoutes {
+  std::vector<std::vector<Hop>> adjacency;  // per node, its links in link order
+  std::mutex mutex;
+  std::unordered_map<std::uint64_t, MeshRouteEntry> routes;  // key src * devices + dst
+};
+
+bool Cluster::finalize_lazy_routes() {
+  const int devices = num_devices(), nodes = num_nodes();
+  if (devices <= kLazyRouteDevices) return false;
+  auto lazy = std::make_shared<LazyRoutes>();
+  lazy->adjacency.assign(nodes, {});
+  for (int l = 0; l < num_links(); ++l) {
+    lazy->adjacency[links_[l].a].push_back(Hop{l, 0});
+    lazy->adjacency[links_[l].b].push_back(Hop{l, 1});
+  }
+  // Every pair must be joined. Routes pass through switches only, so it is
+  // enough that one group of switches joined among themselves touches every
+  // device; otherwise the all-pairs search runs and names the pair.
+  std::vector<int> group(nodes, -1);
+  int groups = 0;
+  for (int start = devices; start < nodes; ++start) {
+    if (group[start] >= 0) continue;
+    std::vector<int> stack = {start};
+    group[start] = groups;
+    while (!stack.empty()) {
+      const int node = stack.back();
+      stack.pop_back();
+      for (const Hop& hop : lazy->adjacency[node]) {
+        const int next = hop.direction == 0 ? links_[hop.link].b : links_[hop.link].a;
+        if (next >= devices && group[next] < 0) group[next] = groups, stack.push_back(next);
+      }
+    }
+    ++groups;
+  }
+  std::vector<int> touches(groups, 0);
+  for (int d = 0; d < devices; ++d) {
+    std::vector<char> seen(groups, 0);
+    for (const Hop& hop : lazy->adjacency[d]) {
+      const int next = hop.direction == 0 ? links_[hop.link].b : links_[hop.link].a;
+      if (next >= devices && !seen[group[next]]) seen[group[next]] = 1, ++touches[group[next]];
+    }
+  }
+  if (std::find(touches.begin(), touches.end(), devices) == touches.end()) return false;
+  routes_.clear();
+  route_latency_us_.clear();
+  route_bandwidth_Bps_.clear();
+  lazy_routes_ = std::move(lazy);
+  finalized_ = true;
+  return true;
+}
+
+const Cluster::MeshRouteEntry& Cluster::lazy_route(int src, int dst) const {
+  LazyRoutes& m = *lazy_routes_;
+  const int devices = num_devices(), nodes = num_nodes();
+  const std::uint64_t key = static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(devices) +
+                            static_cast<std::uint64_t>(dst);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  const auto found = m.routes.find(key);
+  if (found != m.routes.end()) return found->second;
+  MeshRouteEntry entry;
+  if (src != dst) {
+    // finalize()'s search, on (latency, hops), stopped when dst is done.
+    using Key = std::pair<double, int>;
+    std::vector<Key> best(nodes, Key{std::numeric_limits<double>::infinity(), 0});
+    std::vector<Hop> via(nodes, Hop{-1, 0});
+    std::vector<char> done(nodes, 0);
+    best[src] = Key{0, 0};
+    using Item = std::pair<Key, int>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+    queue.push({Key{0, 0}, src});
+    while (!queue.empty()) {
+      const auto [k, node] = queue.top();
+      queue.pop();
+      if (done[node]) continue;
+      done[node] = 1;
+      if (node == dst) break;
+      if (node != src && node < devices) continue;
+      for (const Hop& hop : m.adjacency[node]) {
+        const Link& link = links_[hop.link];
+        const int next = hop.direction == 0 ? link.b : link.a;
+        const Key cand{k.first + link.latency_us, k.second + 1};
+        if (cand < best[next]) {
+          best[next] = cand;
+          via[next] = hop;
+          queue.push({cand, next});
+        }
+      }
+    }
+    AWARE_CHECK(done[dst], "lazy routes: a device the connectivity check passed was not reached");
+    for (int node = dst; node != src;) {
+      const Hop hop = via[node];
+      entry.hops.push_back(hop);
+      entry.bandwidth_Bps = std::min(entry.bandwidth_Bps, links_[hop.link].bandwidth_Bps);
+      node = hop.direction == 0 ? links_[hop.link].a : links_[hop.link].b;
+    }
+    std::reverse(entry.hops.begin(), entry.hops.end());
+    entry.latency_us = best[dst].first;
+  }
+  return m.routes.emplace(key, std::move(entry)).first->second;
+}
+
 const std::vector<Hop>& Cluster::route(int src, int dst) const {
   AWARE_CHECK(finalized_, "Cluster::finalize() must run before route()");
   if (mesh_routes_) return mesh_route(src, dst).hops;
+  if (lazy_routes_) return lazy_route(src, dst).hops;
   return routes_[static_cast<size_t>(src) * num_devices() + dst];
 }
 
 double Cluster::route_latency_us(int src, int dst) const {
   AWARE_CHECK(finalized_, "Cluster::finalize() must run before route_latency_us()");
   if (mesh_routes_) return mesh_route(src, dst).latency_us;
+  if (lazy_routes_) return lazy_route(src, dst).latency_us;
   return route_latency_us_[static_cast<size_t>(src) * num_devices() + dst];
 }
 
 double Cluster::route_bandwidth_Bps(int src, int dst) const {
   AWARE_CHECK(finalized_, "Cluster::finalize() must run before route_bandwidth_Bps()");
   if (mesh_routes_) return mesh_route(src, dst).bandwidth_Bps;
+  if (lazy_routes_) return lazy_route(src, dst).bandwidth_Bps;
   return route_bandwidth_Bps_[static_cast<size_t>(src) * num_devices() + dst];
 }
 

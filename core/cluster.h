@@ -109,6 +109,9 @@ class Cluster {
   struct MeshRoutes;      // cluster.cc: the mesh's hops by router and the routes computed so far
   struct MeshRouteEntry;  // one computed route: hops, latency, bottleneck bandwidth
   const MeshRouteEntry& mesh_route(int src, int dst) const;
+  struct LazyRoutes;      // cluster.cc: large clusters' least-latency routes, each found when first asked for
+  const MeshRouteEntry& lazy_route(int src, int dst) const;
+  bool finalize_lazy_routes();
 
   std::string name_;
   std::string source_;
@@ -121,6 +124,7 @@ class Cluster {
   bool finalized_ = false;
   int mesh_width_ = 0, mesh_height_ = 0;  // 0: least-latency routes
   std::shared_ptr<MeshRoutes> mesh_routes_;  // meshes only; shared by copies (routes depend on the links alone)
+  std::shared_ptr<LazyRoutes> lazy_routes_;  // clusters above kLazyRouteDevices devices; shared by copies
   double slowest_route_Bps_ = 0;
   std::uint64_t revision_ = 0;
 };

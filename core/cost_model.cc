@@ -86,7 +86,6 @@ OpCostMatrix::OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const C
   const int n = graph.num_ops();
   time_us_.resize(static_cast<size_t>(n) * num_classes_);
   min_time_us_.assign(n, std::numeric_limits<double>::infinity());
-  mean_time_us_.assign(n, 0);
   for (int op = 0; op < n; ++op) {
     for (int k = 0; k < num_classes_; ++k) {
       const int d = first_of_class[static_cast<size_t>(k)];
@@ -105,14 +104,22 @@ OpCostMatrix::OpCostMatrix(const OpGraph& graph, const Cluster& cluster, const C
       }
       time_us_[static_cast<size_t>(op) * num_classes_ + k] = t;
     }
-    // Over every device, in device order (the same sums as one column per device).
-    for (int d = 0; d < num_devices_; ++d) {
-      const double t = time_us(op, d);
-      min_time_us_[op] = std::min(min_time_us_[op], t);
-      mean_time_us_[op] += t / num_devices_;
-    }
+    for (int k = 0; k < num_classes_; ++k)
+      min_time_us_[op] = std::min(min_time_us_[op], time_us_[static_cast<size_t>(op) * num_classes_ + k]);
     if (num_devices_ == 0) min_time_us_[op] = 0;
   }
+}
+
+double OpCostMatrix::mean_time_us(int op) const {
+  Means& m = *means_;
+  std::call_once(m.once, [&] {
+    const int n = num_ops();
+    m.values.assign(n, 0);
+    // Over every device, in device order (the same sums as one column per device).
+    for (int o = 0; o < n; ++o)
+      for (int d = 0; d < num_devices_; ++d) m.values[o] += time_us(o, d) / num_devices_;
+  });
+  return m.values[op];
 }
 
 }  // namespace aware

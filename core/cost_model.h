@@ -4,6 +4,8 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,7 +74,9 @@ class OpCostMatrix {
     return time_us_[static_cast<size_t>(op) * num_classes_ + class_of_[device]];
   }
   double min_time_us(int op) const { return min_time_us_[op]; }
-  double mean_time_us(int op) const { return mean_time_us_[op]; }
+  // The mean over every device (summed in device order), computed on first use:
+  // its devices x ops sum is most of the matrix's cost on a cluster of thousands.
+  double mean_time_us(int op) const;
   int num_devices() const { return num_devices_; }
   int num_ops() const { return static_cast<int>(min_time_us_.size()); }
   // Devices of one class cost every op alike; classes are numbered in order of
@@ -86,7 +90,11 @@ class OpCostMatrix {
   std::vector<int> class_of_;
   std::vector<double> time_us_;
   std::vector<double> min_time_us_;
-  std::vector<double> mean_time_us_;
+  struct Means {
+    std::once_flag once;
+    std::vector<double> values;
+  };
+  std::shared_ptr<Means> means_ = std::make_shared<Means>();
 };
 
 }  // namespace aware

@@ -389,6 +389,24 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   // ring on the communication stream, updates), as the full rewrite lets the
   // tail's ops run between the last pass's.
   const int P = s.pp;
+  const Cluster stage_cluster = restrict_devices(cluster, s.tp);
+  std::vector<char> stage_alike(P, 0);
+  for (int st = 0; st < P; ++st) {
+    bool alike = true;
+    for (int a = 0; a < s.tp && alike; ++a) {
+      const Device& x = cluster.device(st * s.tp + a);
+      const Device& y = stage_cluster.device(a);
+      alike = x.kind == y.kind && x.peak_flops == y.peak_flops && x.efficiency == y.efficiency &&
+              x.memory_bytes == y.memory_bytes && x.memory_Bps == y.memory_Bps &&
+              x.launch_overhead_us == y.launch_overhead_us;
+      for (int b = 0; b < s.tp && alike; ++b)
+        alike = a == b || (cluster.route_latency_us(st * s.tp + a, st * s.tp + b) == stage_cluster.route_latency_us(a, b) &&
+                           cluster.route_bandwidth_Bps(st * s.tp + a, st * s.tp + b) ==
+                               stage_cluster.route_bandwidth_Bps(a, b) &&
+                           cluster.route(st * s.tp + a, st * s.tp + b).size() == stage_cluster.route(a, b).size());
+    }
+    stage_alike[st] = alike;
+  }
   result.stages.assign(P, RepresentativeStage{});
   std::vector<double> finish(n, 0), finish_last(n, 0);  // each op's end in its block (the last pass's)
   std::vector<double> last_span(P, 0);  // the last backward pass with the tail
@@ -440,7 +458,13 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       Trace trace;
       const bool partners = pass == 2 && s.dp > 1 &&
                             *std::max_element(devices.begin(), devices.end()) >= group;
-      const StepResult r = evaluator.evaluate(block, partners ? pair_of_replicas : replica,
+      // A stage's own passes on the first tp devices instead, where they are alike
+      // (same devices, same routes among them: a pod's nodes): the simulator's
+      // preparation grows with the cluster's devices.
+      const bool compact = pass < 2 && stage_alike[st];
+      if (compact)
+        for (int& d : devices) d -= st * s.tp;
+      const StepResult r = evaluator.evaluate(block, compact ? stage_cluster : partners ? pair_of_replicas : replica,
                                               Placement(std::move(devices)), &trace);
       result.ops_simulated += block.num_ops();
       for (int op = 0; op < n; ++op)

@@ -88,6 +88,37 @@ TEST(Cluster, DgxPodsAreRailOptimisedFatTrees) {
   EXPECT_THROW(make_cluster_preset("dgx-h100-pod:4x"), ConfigError);
 }
 
+// Above 256 devices routes are found when first asked for, by the same search:
+// the same routes as the all-pairs search finds on the first 200 devices of the
+// same fabric.
+TEST(Cluster, LargeClustersFindTheSameRoutesWhenAsked) {
+  const Cluster pod = make_cluster_preset("dgx-a100-pod:40");  // 320 GPUs
+  ASSERT_EQ(pod.num_devices(), 320);
+  EXPECT_DOUBLE_EQ(pod.route_latency_us(0, 8), 8);   // beyond 32 nodes: leaf, spine, leaf
+  EXPECT_DOUBLE_EQ(pod.route_latency_us(1, 8), 10);
+  EXPECT_DOUBLE_EQ(pod.route_bandwidth_Bps(0, 319), 25e9);
+  const Cluster eager = restrict_devices(pod, 200);
+  for (int a = 0; a < 200; a += 7)
+    for (int b = 0; b < 200; b += 11) {
+      ASSERT_EQ(pod.route(a, b).size(), eager.route(a, b).size()) << a << " " << b;
+      for (std::size_t h = 0; h < pod.route(a, b).size(); ++h)
+        EXPECT_EQ(pod.link(pod.route(a, b)[h].link).name, eager.link(eager.route(a, b)[h].link).name);
+      EXPECT_DOUBLE_EQ(pod.route_latency_us(a, b), eager.route_latency_us(a, b));
+      EXPECT_DOUBLE_EQ(pod.route_bandwidth_Bps(a, b), eager.route_bandwidth_Bps(a, b));
+    }
+  // Two halves on switches not joined: still one error naming a pair.
+  Cluster split("split");
+  Device d = pod.device(0);
+  for (int i = 0; i < 300; ++i) {
+    d.name = "g" + std::to_string(i);
+    split.add_device(d);
+  }
+  split.add_switch("left");
+  split.add_switch("right");
+  for (int i = 0; i < 300; ++i) split.connect("g" + std::to_string(i), i < 150 ? "left" : "right", 1e9, 1);
+  EXPECT_THROW(split.finalize(), DeviceError);
+}
+
 TEST(Cluster, TransferTimeIsLatencyPlusBytesOverBottleneck) {
   const Cluster c = testing::star_cluster(2, 1e9, 1);
   EXPECT_DOUBLE_EQ(c.transfer_time_us(0, 1, 3000), 2 + 3);
