@@ -12,6 +12,7 @@
 #include "core/progress.h"
 #include "core/units.h"
 #include "datasets/load.h"
+#include "strategies/representative.h"
 #include "strategies/search.h"
 #include "strategies/strategy.h"
 
@@ -165,6 +166,8 @@ struct SearchArgs {
   bool no_pipelines = false;
   bool overlap_off = false;
   bool three_d = false;
+  bool representative = false;
+  double budget_seconds = 0;
   std::string refine;
   long long budget_evals = 0;
   long long seed = 1;
@@ -173,7 +176,96 @@ struct SearchArgs {
   bool json = false;
 };
 
+// --three-d --representative: the 3-D search priced by one representative
+// pipeline per candidate (strategies/representative.h).
+void run_search_representative(const SearchArgs& a) {
+  if (!a.refine.empty() || a.budget_evals > 0 || !a.out.empty())
+    throw ConfigError("--representative prices 3d candidates without building their steps: --refine, --budget-evals "
+                      "and --output need the full rewrite (leave --representative out)");
+  if (a.evaluator.name != "analytic")
+    throw ConfigError("--representative composes the analytic simulator's blocks; --evaluator " + a.evaluator.name +
+                      " runs full steps only");
+  if (a.budget_seconds < 0) throw ConfigError("--budget-seconds must not be negative");
+  const OpGraph graph = load_graph(a.graph);
+  const Cluster cluster = load_cluster(a.cluster);
+  std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator);
+  ThreeDSearchOptions options;
+  options.budget_seconds = a.budget_seconds;
+  const ThreeDSearchResult r = search_three_d(graph, cluster, *evaluator, options);
+  nlohmann::json doc;
+  doc["graph"] = graph.name();
+  doc["cluster"] = cluster.name();
+  doc["evaluator"] = evaluator->describe();
+  doc["representative"] = true;
+  doc["seconds"] = r.seconds;
+  doc["simulated"] = r.simulated;
+  doc["candidates"] = nlohmann::json::array();
+  for (const ThreeDCandidate& c : r.candidates) {
+    nlohmann::json j{{"spec", c.spec}, {"status", c.status}, {"lower_bound_us", c.lower_bound_us}};
+    if (!c.reason.empty()) j["reason"] = c.reason;
+    if (c.status == "ok" || c.status == "oom") {
+      const double step = c.result.step_time_us;
+      j["step_time_us"] = step;
+      j["tflops_per_device"] = c.tflops_per_device;
+      j["mfu"] = c.mfu;
+      j["peak_memory_bytes"] = c.result.peak_memory_bytes;
+      j["bubble_fraction"] = c.result.bubble_fraction;
+      j["tensor_parallel_share"] = c.result.tensor_parallel_us / step;
+      j["pipeline_send_share"] = c.result.pipeline_send_us / step;
+      j["data_parallel_share"] = c.result.data_parallel_us / step;
+    }
+    doc["candidates"].push_back(j);
+  }
+  if (r.best >= 0) {
+    doc["best"] = r.candidates[r.best].spec;
+    doc["best_step_time_us"] = r.candidates[r.best].result.step_time_us;
+  }
+  if (a.json) {
+    std::cout << doc.dump(1) << "\n";
+  } else {
+    std::printf("graph          %s (%d ops, batch %s) on %s (%d devices)\n", graph.name().c_str(), graph.num_ops(),
+                format_number(graph.batch()).c_str(), cluster.name().c_str(), cluster.num_devices());
+    std::printf("evaluator      %s, one representative pipeline per candidate; %d simulated in %.1f s\n",
+                evaluator->describe().c_str(), r.simulated, r.seconds);
+    std::printf("%-58s %-6s %10s %8s %6s %7s %6s %6s %6s\n", "candidate", "status", "step ms", "TFLOP/s", "MFU",
+                "peak GB", "tp %", "pp %", "dp %");
+    int shown = 0, pruned = 0, untried = 0;
+    std::vector<const ThreeDCandidate*> ranked;
+    for (const ThreeDCandidate& c : r.candidates) {
+      if (c.status == "ok" || c.status == "oom") ranked.push_back(&c);
+      pruned += c.status.rfind("pruned", 0) == 0;
+      untried += c.status == "not tried";
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const ThreeDCandidate* x, const ThreeDCandidate* y) {
+      if ((x->status == "ok") != (y->status == "ok")) return x->status == "ok";
+      return x->result.step_time_us < y->result.step_time_us;
+    });
+    for (const ThreeDCandidate* c : ranked) {
+      const double step = c->result.step_time_us;
+      std::printf("%-58s %-6s %10.1f %8.1f %5.1f%% %7.1f %5.1f%% %5.1f%% %5.1f%%\n", c->spec.c_str(), c->status.c_str(),
+                  step / 1e3, c->tflops_per_device, 100 * c->mfu, c->result.peak_memory_bytes / 1e9,
+                  100 * c->result.tensor_parallel_us / step, 100 * c->result.pipeline_send_us / step,
+                  100 * c->result.data_parallel_us / step);
+      if (++shown == 15) break;
+    }
+    std::printf("columns        TFLOP/s per device counts recomputation; MFU the model's FLOPs over the peak; tp, pp, dp: "
+                "time in the tensor-parallel all-reduces, the pipeline's sends and the replicas' rings over the step "
+                "(not all of it on the critical path)\n");
+    std::printf("not simulated  %d pruned (memory, or a step bound no better than the best found), %d not tried (time "
+                "budget)\n", pruned, untried);
+    if (r.best >= 0)
+      std::printf("best           %s: %s\n", r.candidates[r.best].spec.c_str(),
+                  format_ms(r.candidates[r.best].result.step_time_us).c_str());
+  }
+  if (r.best < 0) throw Error("strategy search: no 3d candidate fits " + cluster.name());
+}
+
 void run_search(const SearchArgs& a) {
+  if (a.representative) {
+    if (!a.three_d) throw ConfigError("--representative prices 3d candidates: give --three-d with it");
+    return run_search_representative(a);
+  }
+  if (a.budget_seconds != 0) throw ConfigError("--budget-seconds goes with --three-d --representative");
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
   if (!a.out.empty()) check_output_dir(a.out);
@@ -338,6 +430,12 @@ void add_strategy_commands(CLI::App& app) {
   se->add_flag("--three-d", sa->three_d,
                "Also try 3d:dp=D,tp=T,pp=P over every device (T up to 8, micro 4P in 1F1B order, "
                "ZeRO-1 or none, each recompute): for the language models");
+  se->add_flag("--representative", sa->representative,
+               "With --three-d: price each 3d candidate by one representative pipeline (thousands of devices), "
+               "over micro-batch sizes 1, 2, 4 and every recomputation, pruned by memory and a step bound; prints "
+               "TFLOP/s, MFU and the collectives' time");
+  se->add_option("--budget-seconds", sa->budget_seconds,
+                 "With --representative: stop trying candidates after this many seconds (0: no limit)");
   se->add_option("--refine", sa->refine,
                  "A placer that searches by simulation (anneal, random-search, genetic, ...) and "
                  "refines the winner's placement on its rewritten graph with the evaluations left");

@@ -3,9 +3,11 @@
 #include "strategies/representative.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -410,6 +412,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   result.stages.assign(P, RepresentativeStage{});
   std::vector<double> finish(n, 0), finish_last(n, 0);  // each op's end in its block (the last pass's)
   std::vector<double> last_span(P, 0);  // the last backward pass with the tail
+  std::vector<double> tp_time(P, 0);    // tensor-parallel all-reduces per micro-batch
   for (int st = 0; st < P; ++st) {
     result.stages[st].first_device = st * s.tp;
     for (int pass = 0; pass < 3; ++pass) {
@@ -470,6 +473,12 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       for (int op = 0; op < n; ++op)
         if (id[op] >= 0 && id[op] < static_cast<int>(trace.ops.size()))
           (pass == 2 ? finish_last : finish)[op] = trace.ops[id[op]].end_us;
+      if (pass < 2) {  // time in the tensor-parallel all-reduces, on the stage's first device
+        const int first = compact ? 0 : st * s.tp;
+        for (int op = 0; op < block.num_ops() && op < static_cast<int>(trace.ops.size()); ++op)
+          if (trace.ops[op].device == first && block.op(op).name.find("/tp/") != std::string::npos)
+            tp_time[st] += trace.ops[op].end_us - trace.ops[op].start_us;
+      }
       if (pass == 0) result.stages[st].forward_us = r.step_time_us;
       if (pass == 1) result.stages[st].backward_us = r.step_time_us;
       if (pass == 2) last_span[st] = r.step_time_us;
@@ -572,6 +581,12 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
     slowest_stage_passes = std::max(slowest_stage_passes, stg.passes_end_us);
   }
   result.bubble_fraction = slowest_stage_passes > 0 ? std::max(0.0, 1 - result.ideal_us / slowest_stage_passes) : 0;
+  for (int st = 0; st < P; ++st) {
+    result.tensor_parallel_us = std::max(result.tensor_parallel_us, M * tp_time[st]);
+    result.pipeline_send_us =
+        std::max(result.pipeline_send_us, M * (result.stages[st].send_forward_us + result.stages[st].send_backward_us));
+    result.data_parallel_us = std::max(result.data_parallel_us, result.stages[st].exchange_us);
+  }
 
   // ---- memory: the one-micro-batch step's peak per device, plus what each further
   // micro-batch in flight holds for its backward.
@@ -627,6 +642,140 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   for (const std::string& note : micro_step.notes)
     if (note.rfind("tp:", 0) == 0 || note.rfind("recompute", 0) == 0) result.notes.push_back(note);
   return result;
+}
+
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+}  // namespace
+
+ThreeDSearchResult search_three_d(const OpGraph& graph, const Cluster& cluster, Evaluator& evaluator,
+                                  const ThreeDSearchOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  if (options.micro_batch_sizes.empty()) throw ConfigError("3-D search: no micro-batch sizes given");
+  for (int k : options.micro_batch_sizes)
+    if (k < 1) throw ConfigError("3-D search: a micro-batch size must be >= 1, got " + std::to_string(k));
+  for (const std::string& r : options.recompute) strategies_detail::check_recompute(r, "3-D search");
+  if (options.recompute.empty()) throw ConfigError("3-D search: no recomputation modes given");
+  const double batch = graph.batch();
+  if (!(batch >= 1) || batch != std::floor(batch))
+    throw GraphError(strategies_detail::graph_where(graph) + ": the 3-D search needs the graph's batch (a whole "
+                     "number of samples)");
+  const long long B = static_cast<long long>(batch);
+  const int N = cluster.num_devices();
+  const Device& device = cluster.device(0);
+  for (int d = 1; d < N; ++d)
+    if (cluster.device(d).peak_flops != device.peak_flops || cluster.device(d).memory_bytes != device.memory_bytes)
+      throw ConfigError("3-D search: cluster '" + cluster.name() + "' mixes devices ('" + device.name + "' and '" +
+                        cluster.device(d).name + "'); the representative simulation needs alike ones");
+  // What the bounds read from the graph: its layers, FLOPs, and the bytes every
+  // replica holds whatever the split (weights, their gradients, optimizer state).
+  int layers = 0;
+  double flops = 0, forward_flops = 0, state_bytes = 0;
+  for (const Op& op : graph.ops()) {
+    flops += op.flops;
+    if (op.phase == Phase::kForward) forward_flops += op.flops;
+    if (op.layer >= 0) layers = std::max(layers, op.layer + 1);  // e.g. a decoder's layers
+    state_bytes += op.phase == Phase::kUpdate ? op.param_bytes : 2 * op.param_bytes;  // weights and gradients
+  }
+  ThreeDSearchResult out;
+  std::vector<ThreeDCandidate> candidates;
+  for (int tp = 1; tp <= std::min(8, N); tp *= 2) {
+    if (N % tp != 0) continue;
+    for (int pp : divisors(N / tp)) {
+      if (layers > 0 && (pp > layers || layers % pp != 0)) continue;
+      const int dp = N / (tp * pp);
+      if (B % dp != 0) continue;
+      const long long per_replica = B / dp;
+      for (int k : options.micro_batch_sizes) {
+        if (per_replica % k != 0) continue;
+        const long long m = per_replica / k;
+        if (pp > 1 && m < pp) continue;  // 1F1B with fewer micro-batches than stages: mostly bubble
+        if (m > 100000) continue;
+        for (const std::string& recompute : options.recompute) {
+          ThreeDCandidate c;
+          c.spec = "3d:dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
+                   ",micro=" + std::to_string(m) + (pp > 1 ? ",schedule=1f1b" : "") +
+                   (recompute == "none" ? "" : ",recompute=" + recompute);
+          // The bound: every FLOP (recomputed forward ones too) on some device at its
+          // efficiency, no device idle. The order: that times the pipeline's bubble for
+          // balanced stages, (m + p - 1)/m (an estimate, not a bound: stages differ).
+          const double work = flops + (recompute == "full" ? forward_flops : 0);
+          c.lower_bound_us = work / (N * device.peak_flops * device.efficiency) * 1e6;
+          c.estimate_us = c.lower_bound_us * static_cast<double>(m + pp - 1) / static_cast<double>(m);
+          if (state_bytes / (tp * pp) > device.memory_bytes) {
+            c.status = "pruned: memory";
+            char text[160];
+            std::snprintf(text, sizeof text, "weights, gradients and optimizer state alone need %.1f GB per device",
+                          state_bytes / (tp * pp) / 1e9);
+            c.reason = text;
+          }
+          candidates.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  if (candidates.empty())
+    throw ConfigError("3-D search: no (dp, tp, pp, micro-batch) of " + std::to_string(N) + " devices divides a batch of " +
+                      std::to_string(B) + (layers > 0 ? " and " + std::to_string(layers) + " layers" : std::string()));
+  std::stable_sort(candidates.begin(), candidates.end(), [](const ThreeDCandidate& a, const ThreeDCandidate& b) {
+    return a.estimate_us < b.estimate_us;
+  });
+  double best_us = std::numeric_limits<double>::infinity();
+  std::vector<ThreeDCandidate> tried, rest;
+  for (ThreeDCandidate& c : candidates) {
+    if (!c.status.empty()) {
+      rest.push_back(std::move(c));
+      continue;
+    }
+    if (c.lower_bound_us >= best_us) {
+      c.status = "pruned: cannot win";
+      char text[160];
+      std::snprintf(text, sizeof text, "its bound %.1f ms is not below the best step found, %.1f ms",
+                    c.lower_bound_us / 1e3, best_us / 1e3);
+      c.reason = text;
+      rest.push_back(std::move(c));
+      continue;
+    }
+    if (options.budget_seconds > 0 && elapsed() > options.budget_seconds) {
+      c.status = "not tried";
+      c.reason = "the time budget ran out";
+      rest.push_back(std::move(c));
+      continue;
+    }
+    try {
+      c.result = simulate_representative(graph, cluster, c.spec, evaluator);
+      ++out.simulated;
+      const double seconds = c.result.step_time_us * 1e-6;
+      c.tflops_per_device = c.result.flops / seconds / N / 1e12;
+      c.mfu = c.result.model_flops / seconds / N / device.peak_flops;
+      c.status = c.result.feasible ? "ok" : "oom";
+      c.reason = c.result.infeasible_reason;
+      if (c.result.feasible) best_us = std::min(best_us, c.result.step_time_us);
+    } catch (const Error& e) {
+      c.status = "error";
+      c.reason = e.what();
+    }
+    tried.push_back(std::move(c));
+  }
+  out.candidates = std::move(tried);
+  for (ThreeDCandidate& c : rest) out.candidates.push_back(std::move(c));
+  for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+    const ThreeDCandidate& c = out.candidates[i];
+    if (c.status == "ok" && (out.best < 0 || c.result.step_time_us < out.candidates[out.best].result.step_time_us))
+      out.best = static_cast<int>(i);
+  }
+  out.seconds = elapsed();
+  return out;
 }
 
 }  // namespace aware

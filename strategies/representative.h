@@ -65,6 +65,10 @@ struct RepresentativeResult {
   long long ops_represented = 0;  // op instances of the full rewrite's step
   std::vector<RepresentativeStage> stages;
   std::vector<std::string> notes;
+  // Time in each collective, per device of the busiest stage (not all of it on the
+  // step's critical path: collectives overlap compute): the tensor-parallel
+  // all-reduces of every micro-batch, the pipeline's sends, the replicas' rings.
+  double tensor_parallel_us = 0, pipeline_send_us = 0, data_parallel_us = 0;
 };
 
 // The composition on its own: stage s's blocks (its forward and backward pass of
@@ -102,5 +106,38 @@ ComposedSchedule compose_schedule(const std::vector<PipelineBlocks>& blocks, con
 RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster& cluster,
                                              const std::string& spec, Evaluator& evaluator,
                                              const StrategyContext& context = {});
+
+// The 3-D search by the representative simulation: every (tp, pp, dp) that uses
+// the cluster's devices (tp a power of two up to 8, pp dividing the layers), each
+// micro-batch size that divides a replica's batch (pp > 1: 1F1B, with at least pp
+// micro-batches) and each recomputation, tried in order of an estimate (the
+// bound below times the pipeline's (m + p - 1)/m for balanced stages). Not
+// simulated: a candidate whose weights, gradients and optimizer state alone,
+// split tp x pp ways, exceed the device's memory, and one whose step bound (every
+// FLOP, recomputed ones too, on some device at its efficiency, none idle) is not
+// below the best step found. Stops at budget_seconds (0: no limit), listing what
+// it did not try.
+struct ThreeDSearchOptions {
+  std::vector<int> micro_batch_sizes = {1, 2, 4};
+  std::vector<std::string> recompute = {"none", "selective", "full"};
+  double budget_seconds = 0;
+};
+struct ThreeDCandidate {
+  std::string spec;
+  std::string status;  // "ok", "oom", "pruned: memory", "pruned: cannot win", "not tried", "error"
+  std::string reason;
+  double lower_bound_us = 0;  // a step no split of the work can beat
+  double estimate_us = 0;     // the order candidates are tried in
+  RepresentativeResult result;  // status "ok" or "oom"
+  double tflops_per_device = 0, mfu = 0;
+};
+struct ThreeDSearchResult {
+  std::vector<ThreeDCandidate> candidates;  // in the order tried, then the pruned and untried
+  int best = -1;                            // the fastest that fits; -1: none
+  double seconds = 0;
+  int simulated = 0;
+};
+ThreeDSearchResult search_three_d(const OpGraph& graph, const Cluster& cluster, Evaluator& evaluator,
+                                  const ThreeDSearchOptions& options = {});
 
 }  // namespace aware

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "datasets/load.h"
 #include "tests/strategies/strategy_test_support.h"
@@ -151,6 +152,57 @@ TEST(Representative, ATrillionParametersOnThreeThousandGpus) {
   for (int s = 0; s < 64; ++s) EXPECT_EQ(r.stages[s].in_flight, 64 - s) << s;
   EXPECT_GT(r.step_time_us, 0);
   EXPECT_LT(r.bubble_fraction, 0.2);  // (p - 1)/m = 12% of the ideal for balanced stages
+}
+
+// The 3-D search prunes only what cannot fit or cannot win: its best is the best
+// of every candidate simulated, and every simulated step lies above its bound.
+TEST(Representative, SearchFindsTheBestOfEveryCandidate) {
+  const OpGraph g = load_graph("zoo:gpt:layers=4,hidden=256,heads=8,seq_len=128,vocab=1000,batch=32");
+  const Cluster c = load_cluster("preset:dgx-a100-pod:2");
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  ThreeDSearchOptions options;
+  options.micro_batch_sizes = {1, 2};
+  options.recompute = {"none", "full"};
+  const ThreeDSearchResult r = search_three_d(g, c, *sim, options);
+  ASSERT_GE(r.best, 0);
+  double best = std::numeric_limits<double>::infinity();
+  int pruned = 0;
+  for (const ThreeDCandidate& x : r.candidates) {
+    const RepresentativeResult full = simulate_representative(g, c, x.spec, *sim);
+    EXPECT_GE(full.step_time_us, x.lower_bound_us * (1 - 1e-12)) << x.spec;
+    EXPECT_GE(x.estimate_us, x.lower_bound_us) << x.spec;
+    if (full.feasible) best = std::min(best, full.step_time_us);
+    if (x.status == "ok") EXPECT_DOUBLE_EQ(x.result.step_time_us, full.step_time_us) << x.spec;
+    pruned += x.status == "pruned: cannot win";
+  }
+  EXPECT_DOUBLE_EQ(r.candidates[r.best].result.step_time_us, best);
+  for (const ThreeDCandidate& x : r.candidates)
+    if (x.status == "pruned: cannot win") EXPECT_GE(x.lower_bound_us, best) << x.spec;
+  EXPECT_EQ(r.simulated + pruned, static_cast<int>(r.candidates.size()));
+  // 4 layers: pp in 1, 2, 4 only; 16 devices: tp up to 8.
+  for (const ThreeDCandidate& x : r.candidates) EXPECT_EQ(x.spec.find("pp=8"), std::string::npos) << x.spec;
+}
+
+// A model whose weights, gradients and Adam state cannot fit the devices however
+// it is split is refused before any simulation.
+TEST(Representative, SearchPrunesWhatCannotFit) {
+  const OpGraph g = load_graph("zoo:gpt:layers=4,hidden=256,heads=8,seq_len=128,vocab=1000,batch=8");
+  Cluster c = load_cluster("preset:dgx-a100-pod:1");
+  Cluster small("small-memory");
+  Device d = c.device(0);
+  d.memory_bytes = 1e6;  // 1 MB per GPU
+  for (int i = 0; i < 8; ++i) {
+    d.name = "g" + std::to_string(i);
+    small.add_device(d);
+  }
+  small.add_switch("sw");
+  for (int i = 0; i < 8; ++i) small.connect("g" + std::to_string(i), "sw", 300e9, 1);
+  small.finalize();
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  const ThreeDSearchResult r = search_three_d(g, small, *sim);
+  EXPECT_EQ(r.best, -1);
+  EXPECT_EQ(r.simulated, 0);
+  for (const ThreeDCandidate& x : r.candidates) EXPECT_EQ(x.status, "pruned: memory") << x.spec;
 }
 
 TEST(Representative, RefusesWhatItDoesNotRepresent) {
