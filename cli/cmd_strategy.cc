@@ -221,7 +221,7 @@ void run_search_representative(const SearchArgs& a) {
     doc["best_step_time_us"] = r.candidates[r.best].result.step_time_us;
   }
   if (a.json) {
-    std::cout << doc.dump(1) << "\n";
+    std::cout << doc.dump(1) << "\n" << std::flush;
   } else {
     std::printf("graph          %s (%d ops, batch %s) on %s (%d devices)\n", graph.name().c_str(), graph.num_ops(),
                 format_number(graph.batch()).c_str(), cluster.name().c_str(), cluster.num_devices());

@@ -36,9 +36,11 @@ def main():
             out = subprocess.run(cmd, capture_output=True, text=True)
             wall = time.monotonic() - begin
             try:
-                doc = json.loads(out.stdout)
+                # Printed also when nothing fits; then the exit status is 1 and an error object follows.
+                doc, _ = json.JSONDecoder().raw_decode(out.stdout)
             except json.JSONDecodeError:
                 sys.exit(f"{row['model']}: {out.stderr.strip()}")
+            doc["stderr"] = out.stderr.strip()
             doc["wall_s"] = wall
             tmp = path + ".tmp"
             with open(tmp, "w") as f:
@@ -52,6 +54,8 @@ def main():
             lines.append(f"| {row['model']} | {row['gpus']} | `{row['spec']}` | {row['step_s']:.2f} | "
                          f"{'yes' if row['feasible'] else 'no'} | none fits | - | - | - | - | {doc['simulated']} | "
                          f"{doc['wall_s']:.0f} | no |")
+            fits = sum(c["status"] == "ok" for c in doc["candidates"])
+            lines[-1] += f" <!-- {fits} fit; {doc.get('stderr', '')} -->"
         else:
             lines.append(f"| {row['model']} | {row['gpus']} | `{row['spec']}` | {row['step_s']:.2f} | "
                          f"{'yes' if row['feasible'] else 'no'} | `{best['spec']}` | {best['step_time_us'] * 1e-6:.2f} | "
