@@ -513,3 +513,50 @@ TEST(Cli, BoundPrintsEveryTermAndTheBindingOne) {
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.output.find("no-such-graph.json"), std::string::npos) << missing.output;
 }
+
+// simulate --representative: a 3d spec priced by one replica's pipeline (the step,
+// a row per stage, the throughput); what it does not represent, and a missing
+// strategy, are one line each. strategy search --three-d --representative ranks its
+// candidates with TFLOP/s and MFU and needs --three-d.
+TEST(Cli, RepresentativeSimulationAndSearch) {
+  const std::string graph = "--graph zoo:gpt:layers=4,hidden=256,heads=8,seq_len=128,vocab=1000,batch=32";
+  const Outcome r = aware("simulate " + graph +
+                          " --cluster preset:dgx-a100-pod:2 --strategy 3d:dp=2,tp=2,pp=4,micro=8,schedule=1f1b "
+                          "--representative --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(doc["representative"].get<bool>());
+  EXPECT_EQ(doc["stages"].size(), 4u);
+  EXPECT_EQ(doc["devices_used"].get<int>(), 16);
+  EXPECT_GT(doc["step_time_us"].get<double>(), 0);
+  EXPECT_GT(doc["mfu"].get<double>(), 0);
+  EXPECT_LT(doc["mfu"].get<double>(), 1);
+  const Outcome text = aware("simulate " + graph +
+                             " --cluster preset:dgx-a100-pod:2 --strategy 3d:dp=2,tp=2,pp=4,micro=8 --representative");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("one representative pipeline"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("TFLOP/s per device"), std::string::npos) << text.output;
+
+  const Outcome no_spec = aware("simulate " + graph + " --cluster preset:dgx-a100-pod:2 --representative");
+  EXPECT_NE(no_spec.exit_code, 0);
+  EXPECT_NE(no_spec.output.find("--representative needs --strategy"), std::string::npos) << no_spec.output;
+  const Outcome zero =
+      aware("simulate " + graph + " --cluster preset:dgx-a100-pod:2 --strategy 3d:dp=2,zero=1 --representative");
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_EQ(lines_of(zero.output).size(), 1u) << zero.output;
+  EXPECT_NE(zero.output.find("ZeRO"), std::string::npos) << zero.output;
+
+  const Outcome search = aware("strategy search " + graph +
+                               " --cluster preset:dgx-a100-pod:1 --three-d --representative --json",
+                               true);
+  ASSERT_EQ(search.exit_code, 0) << search.output;
+  const auto s = nlohmann::json::parse(search.output);
+  ASSERT_TRUE(s.contains("best"));
+  bool best_has_mfu = false;
+  for (const auto& c : s["candidates"])
+    if (c["spec"] == s["best"]) best_has_mfu = c.contains("mfu") && c.contains("tensor_parallel_share");
+  EXPECT_TRUE(best_has_mfu) << search.output;
+  const Outcome alone = aware("strategy search " + graph + " --cluster preset:dgx-a100-pod:1 --representative");
+  EXPECT_NE(alone.exit_code, 0);
+  EXPECT_NE(alone.output.find("give --three-d"), std::string::npos) << alone.output;
+}
