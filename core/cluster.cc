@@ -122,6 +122,50 @@ int Cluster::find_device(const std::string& name) const {
   return -1;
 }
 
+namespace {
+
+// The least-latency search from device `src` (ties: fewer hops, then the first
+// path found, the adjacency lists being in link order), through switches only:
+// devices are endpoints. Stops once `stop` is settled (-1: every node). Fills
+// each node's (latency, hops), the hop it is reached by, and whether it settled.
+using RouteKey = std::pair<double, int>;  // (latency, hops)
+struct RouteSearch {
+  std::vector<RouteKey> best;
+  std::vector<Hop> via;
+  std::vector<char> done;
+};
+RouteSearch search_routes(const std::vector<std::vector<Hop>>& adjacency, const std::vector<Link>& links, int devices,
+                          int src, int stop) {
+  const int nodes = static_cast<int>(adjacency.size());
+  RouteSearch r{std::vector<RouteKey>(nodes, RouteKey{std::numeric_limits<double>::infinity(), 0}),
+                std::vector<Hop>(nodes, Hop{-1, 0}), std::vector<char>(nodes, 0)};
+  r.best[src] = RouteKey{0, 0};
+  using Item = std::pair<RouteKey, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+  queue.push({r.best[src], src});
+  while (!queue.empty()) {
+    const auto [key, node] = queue.top();
+    queue.pop();
+    if (r.done[node]) continue;
+    r.done[node] = 1;
+    if (node == stop) break;
+    if (node != src && node < devices) continue;
+    for (const Hop& hop : adjacency[node]) {
+      const Link& link = links[hop.link];
+      const int next = hop.direction == 0 ? link.b : link.a;
+      const RouteKey cand{key.first + link.latency_us, key.second + 1};
+      if (cand < r.best[next]) {
+        r.best[next] = cand;
+        r.via[next] = hop;
+        queue.push({cand, next});
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 void Cluster::finalize() {
   if (devices_.empty()) throw DeviceError(where(*this) + ": the cluster has no devices");
   for (const Device& d : devices_) {
@@ -162,33 +206,11 @@ void Cluster::finalize() {
                               std::numeric_limits<double>::infinity());
   // Dijkstra from each device on (latency, hops); deterministic because the
   // adjacency lists are in link order and ties keep the first path found.
-  using Key = std::pair<double, int>;  // (latency, hops)
   for (int src = 0; src < devices; ++src) {
-    std::vector<Key> best(nodes, Key{std::numeric_limits<double>::infinity(), 0});
-    std::vector<Hop> via(nodes, Hop{-1, 0});
-    std::vector<bool> done(nodes, false);
-    best[src] = Key{0, 0};
-    using Item = std::pair<Key, int>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
-    queue.push({best[src], src});
-    while (!queue.empty()) {
-      const auto [key, node] = queue.top();
-      queue.pop();
-      if (done[node]) continue;
-      done[node] = true;
-      // Routes pass through switches, and through devices only as endpoints.
-      if (node != src && node < devices) continue;
-      for (const Hop& hop : adjacency[node]) {
-        const Link& link = links_[hop.link];
-        const int next = hop.direction == 0 ? link.b : link.a;
-        const Key cand{key.first + link.latency_us, key.second + 1};
-        if (cand < best[next]) {
-          best[next] = cand;
-          via[next] = hop;
-          queue.push({cand, next});
-        }
-      }
-    }
+    const RouteSearch found = search_routes(adjacency, links_, devices, src, -1);
+    const std::vector<RouteKey>& best = found.best;
+    const std::vector<Hop>& via = found.via;
+    const std::vector<char>& done = found.done;
     for (int dst = 0; dst < devices; ++dst) {
       if (dst == src) continue;
       if (!done[dst]) {
@@ -377,7 +399,7 @@ bool Cluster::finalize_lazy_routes() {
 
 const Cluster::MeshRouteEntry& Cluster::lazy_route(int src, int dst) const {
   LazyRoutes& m = *lazy_routes_;
-  const int devices = num_devices(), nodes = num_nodes();
+  const int devices = num_devices();
   const std::uint64_t key = static_cast<std::uint64_t>(src) * static_cast<std::uint64_t>(devices) +
                             static_cast<std::uint64_t>(dst);
   std::lock_guard<std::mutex> lock(m.mutex);
@@ -385,33 +407,11 @@ const Cluster::MeshRouteEntry& Cluster::lazy_route(int src, int dst) const {
   if (found != m.routes.end()) return found->second;
   MeshRouteEntry entry;
   if (src != dst) {
-    // finalize()'s search, on (latency, hops), stopped when dst is done.
-    using Key = std::pair<double, int>;
-    std::vector<Key> best(nodes, Key{std::numeric_limits<double>::infinity(), 0});
-    std::vector<Hop> via(nodes, Hop{-1, 0});
-    std::vector<char> done(nodes, 0);
-    best[src] = Key{0, 0};
-    using Item = std::pair<Key, int>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
-    queue.push({Key{0, 0}, src});
-    while (!queue.empty()) {
-      const auto [k, node] = queue.top();
-      queue.pop();
-      if (done[node]) continue;
-      done[node] = 1;
-      if (node == dst) break;
-      if (node != src && node < devices) continue;
-      for (const Hop& hop : m.adjacency[node]) {
-        const Link& link = links_[hop.link];
-        const int next = hop.direction == 0 ? link.b : link.a;
-        const Key cand{k.first + link.latency_us, k.second + 1};
-        if (cand < best[next]) {
-          best[next] = cand;
-          via[next] = hop;
-          queue.push({cand, next});
-        }
-      }
-    }
+    // finalize()'s search, stopped when dst is settled.
+    const RouteSearch found = search_routes(m.adjacency, links_, devices, src, dst);
+    const std::vector<RouteKey>& best = found.best;
+    const std::vector<Hop>& via = found.via;
+    const std::vector<char>& done = found.done;
     AWARE_CHECK(done[dst], "lazy routes: a device the connectivity check passed was not reached");
     for (int node = dst; node != src;) {
       const Hop hop = via[node];
