@@ -687,6 +687,30 @@ ThreeDSearchResult search_three_d(const OpGraph& graph, const Cluster& cluster, 
     if (op.layer >= 0) layers = std::max(layers, op.layer + 1);  // e.g. a decoder's layers
     state_bytes += op.phase == Phase::kUpdate ? op.param_bytes : 2 * op.param_bytes;  // weights and gradients
   }
+  // For the order only: the activations a sample leaves for its backward pass (a
+  // forward output a backward op reads), without recomputation; with selective
+  // recomputation less the attention core's; with full, only what crosses from
+  // one layer to the next.
+  double kept = 0, core = 0, crossing = 0;
+  {
+    std::set<std::pair<int, int>> seen_kept, seen_crossing;
+    for (int e = 0; e < graph.num_edges(); ++e) {
+      const Edge& edge = graph.edge(e);
+      const Op& src = graph.op(edge.src);
+      const Op& dst = graph.op(edge.dst);
+      if (src.phase != Phase::kForward || graph.in_edges(edge.src).empty()) continue;
+      const double bytes = edge.src_output < static_cast<int>(src.output_bytes.size()) ? src.output_bytes[edge.src_output] : 0;
+      if (dst.phase == Phase::kBackward && seen_kept.insert({edge.src, edge.src_output}).second) {
+        kept += bytes;
+        const std::string last = src.name.substr(src.name.rfind('/') + 1);
+        if (last == "scores" || last == "softmax" || last == "context" || last == "attention_dropout") core += bytes;
+      }
+      if (dst.phase == Phase::kForward && src.layer != dst.layer &&
+          seen_crossing.insert({edge.src, edge.src_output}).second)
+        crossing += bytes;
+    }
+    kept /= batch, core /= batch, crossing /= batch;
+  }
   ThreeDSearchResult out;
   std::vector<ThreeDCandidate> candidates;
   for (int tp = 1; tp <= std::min(8, N); tp *= 2) {
@@ -712,6 +736,11 @@ ThreeDSearchResult search_three_d(const OpGraph& graph, const Cluster& cluster, 
           const double work = flops + (recompute == "full" ? forward_flops : 0);
           c.lower_bound_us = work / (N * device.peak_flops * device.efficiency) * 1e6;
           c.estimate_us = c.lower_bound_us * static_cast<double>(m + pp - 1) / static_cast<double>(m);
+          // Likely out of memory (the first stage holds min(pp, m) micro-batches of
+          // k samples, its share of the layers, split tp ways): tried last.
+          const double per_sample = recompute == "full" ? crossing : recompute == "selective" ? kept - core : kept;
+          const double held = static_cast<double>(std::min<long long>(pp, m)) * k * per_sample;
+          c.likely_oom = (state_bytes + held) / (static_cast<double>(tp) * pp) > device.memory_bytes;
           if (state_bytes / (tp * pp) > device.memory_bytes) {
             c.status = "pruned: memory";
             char text[160];
@@ -728,10 +757,41 @@ ThreeDSearchResult search_three_d(const OpGraph& graph, const Cluster& cluster, 
     throw ConfigError("3-D search: no (dp, tp, pp, micro-batch) of " + std::to_string(N) + " devices divides a batch of " +
                       std::to_string(B) + (layers > 0 ? " and " + std::to_string(layers) + " layers" : std::string()));
   std::stable_sort(candidates.begin(), candidates.end(), [](const ThreeDCandidate& a, const ThreeDCandidate& b) {
+    if (a.likely_oom != b.likely_oom) return b.likely_oom;
     return a.estimate_us < b.estimate_us;
   });
+  // Then one of each shape (tp, pp) at a time, each shape's likeliest first, so that
+  // a time budget sees many shapes rather than every variant of the first few (the
+  // estimate cannot tell shapes apart well: it knows neither sends nor rings).
+  {
+    std::map<std::pair<int, int>, std::vector<ThreeDCandidate>> by_shape;
+    std::vector<std::pair<int, int>> shapes;
+    std::vector<ThreeDCandidate> ordered;
+    for (const bool oom : {false, true}) {  // those likely to fit first
+      by_shape.clear();
+      shapes.clear();
+      for (ThreeDCandidate& c : candidates) {
+        if (c.likely_oom != oom) continue;
+        const StrategySpec spec = parse_strategy_spec(c.spec);
+        const std::pair<int, int> shape{std::stoi(spec.options.at("tp")), std::stoi(spec.options.at("pp"))};
+        if (!by_shape.count(shape)) shapes.push_back(shape);
+        by_shape[shape].push_back(std::move(c));
+      }
+      for (std::size_t round = 0;; ++round) {
+        bool any = false;
+        for (const auto& shape : shapes) {
+          std::vector<ThreeDCandidate>& list = by_shape[shape];
+          if (round < list.size()) ordered.push_back(std::move(list[round])), any = true;
+        }
+        if (!any) break;
+      }
+    }
+    candidates = std::move(ordered);
+  }
   double best_us = std::numeric_limits<double>::infinity();
   std::vector<ThreeDCandidate> tried, rest;
+  // (The bound is not monotone in this order, so a pruned candidate is checked
+  // against the best found when it comes up, not assumed beaten by the ones after.)
   for (ThreeDCandidate& c : candidates) {
     if (!c.status.empty()) {
       rest.push_back(std::move(c));

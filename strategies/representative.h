@@ -110,8 +110,11 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
 // The 3-D search by the representative simulation: every (tp, pp, dp) that uses
 // the cluster's devices (tp a power of two up to 8, pp dividing the layers), each
 // micro-batch size that divides a replica's batch (pp > 1: 1F1B, with at least pp
-// micro-batches) and each recomputation, tried in order of an estimate (the
-// bound below times the pipeline's (m + p - 1)/m for balanced stages). Not
+// micro-batches) and each recomputation, tried one shape (tp, pp) at a time, each
+// shape's candidates in order of an estimate (the bound below times the
+// pipeline's (m + p - 1)/m for balanced stages), shapes by their likeliest, and
+// those a rough count of the first stage's activations says will not fit after
+// all the others. Not
 // simulated: a candidate whose weights, gradients and optimizer state alone,
 // split tp x pp ways, exceed the device's memory, and one whose step bound (every
 // FLOP, recomputed ones too, on some device at its efficiency, none idle) is not
@@ -128,6 +131,7 @@ struct ThreeDCandidate {
   std::string reason;
   double lower_bound_us = 0;  // a step no split of the work can beat
   double estimate_us = 0;     // the order candidates are tried in
+  bool likely_oom = false;    // by a rough count of the activations held: tried after the others
   RepresentativeResult result;  // status "ok" or "oom"
   double tflops_per_device = 0, mfu = 0;
 };
