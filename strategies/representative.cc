@@ -39,6 +39,7 @@ struct Sizes {
   std::string schedule = "gpipe";
   std::string recompute;
   std::string accumulate = "fused";
+  int zero = 0;  // ZeRO stage 1 or 2 (the same step here, as in dp's rewrite)
   double bucket_bytes = 25e6;
   bool overlap = true;
 };
@@ -64,9 +65,12 @@ Sizes read_sizes(const StrategySpec& given) {
   if (s.schedule != "gpipe" && s.schedule != "1f1b")
     throw ConfigError(owner + ": the representative simulation composes gpipe and 1f1b schedules; '" + s.schedule +
                       "' is simulated by the full rewrite only (drop --representative)");
-  if (spec.options.count("zero") && spec.options.at("zero") != "0")
-    throw ConfigError(owner + ": ZeRO is simulated by the full rewrite only (drop --representative): the "
-                      "representative's memory does not shard the optimizer state yet");
+  if (spec.options.count("zero")) {
+    const std::string& z = spec.options.at("zero");
+    if (z != "0" && z != "1" && z != "2")
+      throw ConfigError(owner + ": zero must be 0, 1 or 2 in 3d (ZeRO-3 is not offered), got '" + z + "'");
+    s.zero = std::stoi(z);
+  }
   if (spec.options.count("collective") && spec.options.at("collective") != "ring")
     throw ConfigError(owner + ": the representative simulation prices the ring exchange only, got collective=" +
                       spec.options.at("collective"));
@@ -205,7 +209,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   result.spec = "3d:dp=" + std::to_string(s.dp) + ",tp=" + std::to_string(s.tp) + ",pp=" + std::to_string(s.pp) +
                 ",micro=" + std::to_string(s.micro) + (s.schedule == "gpipe" ? "" : ",schedule=" + s.schedule) +
                 (s.recompute.empty() ? "" : ",recompute=" + s.recompute) +
-                (s.accumulate == "sum" ? ",accumulate=sum" : "");
+                (s.accumulate == "sum" ? ",accumulate=sum" : "") + (s.zero > 0 ? ",zero=" + std::to_string(s.zero) : "");
 
   // ---- one micro-batch of one replica: the graph scaled to B / (micro x dp)
   // samples, rewritten by 3d with dp=1, micro=1 on the replica's devices.
@@ -224,7 +228,20 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   if (!s.recompute.empty()) one += ",recompute=" + s.recompute;
   one += ",accumulate=" + s.accumulate;
   const StrategyResult micro_step = apply_strategy(small, replica, one, context);
-  const OpGraph& g = micro_step.graph;
+  // ZeRO: each replica updates, and keeps the optimizer state of, its 1/D of
+  // every parameter (as dp's rewrite shards its update ops).
+  OpGraph sharded = micro_step.graph;
+  if (s.zero > 0 && s.dp > 1)
+    for (int id = 0; id < sharded.num_ops(); ++id) {
+      Op& op = sharded.mutable_op(id);
+      if (op.phase != Phase::kUpdate) continue;
+      op.flops /= s.dp;
+      op.bytes_accessed /= s.dp;
+      op.param_bytes /= s.dp;
+      if (op.has_measured_cost()) op.compute_us /= s.dp;
+      for (double& b : op.output_bytes) b /= s.dp;
+    }
+  const OpGraph& g = sharded;
   const std::vector<int>& device_of = micro_step.placement.device_of_op;
   const int n = g.num_ops();
   const BatchRoles roles = strategies_detail::classify_batch_roles(g);
@@ -322,9 +339,29 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
     return op_time_us(strategy_op("BucketPack", 0, 2 * w), device) + (D - 1) * std::max(scatter + mean, dearest) +
            (D - 1) * std::max(gather + mean, dearest);
   };
+  // ZeRO's exchange of a bucket: the ring's reduce-scatter half, then the
+  // updates of the shard, then the all-gather half (from a ParamPack) over the
+  // updated parameters (collectives.cc, zero_ring).
+  const auto zero_half_us = [&](int d, double w, bool scatter) {
+    const int D = s.dp;
+    const Device& device = cluster.device(d);
+    const double chunk = w / D;
+    double mean = 0, dearest = 0;
+    for (int r = 0; r < D; ++r) {
+      const double t = cluster.transfer_time_us(ring_hops[d][r].first, ring_hops[d][r].second, chunk);
+      mean += t / D;
+      dearest = std::max(dearest, ring_share[d][r] * t);
+    }
+    return scatter ? op_time_us(strategy_op("BucketPack", 0, 2 * w), device) +
+                         (D - 1) * std::max(op_time_us(strategy_op("RingReduceScatter", chunk / 4, 3 * chunk), device) + mean,
+                                            dearest)
+                   : op_time_us(strategy_op("ParamPack", 0, 2 * chunk), device) +
+                         (D - 1) * std::max(op_time_us(strategy_op("RingAllGather", 0, 2 * chunk), device) + mean, dearest);
+  };
   if (s.dp > 1)
     for (int d = 0; d < group; ++d)
-      for (double w : bucket_bytes[d]) exchange[d] += ring_us(d, w);
+      for (double w : bucket_bytes[d])
+        exchange[d] += s.zero > 0 ? zero_half_us(d, w, true) + zero_half_us(d, w, false) : ring_us(d, w);
 
   // In the last pass, a bucket's ring runs beside the pass on the communication
   // stream. Where the ring's pace is its hop from replica 0 to replica 1 (every
@@ -348,7 +385,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       const double own = cluster.transfer_time_us(d, d + group, probe);
       // (Only a pipeline's boundary transfers can queue behind the ring: with one
       // stage the formula is the ring's time.)
-      partner_ring[d] = s.pp > 1 && std::abs(dearest - own) <= 1e-9 * own && std::abs(mean - own) <= 1e-9 * own;
+      partner_ring[d] = s.pp > 1 && s.zero == 0 && std::abs(dearest - own) <= 1e-9 * own && std::abs(mean - own) <= 1e-9 * own;
     }
   const auto add_ring = [&](OpGraph& block, std::vector<int>& devices, int d, double w,
                             int bucket) -> std::pair<int, int> {
@@ -435,6 +472,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       if (pass == 2) {
         // gradient -> [accumulation] -> [bucket's ring] -> update
         std::map<std::pair<int, int>, std::pair<int, int>> ring;  // (device, bucket) -> (entry op, exit op)
+        std::map<std::pair<int, int>, int> gather;                // ZeRO: (device, bucket) -> its all-gather
         for (int e : gradient_edges) {
           const Edge& edge = g.edge(e);
           if (id[edge.src] < 0 || id[edge.dst] < 0) continue;
@@ -448,13 +486,32 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
             block.add_edge(from, acc, output, edge.bytes);
             from = acc, output = 0;
           }
-          if (s.dp > 1) {
-            const auto key = std::make_pair(d, bucket_of_edge[e]);
+          const auto key = std::make_pair(d, bucket_of_edge[e]);
+          if (s.dp > 1 && s.zero > 0) {
+            if (!ring.count(key)) {
+              const double w = bucket_bytes[d][key.second];
+              const auto half = [&](const char* type, bool scatter) {
+                const int op = strategies_detail::add_strategy_op(
+                    block, std::string(type) + "#" + std::to_string(d) + "/" + std::to_string(key.second), type,
+                    Phase::kBackward, 0, 0, {w / s.dp});
+                block.mutable_op(op).stream = 1;
+                block.mutable_op(op).compute_us = zero_half_us(d, w, scatter);
+                devices.push_back(d);
+                return op;
+              };
+              const int scatter = half("ZeroReduceScatter", true);
+              ring[key] = {scatter, scatter};
+              gather[key] = half("ZeroAllGather", false);
+            }
+            block.add_edge(from, ring[key].first, output, edge.bytes);
+            from = ring[key].second, output = 0;
+          } else if (s.dp > 1) {
             if (!ring.count(key)) ring[key] = add_ring(block, devices, d, bucket_bytes[d][key.second], key.second);
             block.add_edge(from, ring[key].first, output, edge.bytes);
             from = ring[key].second, output = 0;
           }
           block.add_edge(from, id[edge.dst], output, edge.bytes);
+          if (gather.count(key)) block.add_edge(id[edge.dst], gather[key], 0, edge.bytes / s.dp);
         }
       }
       block.set_batch(g.batch());
@@ -680,12 +737,12 @@ ThreeDSearchResult search_three_d(const OpGraph& graph, const Cluster& cluster, 
   // What the bounds read from the graph: its layers, FLOPs, and the bytes every
   // replica holds whatever the split (weights, their gradients, optimizer state).
   int layers = 0;
-  double flops = 0, forward_flops = 0, state_bytes = 0;
+  double flops = 0, forward_flops = 0, weight_bytes = 0, optimizer_bytes = 0;
   for (const Op& op : graph.ops()) {
     flops += op.flops;
     if (op.phase == Phase::kForward) forward_flops += op.flops;
     if (op.layer >= 0) layers = std::max(layers, op.layer + 1);  // e.g. a decoder's layers
-    state_bytes += op.phase == Phase::kUpdate ? op.param_bytes : 2 * op.param_bytes;  // weights and gradients
+    (op.phase == Phase::kUpdate ? optimizer_bytes : weight_bytes) += op.param_bytes;
   }
   // For the order only: the activations a sample leaves for its backward pass (a
   // forward output a backward op reads), without recomputation; with selective
@@ -725,11 +782,16 @@ ThreeDSearchResult search_three_d(const OpGraph& graph, const Cluster& cluster, 
         const long long m = per_replica / k;
         if (pp > 1 && m < pp) continue;  // 1F1B with fewer micro-batches than stages: mostly bubble
         if (m > 100000) continue;
+        for (const int zero : {0, 1})
         for (const std::string& recompute : options.recompute) {
+          if (zero > 0 && dp == 1) continue;
+          // Weights and their gradients on every replica; the optimizer state 1/dp of
+          // it under ZeRO.
+          const double state_bytes = 2 * weight_bytes + optimizer_bytes / (zero > 0 ? dp : 1);
           ThreeDCandidate c;
           c.spec = "3d:dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
                    ",micro=" + std::to_string(m) + (pp > 1 ? ",schedule=1f1b" : "") +
-                   (recompute == "none" ? "" : ",recompute=" + recompute);
+                   (zero > 0 ? ",zero=1" : "") + (recompute == "none" ? "" : ",recompute=" + recompute);
           // The bound: every FLOP (recomputed forward ones too) on some device at its
           // efficiency, no device idle. The order: that times the pipeline's bubble for
           // balanced stages, (m + p - 1)/m (an estimate, not a bound: stages differ).

@@ -98,10 +98,10 @@ ComposedSchedule compose_schedule(const std::vector<PipelineBlocks>& blocks, con
                                   const std::string& schedule, int micro);
 
 // Prices `spec` (a 3d spec: 3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b]
-// [,recompute=...][,bucket_mb=...][,overlap=...]) on `cluster` by one
+// [,zero=0|1|2][,recompute=...][,accumulate=...][,bucket_mb=...][,overlap=...]) on `cluster` by one
 // representative pipeline, with `evaluator` (the analytic simulator) for the
 // blocks. Throws ConfigError, naming the spec, for other kinds and for what it
-// does not represent yet (ZeRO, collectives other than the ring, interleaving),
+// does not represent yet (collectives other than the ring, interleaving),
 // and for everything the full rewrite would refuse.
 RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster& cluster,
                                              const std::string& spec, Evaluator& evaluator,
@@ -110,7 +110,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
 // The 3-D search by the representative simulation: every (tp, pp, dp) that uses
 // the cluster's devices (tp a power of two up to 8, pp dividing the layers), each
 // micro-batch size that divides a replica's batch (pp > 1: 1F1B, with at least pp
-// micro-batches) and each recomputation, tried one shape (tp, pp) at a time, each
+// micro-batches), ZeRO-1 or none when dp > 1, and each recomputation, tried one shape (tp, pp) at a time, each
 // shape's candidates in order of an estimate (the bound below times the
 // pipeline's (m + p - 1)/m for balanced stages), shapes by their likeliest, and
 // those a rough count of the first stage's activations says will not fit after

@@ -541,7 +541,7 @@ TEST(Cli, RepresentativeSimulationAndSearch) {
   EXPECT_NE(no_spec.exit_code, 0);
   EXPECT_NE(no_spec.output.find("--representative needs --strategy"), std::string::npos) << no_spec.output;
   const Outcome zero =
-      aware("simulate " + graph + " --cluster preset:dgx-a100-pod:2 --strategy 3d:dp=2,zero=1 --representative");
+      aware("simulate " + graph + " --cluster preset:dgx-a100-pod:2 --strategy 3d:dp=2,zero=3 --representative");
   EXPECT_NE(zero.exit_code, 0);
   EXPECT_EQ(lines_of(zero.output).size(), 1u) << zero.output;
   EXPECT_NE(zero.output.find("ZeRO"), std::string::npos) << zero.output;
