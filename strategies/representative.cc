@@ -324,16 +324,22 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   // step every max(op + the mean hop, the dearest hop x its sharers) (the
   // cycle of greatest mean weight of its dependencies: around the ring, or one
   // link's queue), after the pack.
+  // One step's pace on device d's ring for a chunk: the mean hop and the dearest
+  // hop times its sharers.
+  const auto pace = [&](int d, double chunk) {
+    double mean = 0, dearest = 0;
+    for (int r = 0; r < s.dp; ++r) {
+      const double t = cluster.transfer_time_us(ring_hops[d][r].first, ring_hops[d][r].second, chunk);
+      mean += t / s.dp;
+      dearest = std::max(dearest, ring_share[d][r] * t);
+    }
+    return std::make_pair(mean, dearest);
+  };
   const auto ring_us = [&](int d, double w) {
     const int D = s.dp;
     const Device& device = cluster.device(d);
     const double chunk = w / D;
-    double mean = 0, dearest = 0;
-    for (int r = 0; r < D; ++r) {
-      const double t = cluster.transfer_time_us(ring_hops[d][r].first, ring_hops[d][r].second, chunk);
-      mean += t / D;
-      dearest = std::max(dearest, ring_share[d][r] * t);
-    }
+    const auto [mean, dearest] = pace(d, chunk);
     const double scatter = op_time_us(strategy_op("RingReduceScatter", chunk / 4, 3 * chunk), device);
     const double gather = op_time_us(strategy_op("RingAllGather", 0, 2 * chunk), device);
     return op_time_us(strategy_op("BucketPack", 0, 2 * w), device) + (D - 1) * std::max(scatter + mean, dearest) +
@@ -346,12 +352,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
     const int D = s.dp;
     const Device& device = cluster.device(d);
     const double chunk = w / D;
-    double mean = 0, dearest = 0;
-    for (int r = 0; r < D; ++r) {
-      const double t = cluster.transfer_time_us(ring_hops[d][r].first, ring_hops[d][r].second, chunk);
-      mean += t / D;
-      dearest = std::max(dearest, ring_share[d][r] * t);
-    }
+    const auto [mean, dearest] = pace(d, chunk);
     return scatter ? op_time_us(strategy_op("BucketPack", 0, 2 * w), device) +
                          (D - 1) * std::max(op_time_us(strategy_op("RingReduceScatter", chunk / 4, 3 * chunk), device) + mean,
                                             dearest)
@@ -376,12 +377,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   if (s.dp > 1)
     for (int d = 0; d < group; ++d) {
       const double probe = 1e6;
-      double mean = 0, dearest = 0;
-      for (int r = 0; r < s.dp; ++r) {
-        const double t = cluster.transfer_time_us(ring_hops[d][r].first, ring_hops[d][r].second, probe);
-        mean += t / s.dp;
-        dearest = std::max(dearest, ring_share[d][r] * t);
-      }
+      const auto [mean, dearest] = pace(d, probe);
       const double own = cluster.transfer_time_us(d, d + group, probe);
       // (Only a pipeline's boundary transfers can queue behind the ring: with one
       // stage the formula is the ring's time.)
