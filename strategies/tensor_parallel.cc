@@ -8,10 +8,17 @@
 //    does 1/N of their work;
 //  - row-parallel: the attention's output projection and the MLP's last projection
 //    (fc2; SwiGLU's down): 1/N of the weights and work, a full-size partial sum out;
-//  - everything else (embeddings, norms, residual adds, the row-parallel biases, the
-//    output layer and the loss) replicated: every rank does it whole, as Megatron's
-//    ranks do (it splits the vocabulary of the embedding and output layer too; we do
-//    not: docs/strategies.md);
+//  - the token embedding, the output layer and the cross-entropy split by the
+//    vocabulary (Shoeybi et al. 2019, Section 3, "Input embedding" and the fused
+//    cross-entropy; Megatron-LM's VocabParallelEmbedding and vocab-parallel cross
+//    entropy): each rank holds V/N rows of the table, looks up the tokens in its
+//    rows (an all-reduce sums the ranks' partial embeddings), computes its V/N
+//    logits and its part of the loss (one all-reduce of the b*s per-token losses
+//    stands for Megatron's three of b*s floats: the max, the target logit and the
+//    sum of exponentials), and the output layer's input gradient is all-reduced;
+//  - everything else (the position embedding, norms, residual adds, the
+//    row-parallel biases, the loss's mean) replicated: every rank does it whole, as
+//    Megatron's ranks do;
 //  - an all-reduce wherever a partial sum meets replicated work: after each
 //    row-parallel projection in the forward pass and after each column-parallel
 //    block's input gradient in the backward pass (Megatron's g and f operators): four
@@ -108,6 +115,22 @@ StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluste
       }
     }
   }
+  // The vocabulary-split ops of the zoo's language models (datasets/gpt.cc names):
+  // the token lookup, the output projection (tied to the token table or not) and
+  // the cross-entropy. Their backward ops and the table follow below.
+  // All three or none: a logits split without its loss would need an all-gather.
+  std::vector<int> vocab_ops;
+  for (int id = 0; id < ops; ++id) {
+    const Op& op = graph.op(id);
+    if (op.phase != Phase::kForward) continue;
+    if ((op.type == "ResourceGather" && ends_with(op.name, "embedding/token_lookup")) ||
+        (op.type == "MatMul" && ends_with(op.name, "head/logits")) ||
+        (op.type == "SparseSoftmaxCrossEntropyWithLogits" && ends_with(op.name, "head/xent")))
+      vocab_ops.push_back(id);
+  }
+  const bool vocab_split = vocab_ops.size() == 3;
+  if (vocab_split)
+    for (int id : vocab_ops) sharded[id] = 1;
   if (columns == 0 || rows == 0)
     throw ConfigError("strategy '" + spec.text + "': graph '" + graph.name() +
                       "' has no transformer layers to split (tensor parallelism needs the attention and MLP "
@@ -334,8 +357,11 @@ StrategyResult apply_tensor_parallel(const OpGraph& graph, const Cluster& cluste
                            (sp ? "; sequence parallel: " + std::to_string(scatters) + " reduce-scatters and " +
                                      std::to_string(gathers) + " all-gathers"
                                : ""));
-    result.notes.push_back("embeddings, output layer and loss replicated on every rank (Megatron splits their "
-                           "vocabulary too)");
+    result.notes.push_back(vocab_split ? "token embedding, output layer and cross-entropy split by the vocabulary "
+                                              "(2 of the forward all-reduces and 1 of the backward)"
+                                            : "embeddings, output layer and loss replicated on every rank (no "
+                                              "embedding/token_lookup, head/logits and head/xent to split by the "
+                                              "vocabulary)");
   }
   return result;
 }

@@ -1,5 +1,5 @@
 // tp:N (strategies/tensor_parallel.cc) on small language models: the four
-// all-reduces per layer, the parameters each rank holds counted by hand, the
+// all-reduces per layer and the vocabulary split's three, the parameters each rank holds counted by hand, the
 // split work, the refusals, and a simulated step against one device.
 #include <gtest/gtest.h>
 
@@ -36,14 +36,29 @@ TEST(TensorParallel, FourAllReducesPerLayerAndHandCountedShards) {
   const StrategyResult r = apply_strategy(g, c, "tp:2");
   EXPECT_EQ(r.spec, "tp:2");
   EXPECT_EQ(r.devices_used, 2);
-  // Two layers: attention output and fc2 forward, the two input gradients backward.
-  EXPECT_EQ(count_named(r.graph, "/sum/t0"), 8);
+  // Two layers: attention output and fc2 forward, the two input gradients backward
+  // (8); the vocabulary split adds the token lookup's and the per-token losses'
+  // in the forward pass and the output layer's input gradient in the backward (3).
+  EXPECT_EQ(count_named(r.graph, "/sum/t0"), 11);
   ASSERT_FALSE(r.notes.empty());
-  EXPECT_NE(r.notes[0].find("4 all-reduces in the forward pass and 4 in the backward pass"), std::string::npos) << r.notes[0];
+  EXPECT_NE(r.notes[0].find("6 all-reduces in the forward pass and 5 in the backward pass"), std::string::npos) << r.notes[0];
+  // The embedding's all-reduce carries b*s*h floats, the loss's b*s.
+  const auto out_bytes = [&](const std::string& name) {
+    const int id = r.graph.find(name);
+    return id < 0 ? -1.0 : r.graph.op(id).output_bytes[0];
+  };
+  EXPECT_DOUBLE_EQ(out_bytes("tp/allreduce/embedding/token_lookup/sum/t0"), 4.0 * 16 * 64 * 4);
+  EXPECT_DOUBLE_EQ(out_bytes("tp/allreduce/head/xent/sum/t1"), 4.0 * 16 * 4);
+  EXPECT_DOUBLE_EQ(out_bytes("tp/allreduce/head/logits/grad_input/sum/t0"), 4.0 * 16 * 64 * 4);
   // Per layer the split weights are q, k, v, o (4 x 64^2), the q, k, v biases (3 x 64),
-  // fc1 and fc2 (2 x 64 x 256) and fc1's bias (256): 49,600; each rank holds half.
+  // fc1 and fc2 (2 x 64 x 256) and fc1's bias (256): 49,600; with the token table
+  // (500 x 64, tied to the output layer) each rank holds half.
   const double total = forward_params(g, "");
-  EXPECT_DOUBLE_EQ(forward_params(r.graph, "t0/"), total - 2 * 49600 / 2.0);
+  EXPECT_DOUBLE_EQ(forward_params(r.graph, "t0/"), total - (2 * 49600 + 500 * 64) / 2.0);
+  // The output layer's logits and the cross-entropy's work are halved too.
+  EXPECT_DOUBLE_EQ(r.graph.op(r.graph.find("t1/head/logits")).flops, g.op(g.find("head/logits")).flops / 2);
+  EXPECT_DOUBLE_EQ(r.graph.op(r.graph.find("t0/head/logits")).output_bytes[0],
+                   g.op(g.find("head/logits")).output_bytes[0] / 2);
   EXPECT_DOUBLE_EQ(forward_params(r.graph, "t1/"), forward_params(r.graph, "t0/"));
   // A column projection's work is halved on each rank; a norm's is whole.
   const auto flops_of = [](const OpGraph& graph, const std::string& name) {
@@ -68,7 +83,9 @@ TEST(TensorParallel, FourAllReducesPerLayerAndHandCountedShards) {
 // the final norm), the last output for the final norm's gradient, the first layer's
 // input gradient into the replicated embedding), 14. The norms' and the row-parallel
 // biases' parameter gradients, partial over the sequence, are all-reduced: 8, all
-// backward. The norms hold half the sequence.
+// backward, and the output layer's input gradient (the vocabulary split) 1 more;
+// the forward pass keeps the vocabulary split's two (the token lookup's, the
+// per-token losses'), outside the layers. The norms hold half the sequence.
 TEST(TensorParallel, SequenceParallelSplitsTheNormsAndTradesAllReduces) {
   const OpGraph g = load_graph(kTiny);
   const Cluster c = load_cluster("preset:dgx-a100");
@@ -76,7 +93,7 @@ TEST(TensorParallel, SequenceParallelSplitsTheNormsAndTradesAllReduces) {
   EXPECT_EQ(r.spec, "tp:2,sp=on");
   ASSERT_FALSE(r.notes.empty());
   EXPECT_NE(r.notes[0].find("8 reduce-scatters and 14 all-gathers"), std::string::npos) << r.notes[0];
-  EXPECT_NE(r.notes[0].find("0 all-reduces in the forward pass and 8 in the backward pass"), std::string::npos)
+  EXPECT_NE(r.notes[0].find("2 all-reduces in the forward pass and 9 in the backward pass"), std::string::npos)
       << r.notes[0];
   const auto out_bytes = [](const OpGraph& graph, const std::string& name) {
     return graph.op(graph.find(name)).output_bytes[0];
