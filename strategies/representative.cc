@@ -266,15 +266,20 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
                      [](const std::pair<int, int>& a, const std::pair<int, int>& b) { return a.first < b.first; });
     for (const auto& r : ready) gradient_edges.push_back(r.second);
   }
+  // A gradient's bytes over the replica's micro-batches: a weight's gradient is
+  // weight-sized, an embedding's sparse one (a row per token) holds every
+  // micro-batch's rows, as the full rewrite's accumulation of it does.
+  const auto gradient_bytes = [&](int e) { return g.edge(e).bytes * (roles.edge_scales[e] ? M : 1); };
   std::vector<int> bucket_of_edge(g.num_edges(), -1);
   std::vector<std::vector<double>> bucket_bytes(group);
   std::vector<double> filled(group, 0);  // bytes in each device's open bucket
   for (int e : gradient_edges) {
     const int d = device_of[g.edge(e).dst];
     std::vector<double>& b = bucket_bytes[d];
-    if (b.empty() || (s.overlap && filled[d] > 0 && filled[d] + g.edge(e).bytes > s.bucket_bytes)) b.push_back(0), filled[d] = 0;
-    b.back() += g.edge(e).bytes;
-    filled[d] += g.edge(e).bytes;
+    const double bytes = gradient_bytes(e);
+    if (b.empty() || (s.overlap && filled[d] > 0 && filled[d] + bytes > s.bucket_bytes)) b.push_back(0), filled[d] = 0;
+    b.back() += bytes;
+    filled[d] += bytes;
     bucket_of_edge[e] = static_cast<int>(b.size()) - 1;
   }
   // One bucket's ring over the replicas, as the full rewrite builds it (a pack,
@@ -459,10 +464,13 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
           if (id[edge.src] < 0 || id[edge.dst] < 0) continue;
           const int d = device_of[edge.dst];
           int from = id[edge.src], output = edge.src_output;
-          if (M > 1 && s.accumulate == "sum") {
+          if (M > 1) {  // as the full rewrite: fused, a zero-cost step the update waits on
+            const bool fused = s.accumulate != "sum";
+            const double w = gradient_bytes(e);
             const int acc = strategies_detail::add_strategy_op(block, "acc#" + std::to_string(e), "AccumulateGrad",
-                                                               Phase::kBackward, (M - 1) * edge.bytes / 4,
-                                                               (M + 1) * edge.bytes, {edge.bytes});
+                                                               Phase::kBackward, fused ? 0 : (M - 1) * w / 4,
+                                                               fused ? 0 : (M + 1) * w, {w});
+            if (fused) block.mutable_op(acc).compute_us = 0;
             devices.push_back(d);
             block.add_edge(from, acc, output, edge.bytes);
             from = acc, output = 0;
@@ -602,8 +610,9 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   if (M > 1 && s.accumulate == "sum")
     for (int e : gradient_edges) {
       const Edge& edge = g.edge(e);
-      accumulate[device_of[edge.dst]] += op_time_us(
-          strategy_op("AccumulateGrad", (M - 1) * edge.bytes / 4, (M + 1) * edge.bytes), replica.device(device_of[edge.dst]));
+      const double w = gradient_bytes(e);
+      accumulate[device_of[edge.dst]] +=
+          op_time_us(strategy_op("AccumulateGrad", (M - 1) * w / 4, (M + 1) * w), replica.device(device_of[edge.dst]));
     }
   double slowest_stage_passes = 0;
   for (int st = 0; st < P; ++st) {
@@ -683,3 +692,4 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
 }
 
 }  // namespace aware
+

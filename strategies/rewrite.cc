@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/graph_algorithms.h"
 #include "core/placer.h"
 
 namespace aware::strategies_detail {
@@ -89,6 +90,21 @@ BatchRoles classify_batch_roles(const OpGraph& graph) {
       roles.role[id] = Role::kParamSide;
     }
   }
+  // A pipeline's accumulation of an embedding's sparse gradients (one row per token
+  // of every micro-batch) is as batch-sized as they are: a model op, not a sum of
+  // the variable's gradient.
+  std::vector<char> sparse(n, 0);
+  for (int id : topological_order(graph)) {
+    const Op& op = graph.op(id);
+    if (op.type == "UnsortedSegmentSum") {
+      sparse[id] = 1;
+    } else if (op.type == "AccumulateGrad" && !graph.in_edges(id).empty()) {
+      bool all = true;
+      for (int e : graph.in_edges(id)) all = all && sparse[graph.edge(e).src];
+      sparse[id] = all;
+      if (all && roles.role[id] == Role::kParamSide) roles.role[id] = Role::kModel;
+    }
+  }
   roles.output_scales.resize(n);
   for (int id = 0; id < n; ++id) {
     const Op& op = graph.op(id);
@@ -108,7 +124,7 @@ BatchRoles classify_batch_roles(const OpGraph& graph) {
     // (Except a sparse gradient: an embedding lookup's gradient holds one row per
     // token looked up, so it grows with the batch whatever it feeds.)
     if ((dst == Role::kUpdate || dst == Role::kParamSide) && roles.role[edge.src] == Role::kModel &&
-        graph.op(edge.src).type != "UnsortedSegmentSum") {
+        !sparse[edge.src]) {
       auto& scales = roles.output_scales[edge.src];
       if (edge.src_output < static_cast<int>(scales.size())) scales[edge.src_output] = 0;
     }
