@@ -270,17 +270,42 @@ StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, co
     shared[id] = r == Role::kVariable || r == Role::kUpdate;
     per_micro[id] = !shared[id];
   }
-  const std::vector<int> shared_id = append_copy(out, graph, roles, 1, "", shared);
-  for (int id = 0; id < n; ++id) {
-    if (shared[id]) device_of.push_back((stage[id] % stages) * group + slot_of(id));
-  }
+  // The shared ops and micro-batch 0's in the graph's own order, so that the
+  // simulator breaks ties among ready ops as it does on the graph itself (a
+  // one-stage, one-micro-batch pipeline is the step); the other micro-batches after.
+  const auto device_for = [&](int id) { return (stage[id] % stages) * group + slot_of(id); };
+  std::vector<int> shared_id(n, -1);
   std::vector<std::vector<int>> micro_id(micro);
+  micro_id[0].assign(n, -1);
+  for (int id = 0; id < n; ++id) {
+    Op op = scaled_op(graph, roles, id, shared[id] ? 1.0 : shares[0] / batch);
+    if (per_micro[id]) {
+      op.name = "m0/" + op.name;
+      if (!op.colocation_group.empty()) op.colocation_group = "m0/" + op.colocation_group;
+    }
+    (shared[id] ? shared_id : micro_id[0])[id] = out.add_op(std::move(op));
+    device_of.push_back(device_for(id));
+  }
+  for (int id = 0; id < n; ++id) {
+    const int fwd = graph.op(id).forward_of;
+    if (fwd >= 0 && shared[id] && shared[fwd]) out.mutable_op(shared_id[id]).forward_of = shared_id[fwd];
+    if (fwd >= 0 && per_micro[id] && per_micro[fwd]) out.mutable_op(micro_id[0][id]).forward_of = micro_id[0][fwd];
+  }
+  for (int pass = 0; pass < 2; ++pass)  // the shared copy's edges, then micro-batch 0's (as append_copy adds them)
+    for (int e = 0; e < graph.num_edges(); ++e) {
+      const Edge& edge = graph.edge(e);
+      if (pass == 0 && shared[edge.src] && shared[edge.dst])
+        out.add_edge(shared_id[edge.src], shared_id[edge.dst], edge.src_output, edge.bytes);
+      if (pass == 1 && per_micro[edge.src] && per_micro[edge.dst])
+        out.add_edge(micro_id[0][edge.src], micro_id[0][edge.dst], edge.src_output,
+                     roles.edge_scales[e] ? edge.bytes * (shares[0] / batch) : edge.bytes);
+    }
   for (int m = 0; m < micro; ++m) {
-    micro_id[m] = append_copy(out, graph, roles, shares[m] / batch, "m" + std::to_string(m) + "/",
-                              per_micro);
+    if (m > 0)
+      micro_id[m] = append_copy(out, graph, roles, shares[m] / batch, "m" + std::to_string(m) + "/", per_micro);
     for (int id = 0; id < n; ++id) {
       if (!per_micro[id]) continue;
-      device_of.push_back((stage[id] % stages) * group + slot_of(id));
+      if (m > 0) device_of.push_back(device_for(id));
       const int fwd = graph.op(id).forward_of;
       if (fwd >= 0 && shared[fwd]) out.mutable_op(micro_id[m][id]).forward_of = shared_id[fwd];
     }
@@ -354,6 +379,9 @@ StrategyResult pipeline_rewrite(const OpGraph& graph, const Cluster& cluster, co
       }
       if (!members.empty()) groups.push_back(std::move(members));
     }
+    // (One stage and one micro-batch: its two passes need no order beyond their
+    // data's, and the step is the graph's own.)
+    if (pieces == 1 && micro == 1) groups.clear();
     for (std::size_t g = 0; g + 1 < groups.size(); ++g) {
       std::vector<char> in_a(out.num_ops(), 0), in_b(out.num_ops(), 0);
       for (int id : groups[g]) in_a[id] = 1;

@@ -213,7 +213,19 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   if (s.schedule != "gpipe") one += ",schedule=" + s.schedule;
   if (!s.recompute.empty()) one += ",recompute=" + s.recompute;
   one += ",accumulate=" + s.accumulate;
-  const StrategyResult micro_step = apply_strategy(small, replica, one, context);
+  // The stages cut as the full rewrite cuts them, on the whole batch's ops (a cut
+  // balanced on one micro-batch's ops can differ: an op's launch overhead does not
+  // shrink with the batch).
+  std::vector<int> pieces;
+  StrategyContext cut = context;
+  if (s.pp > 1) {
+    StrategySpec pipe;
+    pipe.kind = "pipeline";
+    pipe.text = text;
+    pieces = strategies_detail::pipeline_pieces(graph, cluster, pipe, s.pp);
+    cut.pipeline_pieces = &pieces;
+  }
+  const StrategyResult micro_step = apply_strategy(small, replica, one, cut);
   // ZeRO: each replica updates, and keeps the optimizer state of, its 1/D of
   // every parameter (as dp's rewrite shards its update ops).
   OpGraph sharded = micro_step.graph;
@@ -433,7 +445,12 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
     stage_alike[st] = alike;
   }
   result.stages.assign(P, RepresentativeStage{});
+  // One stage and one micro-batch: the full rewrite orders nothing between the
+  // passes, so the last block is the whole step with its tail (the forward and
+  // backward blocks are simulated for the report).
+  const bool whole_step = P == 1 && M == 1;
   std::vector<double> finish(n, 0), finish_last(n, 0);  // each op's end in its block (the last pass's)
+  std::vector<double> begin(n, 0), begin_last(n, 0);    // and its start
   std::vector<double> last_span(P, 0);  // the last backward pass with the tail
   std::vector<double> tp_time(P, 0);    // tensor-parallel all-reduces per micro-batch
   for (int st = 0; st < P; ++st) {
@@ -442,7 +459,8 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       std::vector<char> keep(n, 0);
       int count = 0;
       for (int id = 0; id < n; ++id)
-        if (per_micro[id] && stage[id] == st && forward[id] == (pass == 0)) keep[id] = 1, ++count;
+        if (per_micro[id] && stage[id] == st && (forward[id] == (pass == 0) || (pass == 2 && whole_step)))
+          keep[id] = 1, ++count;
       if (count == 0 && pass < 2) continue;
       if (pass == 2)
         for (int id = 0; id < n; ++id)
@@ -518,7 +536,8 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       result.ops_simulated += block.num_ops();
       for (int op = 0; op < n; ++op)
         if (id[op] >= 0 && id[op] < static_cast<int>(trace.ops.size()))
-          (pass == 2 ? finish_last : finish)[op] = trace.ops[id[op]].end_us;
+          (pass == 2 ? finish_last : finish)[op] = trace.ops[id[op]].end_us,
+          (pass == 2 ? begin_last : begin)[op] = trace.ops[id[op]].start_us;
       if (pass < 2) {  // time in the tensor-parallel all-reduces, on the stage's first device
         const int first = compact ? 0 : st * s.tp;
         for (int op = 0; op < block.num_ops() && op < static_cast<int>(trace.ops.size()); ++op)
@@ -533,29 +552,44 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
 
   // ---- the boundaries: each output crossing stages once per destination device,
   // sent when its op ends within its block, the transfers of one device pair
-  // one after another.
+  // one after another. The receiving pass may start before all of them arrive:
+  // a tensor is needed when its first reader starts in the receiving block (a
+  // stage cut inside a layer sends the norm's output, which the key projection
+  // reads first, and the query's, which the scores read later).
   struct Crossing {
     int a, b;  // devices
     int src;   // op
     double us;
+    double need = 0, need_last = 0;  // its first reader's start in the receiving block (its last pass)
   };
   std::map<std::tuple<int, int, int>, std::vector<Crossing>> crossing;  // (from, to, forward?)
   {
-    std::set<std::tuple<int, int, int>> sent;  // (op, output, device)
+    // (op, output, device) -> where its crossing is listed
+    std::map<std::tuple<int, int, int>, std::pair<std::tuple<int, int, int>, std::size_t>> where;
     for (int e = 0; e < g.num_edges(); ++e) {
       const Edge& edge = g.edge(e);
       if (!per_micro[edge.src] || !per_micro[edge.dst]) continue;
       if (stage[edge.src] == stage[edge.dst] || forward[edge.src] != forward[edge.dst]) continue;
       const int a = device_of[edge.src], b = device_of[edge.dst];
-      if (!sent.insert({edge.src, edge.src_output, b}).second) continue;
-      crossing[{stage[edge.src], stage[edge.dst], forward[edge.src]}].push_back(
-          {a, b, edge.src, replica.transfer_time_us(a, b, edge.bytes)});
+      const double reads = begin[edge.dst], reads_last = forward[edge.dst] ? begin[edge.dst] : begin_last[edge.dst];
+      const auto tensor = std::make_tuple(edge.src, edge.src_output, b);
+      const auto seen = where.find(tensor);
+      if (seen != where.end()) {
+        Crossing& c = crossing[seen->second.first][seen->second.second];
+        c.need = std::min(c.need, reads), c.need_last = std::min(c.need_last, reads_last);
+        continue;
+      }
+      const auto key = std::make_tuple(stage[edge.src], stage[edge.dst], static_cast<int>(forward[edge.src]));
+      where[tensor] = {key, crossing[key].size()};
+      crossing[key].push_back({a, b, edge.src, replica.transfer_time_us(a, b, edge.bytes), reads, reads_last});
     }
   }
   struct Link {
     int from, to;
     bool forward;
-    double offset = 0, offset_last = 0;  // arrival after the sending block starts (its last pass)
+    // When the receiving pass can start, after the sending block starts (its last
+    // pass): the latest of each tensor's arrival less its first reader's start.
+    double offset = 0, offset_last = 0;
     double busy = 0;                     // the busiest device pair's transfer time per micro-batch
   };
   std::vector<Link> links;
@@ -565,12 +599,12 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       const std::vector<double>& at = last ? finish_last : finish;
       std::sort(list.begin(), list.end(), [&](const Crossing& x, const Crossing& y) { return at[x.src] < at[y.src]; });
       std::map<std::pair<int, int>, double> pair_free, pair_busy;
-      double arrive = 0;
+      double arrive = -std::numeric_limits<double>::infinity();
       for (const Crossing& c : list) {
         double& free = pair_free[{c.a, c.b}];
         free = std::max(free, at[c.src]) + c.us;
         pair_busy[{c.a, c.b}] += last ? 0 : c.us;
-        arrive = std::max(arrive, free);
+        arrive = std::max(arrive, free - (last ? c.need_last : c.need));
       }
       (last ? l.offset_last : l.offset) = arrive;
       for (const auto& [pair, t] : pair_busy) l.busy = std::max(l.busy, t);
@@ -589,7 +623,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       setup[device_of[id]] += op_time_us(g.op(id), replica.device(device_of[id]));
   std::vector<PipelineBlocks> blocks(P);
   for (int st = 0; st < P; ++st) {
-    blocks[st].forward_us = result.stages[st].forward_us;
+    blocks[st].forward_us = whole_step ? 0 : result.stages[st].forward_us;
     blocks[st].backward_us = result.stages[st].backward_us;
     blocks[st].last_us = last_span[st];
     for (int d = st * s.tp; d < (st + 1) * s.tp; ++d) blocks[st].setup_us = std::max(blocks[st].setup_us, setup[d]);
@@ -598,7 +632,8 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   for (const Link& l : links) pipeline_links.push_back({l.from, l.to, l.forward, l.offset, l.offset_last, l.busy});
   const ComposedSchedule composed = compose_schedule(blocks, pipeline_links, s.schedule, M);
   for (int st = 0; st < P; ++st) {
-    result.stages[st].passes_end_us = composed.passes_end_us[st];
+    result.stages[st].passes_end_us =
+        composed.passes_end_us[st] + (whole_step ? result.stages[st].forward_us : 0);
     result.stages[st].end_us = composed.end_us[st];
     result.stages[st].in_flight = composed.in_flight[st];
   }

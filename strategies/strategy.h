@@ -63,6 +63,10 @@ struct StrategyContext {
   // hybrid only: each op's device within its replica's group, given (the 3d
   // spec's pipeline of tensor-parallel ranks) instead of placed by the method.
   const std::vector<int>* group_slots = nullptr;
+  // 3d only: each op's pipeline piece, given (by op id of the graph) instead of
+  // cut by the 3d rewrite (the representative simulation's, cut at the whole
+  // batch as the full rewrite cuts it, for its one micro-batch's step).
+  const std::vector<int>* pipeline_pieces = nullptr;
 };
 
 struct StrategyResult {

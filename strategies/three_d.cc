@@ -124,7 +124,11 @@ StrategyResult apply_three_d(const OpGraph& graph, const Cluster& cluster, const
   // copy of an op in its op's piece.
   const StrategySpec pipe = pipeline_part(spec, t.pp);
   const int pieces = t.pp * pipeline_model_chunks(pipe);
-  const std::vector<int> piece = pipeline_pieces(graph, cluster, pipe, pieces);
+  const std::vector<int> piece =
+      context.pipeline_pieces ? *context.pipeline_pieces : pipeline_pieces(graph, cluster, pipe, pieces);
+  if (static_cast<int>(piece.size()) != graph.num_ops())
+    throw ConfigError("strategy '" + spec.text + "': the given pipeline cut names " + std::to_string(piece.size()) +
+                      " ops, graph '" + graph.name() + "' has " + std::to_string(graph.num_ops()));
   std::vector<int> hint(tensor.graph.num_ops(), -1);
   for (int id = 0; id < tensor.graph.num_ops(); ++id) {
     std::string name = tensor.graph.op(id).name;
