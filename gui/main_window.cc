@@ -30,6 +30,7 @@
 #include "gui/curve_view.h"
 #include "gui/graph_view.h"
 #include "gui/link_view.h"
+#include "gui/parallel_view.h"
 #include "gui/timeline_page.h"
 #include "gui/timeline_view.h"
 #include "gui/workbench.h"
@@ -244,8 +245,11 @@ void MainWindow::buildUi() {
   compare_view_ = new CompareView(tabs_);
   // Tabs in viewNames() order; the graph view sits inside its page.
   link_view_ = new LinkView(tabs_);
-  const QString titles[] = {QStringLiteral("Graph"), QStringLiteral("Timeline"), QStringLiteral("Learning curve"),
-                            QStringLiteral("Compare"), QStringLiteral("Links")};
+  pipeline_view_ = new ParallelView(ParallelView::Mode::kPipeline, tabs_);
+  grid_view_ = new ParallelView(ParallelView::Mode::kGrid, tabs_);
+  const QString titles[] = {QStringLiteral("Graph"),   QStringLiteral("Timeline"), QStringLiteral("Learning curve"),
+                            QStringLiteral("Compare"), QStringLiteral("Links"),    QStringLiteral("Pipeline"),
+                            QStringLiteral("3-D grid")};
   const QStringList names = viewNames();
   for (int i = 0; i < names.size(); ++i)
     tabs_->addTab(names[i] == "graph" ? graph_page : viewWidget(names[i]), titles[i]);
@@ -535,10 +539,15 @@ void MainWindow::onPlacementChanged() {
             workbench_->method(),
             result.evaluator.empty() ? workbench_->evaluatorName() : result.evaluator, result)));
     link_view_->setStep(workbench_->graph(), workbench_->cluster(), workbench_->placement());
+    const QString strategy = QString::fromStdString(workbench_->strategy());
+    pipeline_view_->setStep(workbench_->graph(), workbench_->placement(), workbench_->trace(), strategy);
+    grid_view_->setStep(workbench_->graph(), workbench_->placement(), workbench_->trace(), strategy);
   } else {
     graph_view_->setPlacement(nullptr);
     timeline_page_->clearMain(QStringLiteral("not placed yet"));
     link_view_->clear(QStringLiteral("not placed yet"));
+    pipeline_view_->clear(QStringLiteral("not placed yet"));
+    grid_view_->clear(QStringLiteral("not placed yet"));
   }
   refreshInfo();
   refreshComparison();
@@ -546,7 +555,8 @@ void MainWindow::onPlacementChanged() {
 
 QStringList MainWindow::viewNames() {
   return {QStringLiteral("graph"), QStringLiteral("timeline"), QStringLiteral("curve"),
-          QStringLiteral("compare"), QStringLiteral("links")};
+          QStringLiteral("compare"), QStringLiteral("links"), QStringLiteral("pipeline"),
+          QStringLiteral("grid")};
 }
 
 bool MainWindow::showView(const QString& name) {
@@ -562,6 +572,8 @@ QWidget* MainWindow::viewWidget(const QString& name) const {
   if (name == "curve") return curve_view_;
   if (name == "compare") return compare_view_;
   if (name == "links") return link_view_;
+  if (name == "pipeline") return pipeline_view_;
+  if (name == "grid") return grid_view_;
   if (name == "window") return const_cast<MainWindow*>(this);
   return nullptr;
 }

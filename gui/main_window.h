@@ -26,6 +26,7 @@ namespace aware::gui {
 class BackgroundJob;
 class CompareView;
 class LinkView;
+class ParallelView;
 class CurveView;
 class GraphView;
 class TimelinePage;
@@ -123,7 +124,8 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const EvaluationOutcome> comparisonOutcome() const { return comparison_shown_; }
   QString comparisonError() const { return comparison_error_; }
 
-  // The views, in tab order: "graph", "timeline", "curve", "compare", "links". The one list
+  // The views, in tab order: "graph", "timeline", "curve", "compare", "links", "pipeline",
+  // "grid". The one list
   // the tabs, showView, the PNG export, --view and the tests use. The "timeline"
   // widget is the TimelinePage (both timelines and their captions).
   static QStringList viewNames();
@@ -159,6 +161,8 @@ class MainWindow : public QMainWindow {
   CurveView* curveView() const { return curve_view_; }
   CompareView* compareView() const { return compare_view_; }
   LinkView* linkView() const { return link_view_; }
+  ParallelView* pipelineView() const { return pipeline_view_; }
+  ParallelView* gridView() const { return grid_view_; }
   const GraphLayout& lastLayout() const;
   double lastSceneBuildSeconds() const { return scene_build_s_; }
 
@@ -213,6 +217,8 @@ class MainWindow : public QMainWindow {
   CurveView* curve_view_ = nullptr;
   CompareView* compare_view_ = nullptr;
   LinkView* link_view_ = nullptr;
+  ParallelView* pipeline_view_ = nullptr;
+  ParallelView* grid_view_ = nullptr;
   QLineEdit* compare_methods_ = nullptr;
   QLineEdit* compare_devices_ = nullptr;
   QPushButton* compare_run_ = nullptr;

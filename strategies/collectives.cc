@@ -79,8 +79,10 @@ void zero_ring(Builder& b, const std::vector<const Gradient*>& bucket, double w,
     }
 }
 
-void ring(Builder& b, const std::vector<const Gradient*>& bucket, double w,
-          const std::vector<int>& dev, const std::string& name) {
+// Returns each rank's first and last step, so that the next bucket's ring can
+// wait for this one's.
+std::pair<std::vector<int>, std::vector<int>> ring(Builder& b, const std::vector<const Gradient*>& bucket, double w,
+                                                   const std::vector<int>& dev, const std::string& name) {
   const int ranks = static_cast<int>(dev.size());
   const int steps = 2 * (ranks - 1);
   const double chunk = w / ranks;
@@ -106,6 +108,7 @@ void ring(Builder& b, const std::vector<const Gradient*>& bucket, double w,
     }
   }
   for (int r = 0; r < ranks; ++r) feed_updates(b, bucket, r, x[steps][r], 1);
+  return {x[0], x[steps]};
 }
 
 void tree(Builder& b, const std::vector<const Gradient*>& bucket, double w,
@@ -220,6 +223,10 @@ void insert_gradient_exchange(OpGraph& out, std::vector<int>& device_of,
     buckets.back().push_back(g);
     filled += g->bytes;
   }
+  // The buckets' rings run one after another on each rank, as collectives
+  // launched on one communication stream do (NCCL's all-reduces in DDP's and
+  // Megatron-LM's bucket order): bucket k+1's first step waits for bucket k's last.
+  std::vector<int> previous_last;
   for (std::size_t k = 0; k < buckets.size(); ++k) {
     double w = 0;
     for (const Gradient* g : buckets[k]) w += g->bytes;
@@ -228,7 +235,10 @@ void insert_gradient_exchange(OpGraph& out, std::vector<int>& device_of,
       if (options.algorithm != "ring") throw InternalError("ZeRO's exchange is a ring, got " + options.algorithm);
       zero_ring(b, buckets[k], w, rank_device, name, options.zero_stage);
     } else if (options.algorithm == "ring") {
-      ring(b, buckets[k], w, rank_device, name);
+      const auto [first, last] = ring(b, buckets[k], w, rank_device, name);
+      if (!previous_last.empty())
+        for (int r = 0; r < ranks; ++r) b.edge(previous_last[r], 1, first[r], 0);
+      previous_last = last;
     } else if (options.algorithm == "tree") {
       tree(b, buckets[k], w, rank_device, name);
     } else if (options.algorithm == "ps") {

@@ -11,6 +11,7 @@
 #include "gui/graph_view.h"
 #include "gui/gui_testing.h"
 #include "gui/main_window.h"
+#include "gui/parallel_view.h"
 #include "gui/timeline_view.h"
 #include "gui/workbench.h"
 #include "gui/workers.h"
@@ -95,6 +96,44 @@ TEST(Strategy, DataParallelShowsTheRewrittenStepThenNoneGoesBack) {
   EXPECT_TRUE(w.strategyReport().isEmpty());
   EXPECT_EQ(w.strategyOutcome(), nullptr);
   EXPECT_EQ(w.graphView()->nodeItemCount(), original_ops);
+}
+
+// A 3d strategy's step in the pipeline and grid views: a lane per device of the
+// first replica with a bar per pass (4 micro-batches x 2 passes), and the grid's
+// 2 x 2 x 2 devices; a placement without micro-batches says why instead.
+TEST(Strategy, PipelineAndGridViewsShowAThreeDStep) {
+  REQUIRE_APP();
+  MainWindow w;
+  w.setGraphvizMaxOps(0);  // our layered layout: Graphviz takes minutes on this graph's 260 ops
+  ASSERT_TRUE(open_model(w, "zoo:gpt:layers=4,hidden=64,heads=4,ffn=256,vocab=500,seq_len=16,batch=8",
+                         "preset:dgx-a100"));
+  w.setStrategy("3d:dp=2,tp=2,pp=2,micro=4,schedule=1f1b");
+  ASSERT_TRUE(w.startPlace());
+  ASSERT_TRUE(w.waitForSearch(120000));
+  ASSERT_TRUE(w.searchError().isEmpty()) << w.searchError().toStdString();
+  const ParallelView* pipeline = w.pipelineView();
+  EXPECT_TRUE(pipeline->message().isEmpty()) << pipeline->message().toStdString();
+  ASSERT_EQ(pipeline->chart().lanes.size(), 4u);  // tp 2 x pp 2 devices of replica 0
+  EXPECT_EQ(pipeline->chart().micro_batches, 4);
+  for (const ScheduleLane& lane : pipeline->chart().lanes) EXPECT_EQ(lane.bars.size(), 8u) << lane.device;
+  EXPECT_GT(pipeline->chart().bubble_fraction, 0);
+  const ParallelView* grid = w.gridView();
+  EXPECT_TRUE(grid->message().isEmpty());
+  EXPECT_EQ(grid->grid().cells.size(), 8u);
+  EXPECT_EQ(grid->grid().replicas, 2);
+  EXPECT_EQ(grid->grid().stages, 2);
+  EXPECT_EQ(grid->grid().ranks, 2);
+  ASSERT_TRUE(w.showView(QStringLiteral("pipeline")));
+  EXPECT_FALSE(w.viewWidget(QStringLiteral("pipeline"))->grab().isNull());
+  ASSERT_TRUE(w.showView(QStringLiteral("grid")));
+  EXPECT_FALSE(w.viewWidget(QStringLiteral("grid"))->grab().isNull());
+
+  if (!PlacerRegistry::instance().has("single")) GTEST_SKIP() << "no single placer";
+  w.setStrategy(QStringLiteral("none (place ops)"));
+  ASSERT_TRUE(search_done(w, QStringLiteral("single"), 120000));
+  EXPECT_TRUE(pipeline->chart().lanes.empty());
+  EXPECT_TRUE(pipeline->message().startsWith(QStringLiteral("No pipeline here"))) << pipeline->message().toStdString();
+  EXPECT_FALSE(grid->message().isEmpty());
 }
 
 TEST(Strategy, BadSpecsAreMessagesNotThrows) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "strategies/schedule_chart.h"
 #include "tests/strategies/strategy_test_support.h"
 
 namespace aware {
@@ -324,6 +325,63 @@ TEST(Pipeline, BadInputIsRefusedInOneLine) {
   OpGraph no_batch = g;
   no_batch.set_batch(0);
   EXPECT_NE(message(no_batch, "pipeline:2").find("no batch size"), std::string::npos);
+}
+
+// The schedule read back from the trace (strategies/schedule_chart.h, the GUI's
+// pipeline view): on the balanced chain, S = 4 stages, M = 8, free links, each
+// micro-batch's pass takes 16/8 = 2 us forward and 4 backward on every stage.
+std::string pass_order(const ScheduleLane& lane) {
+  std::string out;
+  for (const PassBar& bar : lane.bars) out += (bar.forward ? "F" : "B") + std::to_string(bar.micro) + " ";
+  return out;
+}
+
+TEST(ScheduleChart, GPipeAndOneForwardOneBackwardByHand) {
+  const Cluster c = free_star(4);
+  const OpGraph g = balanced_chain(4, 16, 16, 32);
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  for (const std::string schedule : {"gpipe", "1f1b"}) {
+    const StrategyResult r = apply_strategy(g, c, "pipeline:4,micro=8,schedule=" + schedule);
+    Trace trace;
+    sim->evaluate(r.graph, c, r.placement, &trace);
+    const ScheduleChart chart = schedule_chart(r.graph, r.placement, trace);
+    ASSERT_EQ(chart.lanes.size(), 4u) << schedule;
+    EXPECT_EQ(chart.micro_batches, 8);
+    for (int s = 0; s < 4; ++s) {
+      const ScheduleLane& lane = chart.lanes[s];
+      EXPECT_EQ(lane.device, s);
+      ASSERT_EQ(lane.bars.size(), 16u);
+      EXPECT_NEAR(lane.busy_us, 8 * (2 + 4), 1e-9);
+      // Stage s's first forward starts when stage s-1's ends.
+      EXPECT_NEAR(lane.bars.front().start_us, 2.0 * s, 1e-9) << schedule;
+    }
+    // Each lane busy 48 of the span (M + S - 1)(F + B) / M = 66: a bubble of 3/11.
+    EXPECT_NEAR(chart.bubble_fraction, 3.0 / 11, 1e-9) << schedule;
+    if (schedule == "gpipe") {
+      EXPECT_EQ(pass_order(chart.lanes[0]), "F0 F1 F2 F3 F4 F5 F6 F7 B7 B6 B5 B4 B3 B2 B1 B0 ");
+    } else {
+      // 1F1B: stage 0 warms up with S - 1 = 3 forwards, the last stage with none.
+      EXPECT_EQ(pass_order(chart.lanes[0]), "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7 ");
+      EXPECT_EQ(pass_order(chart.lanes[3]), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 ");
+    }
+  }
+  // Not a pipeline: no lanes.
+  Trace trace;
+  const Placement one = single_device_placement(g, 0);
+  sim->evaluate(g, c, one, &trace);
+  EXPECT_TRUE(schedule_chart(g, one, trace).lanes.empty());
+}
+
+TEST(ScheduleChart, TagsAreReadFromTheLeadingSegmentsOnly) {
+  EXPECT_EQ(micro_of_name("r1/m3/t0/layer0/attention/query"), 3);
+  EXPECT_EQ(micro_of_name("recompute/r0/m12/layer1/mlp/fc1"), 12);
+  EXPECT_EQ(micro_of_name("m0/tp/allreduce/layer0/attention/output/sum/t1"), 0);
+  EXPECT_EQ(micro_of_name("layer0/m1/x"), -1);
+  EXPECT_EQ(micro_of_name("r1/t0/layer0/attention/query/kernel"), -1);
+  EXPECT_EQ(replica_of_name("r1/m3/t0/layer0"), 1);
+  EXPECT_EQ(replica_of_name("m3/t0/layer0"), 0);
+  EXPECT_EQ(rank_of_name("r1/m3/t5/layer0"), 5);
+  EXPECT_EQ(rank_of_name("m0/tp/allreduce/x/sum/t1"), 0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "datasets/load.h"
+#include "strategies/schedule_chart.h"
 #include "strategies/search.h"
 #include "tests/strategies/strategy_test_support.h"
 
@@ -116,6 +117,36 @@ TEST(ThreeD, BadInputIsRefusedInOneLine) {
   EXPECT_NE(strategy_error(g, c, "3d:pp=2,schedule=zigzag").find("schedule must be"), std::string::npos);
   EXPECT_THROW(check_strategy_spec("3d:dp=2,tp=2,pp=2,micro=0"), ConfigError);
   EXPECT_NO_THROW(check_strategy_spec("3d:dp=2,tp=2,pp=2,micro=8,schedule=interleaved:2,recompute=selective"));
+}
+
+// The 3-D grid read back from the rewrite (the GUI's grid view): dp=2, tp=2, pp=2
+// on the tiny 4-layer model puts rank r of stage s of replica d on device
+// 4d + 2s + r; stage 0 holds the embedding and layers 0-1, stage 1 layers 1-3 and
+// the head (the balanced cut falls inside layer 1: the output layer's work sits on
+// stage 1); the ranks of a stage hold equal shares, the replicas equal copies.
+TEST(ThreeD, TheGridNamesEachDevicesReplicaStageRankAndLayers) {
+  const Cluster c = load_cluster("preset:dgx-a100");
+  const StrategyResult r = apply_strategy(load_graph(kGpt), c, "3d:dp=2,tp=2,pp=2,micro=4");
+  const DeviceGrid grid = device_grid(r.graph, r.placement);
+  EXPECT_EQ(grid.replicas, 2);
+  EXPECT_EQ(grid.stages, 2);
+  EXPECT_EQ(grid.ranks, 2);
+  ASSERT_EQ(grid.cells.size(), 8u);
+  for (const GridCell& cell : grid.cells) {
+    const int d = cell.device;
+    EXPECT_EQ(cell.replica, d / 4) << d;
+    EXPECT_EQ(cell.stage, (d / 2) % 2) << d;
+    EXPECT_EQ(cell.rank, d % 2) << d;
+    EXPECT_EQ(cell.first_layer, cell.stage == 0 ? 0 : 1) << d;
+    EXPECT_EQ(cell.last_layer, cell.stage == 0 ? 1 : 3) << d;
+    EXPECT_EQ(cell.embedding, cell.stage == 0) << d;
+    EXPECT_EQ(cell.head, cell.stage == 1) << d;
+    EXPECT_GT(cell.param_bytes, 0);
+    const GridCell& twin = grid.cells[static_cast<std::size_t>(d ^ 1)];  // the other rank
+    const GridCell& copy = grid.cells[static_cast<std::size_t>(d ^ 4)];  // the other replica
+    EXPECT_DOUBLE_EQ(cell.param_bytes, twin.param_bytes) << d;
+    EXPECT_DOUBLE_EQ(cell.param_bytes, copy.param_bytes) << d;
+  }
 }
 
 }  // namespace
