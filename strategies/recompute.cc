@@ -23,6 +23,11 @@
 // forward pass, not a recomputed copy: each stage recomputes what it holds, as
 // Megatron-LM's stages do. Recomputed copies are backward-phase ops named
 // "recompute/NAME"; their FLOPs count as work (Megatron's 96·B·s·l·h² counts them).
+// A layer's forward tensor-parallel all-reduces (the tp rewrite's "tp/allreduce/"
+// ring steps and sums, across the layer's ranks) belong to its segments and run
+// again too, as Megatron-LM's checkpointed forward re-runs them
+// (megatron/core/tensor_parallel/random.py, CheckpointFunction.backward calls the
+// layer's forward, collectives included): only the layer input is kept.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -82,13 +87,17 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
   const int n = graph.num_ops();
   const BatchRoles roles = classify_batch_roles(graph);
   using Segment = std::tuple<std::string, int, int, std::string>;  // block, layer, device, micro
+  // A forward tensor-parallel all-reduce's ops take the (block, layer) of the op
+  // whose partial sum they reduce (set below, in topological order).
+  std::vector<char> tp_forward(n, 0);
+  std::vector<std::pair<std::string, int>> layer_of(n);
+  for (int id = 0; id < n; ++id) layer_of[id] = {graph.op(id).block, graph.op(id).layer};
   const auto segment_of = [&](int id) {
-    const Op& op = graph.op(id);
-    return Segment{op.block, op.layer, device[id], micro_tag(op.name)};
+    return Segment{layer_of[id].first, layer_of[id].second, device[id], micro_tag(graph.op(id).name)};
   };
   const auto forward_model = [&](int id) {
-    return roles.role[id] == Role::kModel && graph.op(id).phase == Phase::kForward && graph.op(id).total_output_bytes() > 0 &&
-           graph.in_edges(id).size() > 0;
+    return roles.role[id] == Role::kModel && (graph.op(id).phase == Phase::kForward || tp_forward[id]) &&
+           graph.op(id).total_output_bytes() > 0 && graph.in_edges(id).size() > 0;
   };
 
   // The pass each op runs in: its phase, except that an op feeding a forward op
@@ -104,6 +113,20 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
       for (int e : graph.out_edges(id))  // (a pipeline's barriers order passes; they run none)
         if (runs_forward[graph.edge(e).dst] && graph.op(graph.edge(e).dst).type != "Barrier") runs_forward[id] = 1;
       runs_backward[id] = graph.op(id).phase == Phase::kBackward && !runs_forward[id];
+    }
+    // The forward all-reduces: strategy ops of the tp rewrite that run forward
+    // (ring steps labelled backward), inside a layer.
+    for (int id : order) {
+      const Op& op = graph.op(id);
+      if (op.block != kStrategyBlock || !runs_forward[id] || op.name.find("tp/allreduce/") == std::string::npos) continue;
+      for (int e : graph.in_edges(id)) {
+        const int src = graph.edge(e).src;
+        if ((graph.op(src).phase == Phase::kForward || tp_forward[src]) && layer_of[src].second >= 0) {
+          layer_of[id] = layer_of[src];
+          tp_forward[id] = 1;
+          break;
+        }
+      }
     }
   }
   // Which forward ops a backward op reads (saved activations), by segment.
@@ -149,7 +172,13 @@ int apply_recompute(StrategyResult& result, const std::string& mode) {
     copy_of[id] = out.add_op(op);
     devices.push_back(device[id]);
   }
-  const auto same_segment = [&](int a, int b) { return segment_of(a) == segment_of(b); };
+  // (A ring step reads its neighbour's chunk: within one all-reduce's ranks the
+  // layer's segments on their devices are one.)
+  const auto same_segment = [&](int a, int b) {
+    if (tp_forward[a] && tp_forward[b])
+      return layer_of[a] == layer_of[b] && micro_tag(graph.op(a).name) == micro_tag(graph.op(b).name);
+    return segment_of(a) == segment_of(b);
+  };
   for (int e = 0; e < graph.num_edges(); ++e) {
     const Edge& edge = graph.edge(e);
     const bool to_backward = runs_backward[edge.dst] != 0;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/cluster.h"
+#include "core/evaluator.h"
 #include "datasets/load.h"
 #include "tests/strategies/strategy_test_support.h"
 
@@ -155,6 +157,36 @@ TEST(Recompute, PipelineStagesRecomputeTheirOwnMicroBatches) {
     EXPECT_EQ(full.placement[id], full.placement[op.forward_of]) << op.name;
   }
   EXPECT_GT(step_us(full, c), step_us(plain, c));
+}
+
+// With tensor parallelism a layer's forward all-reduces run again with it, as
+// Megatron-LM's checkpointed forward re-runs them: two layers x two forward
+// all-reduces (after the attention's and the MLP's row-parallel projections),
+// each a ring step and a sum per rank. The recomputation moves their bytes again
+// (b*s*h floats per all-reduce: each of 2 ranks sends half of it, twice) and the
+// backward reads the recomputed sums, so the kept tensors shrink.
+TEST(Recompute, FullRecomputationReRunsTheLayersTensorParallelAllReduces) {
+  const OpGraph g = load_graph("zoo:gpt:layers=2,hidden=64,heads=4,ffn=256,vocab=500,seq_len=16,batch=4");
+  const Cluster c = load_cluster("preset:dgx-a100");
+  const StrategyResult plain = apply_strategy(g, c, "tp:2");
+  const StrategyResult full = apply_strategy(g, c, "tp:2,recompute=full");
+  int sums = 0;
+  for (int id = plain.graph.num_ops(); id < full.graph.num_ops(); ++id) {
+    const std::string& name = full.graph.op(id).name;
+    if (name.rfind("recompute/tp/allreduce/layer", 0) == 0 && name.find("/sum/t") != std::string::npos) ++sums;
+    // None of the backward all-reduces nor the embedding's and the loss's.
+    EXPECT_EQ(name.find("grad_input"), std::string::npos) << name;
+    EXPECT_EQ(name.find("recompute/tp/allreduce/embedding"), std::string::npos) << name;
+    EXPECT_EQ(name.find("recompute/tp/allreduce/head"), std::string::npos) << name;
+  }
+  EXPECT_EQ(sums, 2 * 2 * 2);  // layers x all-reduces x ranks
+  auto sim = EvaluatorRegistry::instance().create("analytic");
+  const StepResult a = sim->evaluate(plain.graph, c, plain.placement);
+  const StepResult b = sim->evaluate(full.graph, c, full.placement);
+  // Four all-reduces of 4 x 16 x 64 floats: each rank sends its 4 KB half once in
+  // the reduce-scatter and once in the all-gather, 2 ranks: 16 KB each, 64 KB in all.
+  EXPECT_DOUBLE_EQ(b.bytes_moved - a.bytes_moved, 4 * 2 * 2 * (4.0 * 16 * 64 * 4 / 2));
+  EXPECT_LT(b.peak_memory_bytes[0], a.peak_memory_bytes[0]);
 }
 
 TEST(Recompute, BadInputIsRefusedInOneLine) {
