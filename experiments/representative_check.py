@@ -15,6 +15,7 @@ CASES = [
         "3d:dp=1,tp=1,pp=2,micro=2", "3d:dp=1,tp=1,pp=4,micro=8", "3d:dp=2,tp=2,pp=2,micro=4",
         "3d:dp=2,tp=2,pp=2,micro=4,schedule=1f1b", "3d:dp=2,tp=2,pp=2,micro=4,accumulate=sum",
         "3d:dp=4,tp=1,pp=1,micro=4,zero=1", "3d:dp=2,tp=2,pp=2,micro=4,zero=1",
+        "3d:dp=1,tp=1,pp=2,micro=4,schedule=interleaved:2", "3d:dp=2,tp=2,pp=2,micro=4,schedule=interleaved:2",
     ]
 ] + [
     (LARGE, "preset:dgx-a100-pod:8", s) for s in [
@@ -28,6 +29,8 @@ CASES = [
         "3d:dp=2,tp=8,pp=4,micro=8,schedule=1f1b,recompute=full",
         "3d:dp=2,tp=8,pp=4,micro=8,recompute=full", "3d:dp=16,tp=2,pp=2,micro=4,recompute=selective",
         "3d:dp=2,tp=8,pp=4,micro=8,schedule=1f1b,recompute=full,zero=1",
+        "3d:dp=2,tp=2,pp=4,micro=8,schedule=interleaved:2", "3d:dp=1,tp=4,pp=2,micro=8,schedule=interleaved:2,recompute=full",
+        "3d:dp=4,tp=2,pp=2,micro=8,schedule=interleaved:4,zero=1",
     ]
 ]
 

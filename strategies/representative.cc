@@ -39,6 +39,8 @@ struct Sizes {
   std::string recompute;
   std::string accumulate = "fused";
   int zero = 0;  // ZeRO stage 1 or 2 (the same step here, as in dp's rewrite)
+  std::string order = "gpipe";  // stage_order's name: gpipe, 1f1b or interleaved
+  int chunks = 1;               // interleaved:V's V
   double bucket_bytes = 25e6;
   bool overlap = true;
 };
@@ -61,9 +63,14 @@ Sizes read_sizes(const StrategySpec& given) {
   s.pp = count("pp", "the pipeline size");
   if (spec.options.count("micro")) s.micro = count("micro", "the micro-batch count");
   if (spec.options.count("schedule")) s.schedule = spec.options.at("schedule");
-  if (s.schedule != "gpipe" && s.schedule != "1f1b")
-    throw ConfigError(owner + ": the representative simulation composes gpipe and 1f1b schedules; '" + s.schedule +
-                      "' is simulated by the full rewrite only (drop --representative)");
+  s.order = s.schedule;
+  if (s.schedule.rfind("interleaved:", 0) == 0) {
+    s.order = "interleaved";
+    s.chunks = strategies_detail::parse_count(s.schedule.substr(12), spec.text, "the interleaved schedule's chunk count");
+  }
+  if (s.order != "gpipe" && s.order != "1f1b" && s.order != "interleaved")
+    throw ConfigError(owner + ": the representative simulation composes gpipe, 1f1b and interleaved:V schedules; '" +
+                      s.schedule + "' is not one");
   if (spec.options.count("zero")) {
     const std::string& z = spec.options.at("zero");
     if (z != "0" && z != "1" && z != "2")
@@ -100,21 +107,30 @@ Op strategy_op(const std::string& type, double flops, double bytes) {
 }  // namespace
 
 ComposedSchedule compose_schedule(const std::vector<PipelineBlocks>& blocks, const std::vector<PipelineLink>& links,
-                                  const std::string& schedule, int micro) {
-  const int P = static_cast<int>(blocks.size()), M = micro;
-  if (P < 1 || M < 1) throw ConfigError("compose_schedule: needs a stage and a micro-batch");
+                                  const std::string& schedule, int micro, int chunks) {
+  const int V = std::max(1, chunks), pieces = static_cast<int>(blocks.size()), P = pieces / V, M = micro;
+  if (P < 1 || M < 1 || P * V != pieces)
+    throw ConfigError("compose_schedule: needs a stage and a micro-batch, and a block per stage and chunk");
   for (const PipelineLink& l : links)
-    if (l.from < 0 || l.from >= P || l.to < 0 || l.to >= P || l.from == l.to)
+    if (l.from < 0 || l.from >= pieces || l.to < 0 || l.to >= pieces || l.from == l.to)
       throw ConfigError("compose_schedule: a link from stage " + std::to_string(l.from) + " to " + std::to_string(l.to) +
-                        " of " + std::to_string(P));
+                        " of " + std::to_string(pieces));
+  // Piece c (chunk c / P of stage c mod P) is block c.
   std::vector<std::vector<Pass>> passes(P);
-  for (int st = 0; st < P; ++st) passes[st] = strategies_detail::stage_order(schedule, 1, st, P, M);
-  std::vector<std::vector<double>> arrive_f(P, std::vector<double>(M, 0)), arrive_b(P, std::vector<double>(M, 0));
-  std::vector<std::vector<int>> waits_f(P, std::vector<int>(M, 0)), waits_b(P, std::vector<int>(M, 0));
+  std::vector<std::vector<char>> piece_last(P);  // a pass is its piece's last on the stage
+  for (int st = 0; st < P; ++st) {
+    passes[st] = strategies_detail::stage_order(schedule, V, st, P, M);
+    piece_last[st].assign(passes[st].size(), 0);
+    std::vector<char> seen(V, 0);
+    for (std::size_t k = passes[st].size(); k-- > 0;)
+      if (!seen[passes[st][k].chunk]) seen[passes[st][k].chunk] = 1, piece_last[st][k] = 1;
+  }
+  std::vector<std::vector<double>> arrive_f(pieces, std::vector<double>(M, 0)), arrive_b(pieces, std::vector<double>(M, 0));
+  std::vector<std::vector<int>> waits_f(pieces, std::vector<int>(M, 0)), waits_b(pieces, std::vector<int>(M, 0));
   for (const PipelineLink& l : links)
     for (int m = 0; m < M; ++m) ++(l.forward ? waits_f : waits_b)[l.to][m];
   std::vector<double> link_free(links.size(), 0), device_free(P, 0);
-  for (int st = 0; st < P; ++st) device_free[st] = blocks[st].setup_us;
+  for (int st = 0; st < P; ++st) device_free[st] = blocks[st].setup_us;  // (chunk 0's block has the stage's setup)
   ComposedSchedule out;
   out.passes_end_us.assign(P, 0);
   out.end_us.assign(P, 0);
@@ -132,19 +148,22 @@ ComposedSchedule compose_schedule(const std::vector<PipelineBlocks>& blocks, con
     for (int st = 0; st < P; ++st) {
       while (next[st] < passes[st].size()) {
         const Pass& p = passes[st][next[st]];
-        if ((p.forward ? waits_f : waits_b)[st][p.micro] > 0) break;
-        const double start = std::max(device_free[st], (p.forward ? arrive_f : arrive_b)[st][p.micro]);
-        const bool last = next[st] + 1 == passes[st].size();
-        const double span = last ? blocks[st].last_us : p.forward ? blocks[st].forward_us : blocks[st].backward_us;
+        const int piece = p.chunk * P + st;
+        if ((p.forward ? waits_f : waits_b)[piece][p.micro] > 0) break;
+        const double start = std::max(device_free[st], (p.forward ? arrive_f : arrive_b)[piece][p.micro]);
+        const bool final_pass = next[st] + 1 == passes[st].size();
+        const bool last = piece_last[st][next[st]] != 0;  // (the stage's final pass is one)
+        const PipelineBlocks& block = blocks[piece];
+        const double span = last ? block.last_us : p.forward ? block.forward_us : block.backward_us;
         device_free[st] = start + span;
-        if (last) {
-          out.passes_end_us[st] = start + (p.forward ? blocks[st].forward_us : blocks[st].backward_us);
+        if (final_pass) {
+          out.passes_end_us[st] = start + (p.forward ? block.forward_us : block.backward_us);
           out.end_us[st] = start + span;
         }
         held[st] += p.forward ? 1 : -1;
         out.in_flight[st] = std::max(out.in_flight[st], held[st]);
         for (std::size_t k = 0; k < links.size(); ++k) {
-          if (links[k].from != st || links[k].forward != p.forward) continue;
+          if (links[k].from != piece || links[k].forward != p.forward) continue;
           const double sent =
               std::max(start + (last ? links[k].offset_last_us : links[k].offset_us), link_free[k] + links[k].busy_us);
           link_free[k] = sent;
@@ -187,6 +206,23 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
     throw ConfigError("strategy '" + text + "': a micro-batch of " + fixed(batch / s.micro, 2) + " samples cannot be split " +
                       std::to_string(s.dp) + " ways (dp=" + std::to_string(s.dp) + ")");
 
+  // Interleaving: P stages of V chunks each, piece c (chunk c / P) on stage c mod P.
+  const int V = s.chunks, pieces_n = s.pp * V;
+  if (V > 1) {
+    if (s.pp < 2)
+      throw ConfigError("strategy '" + text + "': the interleaved schedule needs pp of at least 2, got " +
+                        std::to_string(s.pp));
+    if (s.micro % s.pp != 0)
+      throw ConfigError("strategy '" + text + "': the interleaved schedule needs micro-batches in whole groups of the "
+                        "stage count (Megatron-LM's rule): micro=" + std::to_string(s.micro) + " is not a multiple of " +
+                        std::to_string(s.pp));
+    if (static_cast<long long>(pieces_n) * s.tp > cluster.num_devices())
+      throw ConfigError("strategy '" + text + "': the representative simulation of interleaved:" + std::to_string(V) +
+                        " builds one micro-batch's step as " + std::to_string(pieces_n) + " stages of " +
+                        std::to_string(s.tp) + " devices (" + std::to_string(pieces_n * s.tp) + " devices), and cluster '" +
+                        cluster.name() + "' has " + std::to_string(cluster.num_devices()));
+  }
+
   RepresentativeResult result;
   result.dp = s.dp, result.tp = s.tp, result.pp = s.pp, result.micro = s.micro;
   result.schedule = s.schedule;
@@ -209,8 +245,10 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
     strategies_detail::append_copy(small, graph, roles, fraction, "");
     small.set_batch(batch * fraction);
   }
-  std::string one = "3d:dp=1,tp=" + std::to_string(s.tp) + ",pp=" + std::to_string(s.pp) + ",micro=1";
-  if (s.schedule != "gpipe") one += ",schedule=" + s.schedule;
+  // (Interleaved: one micro-batch through the P·V pieces as stages of their own, on
+  // as many devices; each piece is then put back on its stage, c mod P.)
+  std::string one = "3d:dp=1,tp=" + std::to_string(s.tp) + ",pp=" + std::to_string(pieces_n) + ",micro=1";
+  if (s.order == "1f1b") one += ",schedule=1f1b";
   if (!s.recompute.empty()) one += ",recompute=" + s.recompute;
   one += ",accumulate=" + s.accumulate;
   // The stages cut as the full rewrite cuts them, on the whole batch's ops (a cut
@@ -218,14 +256,15 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   // shrink with the batch).
   std::vector<int> pieces;
   StrategyContext cut = context;
-  if (s.pp > 1) {
+  if (pieces_n > 1) {
     StrategySpec pipe;
     pipe.kind = "pipeline";
     pipe.text = text;
-    pieces = strategies_detail::pipeline_pieces(graph, cluster, pipe, s.pp);
+    pieces = strategies_detail::pipeline_pieces(graph, cluster, pipe, pieces_n);
     cut.pipeline_pieces = &pieces;
   }
-  const StrategyResult micro_step = apply_strategy(small, replica, one, cut);
+  const StrategyResult micro_step =
+      apply_strategy(small, V > 1 ? restrict_devices(cluster, pieces_n * s.tp) : replica, one, cut);
   // ZeRO: each replica updates, and keeps the optimizer state of, its 1/D of
   // every parameter (as dp's rewrite shards its update ops).
   OpGraph sharded = micro_step.graph;
@@ -240,18 +279,22 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       for (double& b : op.output_bytes) b /= s.dp;
     }
   const OpGraph& g = sharded;
-  const std::vector<int>& device_of = micro_step.placement.device_of_op;
   const int n = g.num_ops();
+  // Each op's piece (block unit) and its device in the replica (piece c's on stage c mod P).
+  std::vector<int> device_of = micro_step.placement.device_of_op;
+  std::vector<int> stage(n, 0);
+  for (int id = 0; id < n; ++id) {
+    stage[id] = device_of[id] / s.tp;
+    device_of[id] = (stage[id] % s.pp) * s.tp + device_of[id] % s.tp;
+  }
   const BatchRoles roles = strategies_detail::classify_batch_roles(g);
 
   // Each op: per micro-batch or once per step; its stage; forward or backward.
   std::vector<char> per_micro(n, 0), forward(n, 0);
-  std::vector<int> stage(n, 0);
   const std::vector<int> order = topological_order(g);
   for (int id = 0; id < n; ++id) {
     const std::string& name = g.op(id).name;
     per_micro[id] = name.rfind("m0/", 0) == 0 || name.rfind("recompute/", 0) == 0;
-    stage[id] = device_of[id] / s.tp;
   }
   // The pass an op runs in, as the pipeline rewrite's barriers see it: its phase,
   // except that an op feeding a forward op runs in the forward pass.
@@ -451,20 +494,42 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   const bool whole_step = P == 1 && M == 1;
   std::vector<double> finish(n, 0), finish_last(n, 0);  // each op's end in its block (the last pass's)
   std::vector<double> begin(n, 0), begin_last(n, 0);    // and its start
-  std::vector<double> last_span(P, 0);  // the last backward pass with the tail
+  std::vector<double> last_span(pieces_n, 0);  // a piece's last backward pass with its tail
+  // Which piece's tail holds an update: with replicas, the stage's last piece (its
+  // rings run there); without, the piece whose backward makes its gradient (a
+  // chunk's updates run after its last pass, as the full step runs them).
+  std::vector<int> update_piece(n, -1);
+  for (int id = 0; id < n; ++id)
+    if (g.op(id).phase == Phase::kUpdate) update_piece[id] = stage[id] % P;  // (replaced below)
   std::vector<double> tp_time(P, 0);    // tensor-parallel all-reduces per micro-batch
-  for (int st = 0; st < P; ++st) {
+  std::vector<double> unit_forward(pieces_n, 0), unit_backward(pieces_n, 0);  // per piece
+  std::vector<int> last_piece(P, 0);  // the piece of each stage's last pass
+  for (int st = 0; st < P; ++st)
+    last_piece[st] = strategies_detail::stage_order(s.order, V, st, P, M).back().chunk * P + st;
+  std::vector<char> has_tail(pieces_n, 0);
+  for (int st = 0; st < P; ++st) has_tail[last_piece[st]] = 1;
+  for (int id = 0; id < n; ++id) {
+    if (update_piece[id] < 0) continue;
+    update_piece[id] = last_piece[update_piece[id]];
+    if (s.dp == 1 && V > 1)
+      for (int e : g.in_edges(id))
+        if (per_micro[g.edge(e).src]) update_piece[id] = stage[g.edge(e).src];
+    has_tail[update_piece[id]] = 1;
+  }
+  for (int unit = 0; unit < pieces_n; ++unit) {
+    const int st = unit % P;
     result.stages[st].first_device = st * s.tp;
     for (int pass = 0; pass < 3; ++pass) {
+      if (pass == 2 && !has_tail[unit]) continue;
       std::vector<char> keep(n, 0);
       int count = 0;
       for (int id = 0; id < n; ++id)
-        if (per_micro[id] && stage[id] == st && (forward[id] == (pass == 0) || (pass == 2 && whole_step)))
+        if (per_micro[id] && stage[id] == unit && (forward[id] == (pass == 0) || (pass == 2 && whole_step)))
           keep[id] = 1, ++count;
       if (count == 0 && pass < 2) continue;
-      if (pass == 2)
+      if (pass == 2)  // the updates its tail holds
         for (int id = 0; id < n; ++id)
-          if (g.op(id).phase == Phase::kUpdate && stage[id] == st) keep[id] = 1, ++count;
+          if (update_piece[id] == unit) keep[id] = 1, ++count;
       std::vector<char> skip(g.num_edges(), 0);
       if (pass == 2)
         for (int e : gradient_edges) skip[e] = 1;
@@ -479,10 +544,12 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
         std::map<std::pair<int, int>, int> gather;                // ZeRO: (device, bucket) -> its all-gather
         for (int e : gradient_edges) {
           const Edge& edge = g.edge(e);
-          if (id[edge.src] < 0 || id[edge.dst] < 0) continue;
+          if (id[edge.dst] < 0 || (id[edge.src] < 0 && V == 1)) continue;
+          // (Interleaved: a gradient of the stage's other chunks was made in an
+          // earlier pass; its update and its bucket's exchange need not wait here.)
           const int d = device_of[edge.dst];
           int from = id[edge.src], output = edge.src_output;
-          if (M > 1) {  // as the full rewrite: fused, a zero-cost step the update waits on
+          if (M > 1 && from >= 0) {  // as the full rewrite: fused, a zero-cost step the update waits on
             const bool fused = s.accumulate != "sum";
             const double w = gradient_bytes(e);
             const int acc = strategies_detail::add_strategy_op(block, "acc#" + std::to_string(e), "AccumulateGrad",
@@ -510,14 +577,14 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
               ring[key] = {scatter, scatter};
               gather[key] = half("ZeroAllGather", false);
             }
-            block.add_edge(from, ring[key].first, output, edge.bytes);
+            if (from >= 0) block.add_edge(from, ring[key].first, output, edge.bytes);
             from = ring[key].second, output = 0;
           } else if (s.dp > 1) {
             if (!ring.count(key)) ring[key] = add_ring(block, devices, d, bucket_bytes[d][key.second], key.second);
-            block.add_edge(from, ring[key].first, output, edge.bytes);
+            if (from >= 0) block.add_edge(from, ring[key].first, output, edge.bytes);
             from = ring[key].second, output = 0;
           }
-          block.add_edge(from, id[edge.dst], output, edge.bytes);
+          if (from >= 0) block.add_edge(from, id[edge.dst], output, edge.bytes);
           if (gather.count(key)) block.add_edge(id[edge.dst], gather[key], 0, edge.bytes / s.dp);
         }
       }
@@ -544,11 +611,15 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
           if (trace.ops[op].device == first && block.op(op).name.find("/tp/") != std::string::npos)
             tp_time[st] += trace.ops[op].end_us - trace.ops[op].start_us;
       }
-      if (pass == 0) result.stages[st].forward_us = r.step_time_us;
-      if (pass == 1) result.stages[st].backward_us = r.step_time_us;
-      if (pass == 2) last_span[st] = r.step_time_us;
+      if (pass == 0) unit_forward[unit] = r.step_time_us, result.stages[st].forward_us += r.step_time_us;
+      if (pass == 1) unit_backward[unit] = r.step_time_us, result.stages[st].backward_us += r.step_time_us;
+      if (pass == 2) last_span[unit] = r.step_time_us;
     }
   }
+
+  // A piece without a tail block ends its last pass as its others.
+  for (int op = 0; op < n; ++op)
+    if (!has_tail[stage[op]]) finish_last[op] = finish[op], begin_last[op] = begin[op];
 
   // ---- the boundaries: each output crossing stages once per destination device,
   // sent when its op ends within its block, the transfers of one device pair
@@ -610,7 +681,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
       for (const auto& [pair, t] : pair_busy) l.busy = std::max(l.busy, t);
     }
     links.push_back(l);
-    RepresentativeStage& from = result.stages[l.from];
+    RepresentativeStage& from = result.stages[l.from % P];
     (l.forward ? from.send_forward_us : from.send_backward_us) += l.busy;
   }
 
@@ -621,16 +692,18 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   for (int id = 0; id < n; ++id)
     if (!per_micro[id] && g.op(id).phase != Phase::kUpdate && g.op(id).type != "Barrier")
       setup[device_of[id]] += op_time_us(g.op(id), replica.device(device_of[id]));
-  std::vector<PipelineBlocks> blocks(P);
-  for (int st = 0; st < P; ++st) {
-    blocks[st].forward_us = whole_step ? 0 : result.stages[st].forward_us;
-    blocks[st].backward_us = result.stages[st].backward_us;
-    blocks[st].last_us = last_span[st];
-    for (int d = st * s.tp; d < (st + 1) * s.tp; ++d) blocks[st].setup_us = std::max(blocks[st].setup_us, setup[d]);
+  std::vector<PipelineBlocks> blocks(pieces_n);  // per piece; piece st < P is chunk 0 of stage st
+  for (int unit = 0; unit < pieces_n; ++unit) {
+    const int st = unit % P;
+    blocks[unit].forward_us = whole_step ? 0 : unit_forward[unit];
+    blocks[unit].backward_us = unit_backward[unit];
+    blocks[unit].last_us = has_tail[unit] ? last_span[unit] : unit_backward[unit];
+    if (unit < P)
+      for (int d = st * s.tp; d < (st + 1) * s.tp; ++d) blocks[unit].setup_us = std::max(blocks[unit].setup_us, setup[d]);
   }
   std::vector<PipelineLink> pipeline_links;
   for (const Link& l : links) pipeline_links.push_back({l.from, l.to, l.forward, l.offset, l.offset_last, l.busy});
-  const ComposedSchedule composed = compose_schedule(blocks, pipeline_links, s.schedule, M);
+  const ComposedSchedule composed = compose_schedule(blocks, pipeline_links, s.order, M, V);
   for (int st = 0; st < P; ++st) {
     result.stages[st].passes_end_us =
         composed.passes_end_us[st] + (whole_step ? result.stages[st].forward_us : 0);
@@ -673,7 +746,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
   // ---- memory: the one-micro-batch step's peak per device, plus what each further
   // micro-batch in flight holds for its backward.
   {
-    const StepResult whole = evaluator.evaluate(g, replica, micro_step.placement);
+    const StepResult whole = evaluator.evaluate(g, replica, Placement(device_of));
     result.ops_simulated += n;
     std::vector<double> held_bytes(group, 0);
     std::set<std::pair<int, int>> counted;
@@ -687,8 +760,9 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
     for (int st = 0; st < P; ++st) {
       RepresentativeStage& stg = result.stages[st];
       for (int d = st * s.tp; d < (st + 1) * s.tp; ++d) {
+        // (Interleaved: a chunk's pass holds about 1/V of the stage's activations.)
         const double peak = (d < static_cast<int>(whole.peak_memory_bytes.size()) ? whole.peak_memory_bytes[d] : 0) +
-                            std::max(0, stg.in_flight - 1) * held_bytes[d];
+                            std::max(0, stg.in_flight - 1) * held_bytes[d] / V;
         if (peak >= stg.peak_memory_bytes) stg.peak_memory_bytes = peak, stg.activation_bytes = held_bytes[d];
         const double capacity = cluster.device(d).memory_bytes;
         if (capacity > 0 && peak > capacity && result.feasible) {

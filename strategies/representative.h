@@ -94,14 +94,16 @@ struct ComposedSchedule {
   std::vector<int> in_flight;         // per stage: most micro-batches between forward and backward
   double step_us = 0;
 };
+// With chunks = V > 1 (schedule "interleaved"), blocks and links are per piece:
+// piece c is chunk c / P of stage c mod P (P = blocks / V); the results per stage.
 ComposedSchedule compose_schedule(const std::vector<PipelineBlocks>& blocks, const std::vector<PipelineLink>& links,
-                                  const std::string& schedule, int micro);
+                                  const std::string& schedule, int micro, int chunks = 1);
 
-// Prices `spec` (a 3d spec: 3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b]
+// Prices `spec` (a 3d spec: 3d:dp=D,tp=T,pp=P[,micro=M][,schedule=gpipe|1f1b|interleaved:V]
 // [,zero=0|1|2][,recompute=...][,accumulate=...][,bucket_mb=...][,overlap=...]) on `cluster` by one
 // representative pipeline, with `evaluator` (the analytic simulator) for the
 // blocks. Throws ConfigError, naming the spec, for other kinds and for what it
-// does not represent yet (collectives other than the ring, interleaving),
+// does not represent yet (collectives other than the ring),
 // and for everything the full rewrite would refuse.
 RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster& cluster,
                                              const std::string& spec, Evaluator& evaluator,

@@ -96,7 +96,7 @@ TEST(GuiCommandLine, AnUnknownViewListsEveryViewThatWorks) {
   ASSERT_NE(at, std::string::npos) << r.output;
   const size_t end = r.output.find(')', at);
   const std::string list = r.output.substr(at + lead.size(), end - at - lead.size());
-  EXPECT_EQ(list, "graph, timeline, curve, compare, links");
+  EXPECT_EQ(list, "graph, timeline, curve, compare, links, pipeline, grid");
   EXPECT_FALSE(fs::exists(png));
   std::stringstream names(list);
   for (std::string name; std::getline(names, name, ',');) {

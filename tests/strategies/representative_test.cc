@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -48,6 +50,21 @@ TEST(Representative, EqualBlocksGiveTheTextbookBubble) {
     EXPECT_DOUBLE_EQ((c.step_us - m * (f + b)) / (m * (f + b)), (p - 1.0) / m) << schedule;
     for (int s = 0; s < p; ++s) EXPECT_EQ(c.in_flight[s], schedule == "gpipe" ? m : p - s) << schedule << s;
   }
+}
+
+// Interleaving (Megatron-LM's interleaved 1F1B): p stages of v chunks, equal
+// blocks f and b per chunk, free links from piece c to c + 1 (stage p - 1's chunk j
+// feeds stage 0's chunk j + 1): the bubble shrinks to (p - 1)/(m v) of the ideal
+// m v (f + b), the step to (m v + p - 1)(f + b).
+TEST(Representative, InterleavedBlocksGiveTheSmallerBubble) {
+  for (const auto& [p, v, m] : std::vector<std::tuple<int, int, int>>{{2, 2, 4}, {4, 2, 8}, {2, 3, 4}}) {
+    const double f = 10, b = 20;
+    const ComposedSchedule c =
+        compose_schedule(equal_blocks(p * v, f, b), chain(p * v, f, b, 0), "interleaved", m, v);
+    EXPECT_DOUBLE_EQ(c.step_us, (m * v + p - 1) * (f + b)) << p << " " << v << " " << m;
+    EXPECT_DOUBLE_EQ((c.step_us - m * v * (f + b)) / (m * v * (f + b)), (p - 1.0) / (m * v));
+  }
+  EXPECT_THROW(compose_schedule(equal_blocks(5, 1, 1), {}, "interleaved", 4, 2), ConfigError);  // 5 is not p x 2
 }
 
 // With links of delta (<= f, b) each way, GPipe's stage 0 ends 2(p - 1) delta
@@ -148,7 +165,8 @@ TEST(Representative, PipelinesWithinOnePercentOfTheFullRewrite) {
   const Cluster c = load_cluster("preset:dgx-a100-pod:2");
   for (const std::string spec : {"3d:dp=1,tp=1,pp=2,micro=2", "3d:dp=2,tp=2,pp=2,micro=4,schedule=1f1b",
                                  "3d:dp=2,tp=2,pp=2,micro=4,accumulate=sum", "3d:dp=1,tp=1,pp=4,micro=8",
-                                 "3d:dp=2,tp=2,pp=2,micro=4,zero=1"}) {
+                                 "3d:dp=2,tp=2,pp=2,micro=4,zero=1", "3d:dp=1,tp=1,pp=2,micro=4,schedule=interleaved:2",
+                                 "3d:dp=2,tp=2,pp=2,micro=4,schedule=interleaved:2"}) {
     const double full = full_step(g, c, spec), rep = representative_step(g, c, spec);
     EXPECT_NEAR(rep, full, 0.01 * full) << spec;
   }
@@ -161,7 +179,8 @@ TEST(Representative, PipelinesWithinOnePercentOfTheFullRewrite) {
                                  "3d:dp=16,tp=1,pp=1,micro=1,overlap=off", "3d:dp=2,tp=8,pp=2,micro=4",
                                  "3d:dp=4,tp=4,pp=4,micro=8,schedule=1f1b", "3d:dp=2,tp=8,pp=4,micro=8",
                                  "3d:dp=16,tp=2,pp=2,micro=4,recompute=selective", "3d:dp=16,tp=1,pp=1,micro=1",
-                                 "3d:dp=64,tp=1,pp=1,micro=1"}) {
+                                 "3d:dp=64,tp=1,pp=1,micro=1", "3d:dp=2,tp=2,pp=4,micro=8,schedule=interleaved:2",
+                                 "3d:dp=1,tp=4,pp=2,micro=8,schedule=interleaved:2,recompute=full"}) {
     const double full = full_step(g8, c8, spec), rep = representative_step(g8, c8, spec);
     EXPECT_NEAR(rep, full, 0.01 * full) << spec;
   }
@@ -250,7 +269,10 @@ TEST(Representative, RefusesWhatItDoesNotRepresent) {
   };
   EXPECT_NE(error("dp:2").find("takes a 3d spec"), std::string::npos);
   EXPECT_NE(error("3d:dp=2,tp=1,pp=1,zero=3").find("ZeRO-3"), std::string::npos);
-  EXPECT_NE(error("3d:dp=1,tp=1,pp=2,micro=4,schedule=interleaved:2").find("interleaved"), std::string::npos);
+  EXPECT_NE(error("3d:dp=1,tp=1,pp=2,micro=3,schedule=interleaved:2").find("not a multiple of 2"), std::string::npos);
+  EXPECT_NE(error("3d:dp=1,tp=1,pp=1,micro=4,schedule=interleaved:2").find("pp of at least 2"), std::string::npos);
+  EXPECT_NE(error("3d:dp=1,tp=4,pp=2,micro=4,schedule=interleaved:4").find("32 devices"), std::string::npos);
+  EXPECT_NE(error("3d:dp=1,tp=1,pp=2,micro=4,schedule=zigzag").find("zigzag"), std::string::npos);
   EXPECT_NE(error("3d:dp=2,tp=1,pp=1,collective=tree").find("ring"), std::string::npos);
   EXPECT_NE(error("3d:dp=4,tp=4,pp=2").find("32 devices"), std::string::npos);
   EXPECT_NE(error("3d:dp=1,tp=1,pp=2,micro=32").find("32 micro-batches"), std::string::npos);
