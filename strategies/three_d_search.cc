@@ -100,22 +100,30 @@ ThreeDSearchResult search_three_d(const OpGraph& graph, const Cluster& cluster, 
         const long long m = per_replica / k;
         if (pp > 1 && m < pp) continue;  // 1F1B with fewer micro-batches than stages: mostly bubble
         if (m > 100000) continue;
+        for (const int chunks : options.interleave)
         for (const int zero : {0, 1})
         for (const std::string& recompute : options.recompute) {
           if (zero > 0 && dp == 1) continue;
+          // Interleaved 1F1B (Megatron-LM's rule: micro-batches in whole groups of
+          // the stages; here also whole layers per chunk, and the P·V·T devices the
+          // representative builds one micro-batch's step on).
+          if (chunks > 1 && (pp == 1 || m % pp != 0 || (layers > 0 && layers % (pp * chunks) != 0) ||
+                             static_cast<long long>(pp) * chunks * tp > N))
+            continue;
           // Weights and their gradients on every replica; the optimizer state 1/dp of
           // it under ZeRO.
           const double state_bytes = 2 * weight_bytes + optimizer_bytes / (zero > 0 ? dp : 1);
           ThreeDCandidate c;
           c.spec = "3d:dp=" + std::to_string(dp) + ",tp=" + std::to_string(tp) + ",pp=" + std::to_string(pp) +
-                   ",micro=" + std::to_string(m) + (pp > 1 ? ",schedule=1f1b" : "") +
+                   ",micro=" + std::to_string(m) +
+                   (pp == 1 ? "" : chunks > 1 ? ",schedule=interleaved:" + std::to_string(chunks) : ",schedule=1f1b") +
                    (zero > 0 ? ",zero=1" : "") + (recompute == "none" ? "" : ",recompute=" + recompute);
           // The bound: every FLOP (recomputed forward ones too) on some device at its
           // efficiency, no device idle. The order: that times the pipeline's bubble for
           // balanced stages, (m + p - 1)/m (an estimate, not a bound: stages differ).
           const double work = flops + (recompute == "full" ? forward_flops : 0);
           c.lower_bound_us = work / (N * device.peak_flops * device.efficiency) * 1e6;
-          c.estimate_us = c.lower_bound_us * static_cast<double>(m + pp - 1) / static_cast<double>(m);
+          c.estimate_us = c.lower_bound_us * static_cast<double>(m * chunks + pp - 1) / static_cast<double>(m * chunks);
           // Likely out of memory (the first stage holds min(pp, m) micro-batches of
           // k samples, its share of the layers, split tp ways): tried last.
           const double per_sample = recompute == "full" ? crossing : recompute == "selective" ? kept - core : kept;

@@ -229,8 +229,16 @@ TEST(Representative, SearchFindsTheBestOfEveryCandidate) {
   for (const ThreeDCandidate& x : r.candidates)
     if (x.status == "pruned: cannot win") EXPECT_GE(x.lower_bound_us, best) << x.spec;
   EXPECT_EQ(r.simulated + pruned, static_cast<int>(r.candidates.size()));
-  // 4 layers: pp in 1, 2, 4 only; 16 devices: tp up to 8.
-  for (const ThreeDCandidate& x : r.candidates) EXPECT_EQ(x.spec.find("pp=8"), std::string::npos) << x.spec;
+  // 4 layers: pp in 1, 2, 4 only; 16 devices: tp up to 8. Interleaved:2 only where
+  // its chunks have whole layers (pp = 2) and micro-batches come in groups of pp.
+  int interleaved = 0;
+  for (const ThreeDCandidate& x : r.candidates) {
+    EXPECT_EQ(x.spec.find("pp=8"), std::string::npos) << x.spec;
+    if (x.spec.find("interleaved:2") == std::string::npos) continue;
+    ++interleaved;
+    EXPECT_NE(x.spec.find("pp=2,"), std::string::npos) << x.spec;
+  }
+  EXPECT_GT(interleaved, 0);
 }
 
 // A model whose weights, gradients and Adam state cannot fit the devices however
