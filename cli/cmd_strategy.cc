@@ -168,6 +168,7 @@ struct SearchArgs {
   bool three_d = false;
   bool representative = false;
   double budget_seconds = 0;
+  int interleave = 1;
   std::string refine;
   long long budget_evals = 0;
   long long seed = 1;
@@ -186,11 +187,14 @@ void run_search_representative(const SearchArgs& a) {
     throw ConfigError("--representative composes the analytic simulator's blocks; --evaluator " + a.evaluator.name +
                       " runs full steps only");
   if (a.budget_seconds < 0) throw ConfigError("--budget-seconds must not be negative");
+  if (a.interleave < 1) throw ConfigError("--interleave must be at least 1 (1: 1F1B only), got " + std::to_string(a.interleave));
   const OpGraph graph = load_graph(a.graph);
   const Cluster cluster = load_cluster(a.cluster);
   std::unique_ptr<Evaluator> evaluator = make_evaluator(a.evaluator);
   ThreeDSearchOptions options;
   options.budget_seconds = a.budget_seconds;
+  options.interleave = {1};
+  if (a.interleave > 1) options.interleave.push_back(a.interleave);
   const ThreeDSearchResult r = search_three_d(graph, cluster, *evaluator, options);
   nlohmann::json doc;
   doc["graph"] = graph.name();
@@ -266,6 +270,7 @@ void run_search(const SearchArgs& a) {
     return run_search_representative(a);
   }
   if (a.budget_seconds != 0) throw ConfigError("--budget-seconds goes with --three-d --representative");
+  if (a.interleave != 1) throw ConfigError("--interleave goes with --three-d --representative");
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.budget_evals < 0) throw ConfigError("--budget-evals must not be negative");
   if (!a.out.empty()) check_output_dir(a.out);
@@ -436,6 +441,9 @@ void add_strategy_commands(CLI::App& app) {
                "TFLOP/s, MFU and the collectives' time");
   se->add_option("--budget-seconds", sa->budget_seconds,
                  "With --representative: stop trying candidates after this many seconds (0: no limit)");
+  se->add_option("--interleave", sa->interleave,
+                 "With --representative: also try schedule=interleaved:V with this V where micro-batches and "
+                 "whole layers divide (1, the default: 1F1B only; more candidates share --budget-seconds)");
   se->add_option("--refine", sa->refine,
                  "A placer that searches by simulation (anneal, random-search, genetic, ...) and "
                  "refines the winner's placement on its rewritten graph with the evaluations left");

@@ -111,8 +111,8 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
 
 // The 3-D search by the representative simulation: every (tp, pp, dp) that uses
 // the cluster's devices (tp a power of two up to 8, pp dividing the layers), each
-// micro-batch size that divides a replica's batch (pp > 1: 1F1B, and interleaved:2
-// where micro-batches and layers divide, with at least pp
+// micro-batch size that divides a replica's batch (pp > 1: 1F1B, and each
+// interleaved:V of options.interleave where micro-batches and layers divide, with at least pp
 // micro-batches), ZeRO-1 or none when dp > 1, and each recomputation, tried one shape (tp, pp) at a time, each
 // shape's candidates in order of an estimate (the bound below times the
 // pipeline's (m + p - 1)/m for balanced stages), shapes by their likeliest, and
@@ -126,7 +126,7 @@ RepresentativeResult simulate_representative(const OpGraph& graph, const Cluster
 struct ThreeDSearchOptions {
   std::vector<int> micro_batch_sizes = {1, 2, 4};
   std::vector<std::string> recompute = {"none", "selective", "full"};
-  std::vector<int> interleave = {1, 2};  // 1: 1F1B; V > 1: interleaved:V where it divides (pp > 1)
+  std::vector<int> interleave = {1};  // 1: 1F1B; V > 1: also interleaved:V where it divides (pp > 1)
   double budget_seconds = 0;
 };
 struct ThreeDCandidate {

@@ -559,4 +559,18 @@ TEST(Cli, RepresentativeSimulationAndSearch) {
   const Outcome alone = aware("strategy search " + graph + " --cluster preset:dgx-a100-pod:1 --representative");
   EXPECT_NE(alone.exit_code, 0);
   EXPECT_NE(alone.output.find("give --three-d"), std::string::npos) << alone.output;
+  // --interleave 2 adds interleaved:2 candidates (4 layers: on pp = 2 only).
+  const Outcome interleaved = aware("strategy search " + graph +
+                                    " --cluster preset:dgx-a100-pod:1 --three-d --representative --interleave 2 --json",
+                                    true);
+  ASSERT_EQ(interleaved.exit_code, 0) << interleaved.output;
+  int offered = 0;
+  const auto with_interleaving = nlohmann::json::parse(interleaved.output);
+  for (const auto& c : with_interleaving["candidates"])
+    offered += c["spec"].get<std::string>().find("schedule=interleaved:2") != std::string::npos;
+  EXPECT_GT(offered, 0);
+  const Outcome bad = aware("strategy search " + graph + " --cluster preset:dgx-a100-pod:1 --three-d --representative "
+                            "--interleave 0");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--interleave must be at least 1"), std::string::npos) << bad.output;
 }

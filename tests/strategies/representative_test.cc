@@ -213,6 +213,7 @@ TEST(Representative, SearchFindsTheBestOfEveryCandidate) {
   ThreeDSearchOptions options;
   options.micro_batch_sizes = {1, 2};
   options.recompute = {"none", "full"};
+  options.interleave = {1, 2};
   const ThreeDSearchResult r = search_three_d(g, c, *sim, options);
   ASSERT_GE(r.best, 0);
   double best = std::numeric_limits<double>::infinity();
