@@ -104,7 +104,7 @@ TEST(Strategy, DataParallelShowsTheRewrittenStepThenNoneGoesBack) {
 TEST(Strategy, PipelineAndGridViewsShowAThreeDStep) {
   REQUIRE_APP();
   MainWindow w;
-  w.setGraphvizMaxOps(0);  // our layered layout: Graphviz takes minutes on this graph's 260 ops
+  w.setGraphvizMaxOps(0);  // our layered layout, the quicker one (Graphviz takes about a second here)
   ASSERT_TRUE(open_model(w, "zoo:gpt:layers=4,hidden=64,heads=4,ffn=256,vocab=500,seq_len=16,batch=8",
                          "preset:dgx-a100"));
   w.setStrategy("3d:dp=2,tp=2,pp=2,micro=4,schedule=1f1b");
