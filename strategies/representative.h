@@ -7,16 +7,19 @@
 //    simulated, and its gradient exchange is priced as the ring the full rewrite
 //    builds, on the slowest hop between consecutive replicas (exact when every
 //    hop of the ring costs the same, as on a rail-optimised pod);
-//  - micro-batches repeat: each stage's forward and backward pass of one
-//    micro-batch is simulated once, as a block on its own devices (its tensor-
-//    parallel collectives included), and the schedule's passes are composed from
-//    those blocks, one at a time per stage in the schedule's order (what the full
-//    rewrite's barriers enforce), with each boundary's activation and gradient
-//    transfers one at a time per direction;
-//  - the tail (gradient accumulation over the micro-batches, the exchange, the
-//    updates) is priced per device and added after the stage's last pass, without
-//    the overlap the full rewrite finds between the first buckets' exchange and
-//    the last accumulations.
+//  - micro-batches repeat: each stage's (interleaved: each chunk's) forward and
+//    backward pass of one micro-batch is simulated once, as a block on its own
+//    devices (its tensor-parallel collectives included), and the schedule's
+//    passes are composed from those blocks, one at a time per stage in the
+//    schedule's order (what the full rewrite's barriers enforce), a pass starting
+//    when each tensor it reads has arrived less the time before its first reader,
+//    each boundary's transfers one at a time per device pair;
+//  - the tail (the accumulation steps the updates wait on, each bucket's ring on
+//    the communication stream, the updates) is simulated beside the stage's last
+//    pass (interleaved without replicas: a chunk's beside that chunk's last pass),
+//    as the full step runs it.
+// Measured against the full rewrite: 33 configurations at 8-64 GPUs within 1%
+// (experiments/results/representative/equivalence.md).
 // Peak memory per device: the one-micro-batch step's, plus the activations its
 // backward reads for each further micro-batch the schedule holds in flight.
 #pragma once
