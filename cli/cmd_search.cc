@@ -466,7 +466,7 @@ void run_bench_agent(const BenchAgentArgs& a) {
   const std::vector<std::pair<std::string, double>> parts = {
       {"prepare", p.prepare_s},         {"features", p.features_s},
       {"forward", p.forward_s()},       {"simulate", p.simulate_s},
-      {"backward", p.backward_s},       {"optimizer", std::max(0.0, p.update_s - p.backward_s)},
+      {"backward", p.backward_s + p.episode_backward_s}, {"optimizer", std::max(0.0, p.update_s - p.backward_s)},
       {"greedy", p.greedy_s},           {"imitate", p.imitate_s},
       {"guide", p.guide_s},             {"other", other}};
   nlohmann::json split = nlohmann::json::object();

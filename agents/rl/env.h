@@ -89,6 +89,10 @@ class PlacementEnv {
   double simulate_s() const { return simulate_s_; }
   double features_s() const { return features_s_; }
   void add_features_s(double seconds) { features_s_ += seconds; }
+  // Backward passes an agent makes while playing (Placeto's per-step gradients),
+  // part of the episodes' time, reported with the update's backward passes.
+  double backward_s() const { return backward_s_; }
+  void add_backward_s(double seconds) { backward_s_ += seconds; }
   // Counts `n` evaluations made on this env's behalf by someone else (a placer
   // finding an imitation target) against the budget; negative: hands evaluations
   // on to other processes of a data-parallel job.
@@ -113,7 +117,7 @@ class PlacementEnv {
   double elapsed_offset_s_ = 0;
   long long evaluations_ = 0;
   long long move_evaluations_ = 0;
-  double simulate_s_ = 0, features_s_ = 0;
+  double simulate_s_ = 0, features_s_ = 0, backward_s_ = 0;
   Placement last_;
   double last_penalised_us_ = std::numeric_limits<double>::infinity();
   double last_step_us_ = std::numeric_limits<double>::infinity();

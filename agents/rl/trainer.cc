@@ -587,6 +587,7 @@ TrainResult Trainer::run() {
   profile_.greedy_s = seconds_since(greedy_t0);
   profile_.simulate_s = env_->simulate_s();
   profile_.features_s = env_->features_s();
+  profile_.episode_backward_s = env_->backward_s();
   profile_.total_s = seconds_since(run_t0);
   result.profile = profile_;
   result.imitation_target_us = imitation.imitation_target_us;

@@ -177,11 +177,12 @@ struct TrainProfile {
   double simulate_s = 0;  // of which: the evaluator
   double update_s = 0;    // policy updates
   double backward_s = 0;  // of which: backward passes
+  double episode_backward_s = 0;  // backward passes made while playing (part of episodes_s)
   double greedy_s = 0;    // the greedy episode after training
   double imitate_s = 0;   // behaviour cloning (finding the target and the imitation steps)
   double guide_s = 0;     // the guided hybrid's refinements (aware-guided)
   double total_s = 0;     // the whole call
-  double forward_s() const { return std::max(0.0, episodes_s - simulate_s - features_s); }
+  double forward_s() const { return std::max(0.0, episodes_s - simulate_s - features_s - episode_backward_s); }
 };
 
 struct TrainResult {
