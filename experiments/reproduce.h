@@ -49,6 +49,9 @@ struct Budget {
   std::string agent_cluster;
   std::vector<std::string> agent_methods;
   std::vector<std::string> table1_models, table1_clusters;
+  // The presets table: Table 1's rows with each agent's `--preset paper`
+  // (docs/agents.md), every run given these wall-clock seconds.
+  double preset_seconds = 0;
   std::vector<std::string> families;
   int family_count = 12;              // members 1..count; every fourth held out
   long long pretrain_per_graph = 100; // evaluations per training member
@@ -81,6 +84,9 @@ struct Plan {
   bool has(const std::string& table) const { return tables.count(table) > 0; }
   std::vector<const Cell*> cells_of(const std::string& table) const;
 };
+
+// The presets table's cells' variant: paper-tSECONDS (e.g. paper-t30).
+std::string preset_variant(const Budget& b);
 
 // The list schedulers the strategy table takes the best placement of.
 const std::vector<std::string>& strategy_placers();

@@ -40,6 +40,7 @@ Budget budget_for(const std::string& name) {
     b.agent_cluster = "k40x2";
     b.table1_models = {"resnet50"};
     b.table1_clusters = {"k40x2"};
+    b.preset_seconds = 3;
     b.families = {"cifar10"};
     b.family_count = 4;
     b.pretrain_per_graph = 10;
@@ -76,6 +77,8 @@ Budget budget_for(const std::string& name) {
     b.agent_cluster = "k40x4";
     b.table1_models = zoo5;
     b.table1_clusters = k40;
+    // Faithful Placeto plays about one Inception-V3 episode in 13 s here.
+    b.preset_seconds = paper ? 120 : 30;
     b.families = {"cifar10", "ptb"};
     b.family_count = 12;
     b.pretrain_per_graph = paper ? 2000 : 100;
@@ -192,6 +195,18 @@ class Builder {
     return add(table, std::move(c));
   }
 
+  // A learned agent's paper preset given `seconds` of wall-clock (the variant
+  // paper-tSECONDS): not reproducible bit for bit, as no wall-clock run is.
+  const Cell& preset(const std::string& table, const std::string& model, const std::string& cluster,
+                     const std::string& agent, int seed, const Budget& b) {
+    const std::string variant = preset_variant(b), t = variant.substr(std::string("paper-t").size());
+    Cell c = base("search", "zoo:" + model, model, cluster, agent, seed, 0, variant);
+    c.args = {"search", "--graph", c.graph, "--cluster", "preset:" + cluster, "--agent", agent, "--preset", "paper",
+              "--budget-seconds", t, "--seed", std::to_string(seed), "--json", "-o", file(c.key, ".placement.json"),
+              "--curve", file(c.key, ".curve.csv")};
+    return add(table, std::move(c));
+  }
+
   // Aware pre-trained over a family's training members (the variant is the
   // family's size, nCOUNT).
   const Cell& pretrain(const std::string& table, const std::string& family, const std::string& cluster,
@@ -288,6 +303,13 @@ class Builder {
 
 }  // namespace
 
+std::string preset_variant(const Budget& b) {
+  std::string t = std::to_string(b.preset_seconds);
+  t.erase(t.find_last_not_of('0') + 1);
+  if (!t.empty() && t.back() == '.') t.pop_back();
+  return "paper-t" + t;
+}
+
 const std::vector<std::string>& nonlearned_placers() {
   static const std::vector<std::string> m = {"m-etf", "m-sct", "heft", "metis", "anneal", "random-search"};
   return m;
@@ -313,8 +335,9 @@ std::vector<const Cell*> Plan::cells_of(const std::string& table) const {
 }
 
 const std::vector<std::string>& table_names() {
-  static const std::vector<std::string> names = {"compare",  "fusion",   "simgrid",    "agents",   "table1",
-                                                 "transfer", "ablation", "strategies", "hardware", "mesh"};
+  static const std::vector<std::string> names = {"compare",  "fusion",   "simgrid",  "agents",     "table1",
+                                                 "presets",  "transfer", "ablation", "strategies", "hardware",
+                                                 "mesh"};
   return names;
 }
 
@@ -386,6 +409,12 @@ Plan make_plan(const std::string& budget, const std::string& only, const std::st
         for (const std::string& method : nonlearned_placers())
           for (int seed : b.seeds) learned("table1", "zoo:" + model, model, cluster, method, seed);
       }
+
+  if (wanted.count("presets") && !skip("presets", features.rl, no_rl))
+    for (const std::string& cluster : b.table1_clusters)
+      for (const std::string& model : b.table1_models)
+        for (const char* agent : {"aware", "placeto", "hierarchical"})
+          for (int seed : b.seeds) add.preset("presets", model, cluster, agent, seed, b);
 
   if (wanted.count("transfer") && !skip("transfer", features.rl, no_rl)) {
     const std::string& cluster = b.transfer_cluster;

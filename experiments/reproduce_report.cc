@@ -321,12 +321,13 @@ std::string write_report_sections(const Plan& plan, const fs::path& dir, const s
   Figures figures;
   figures.dir = dir;
   std::ostringstream out;
-  if (plan.has("table1") || plan.has("transfer")) out << claims_section(results, plan);
+  if (plan.has("table1") || plan.has("transfer") || plan.has("presets")) out << claims_section(results, plan);
   if (plan.has("compare")) out << compare_section(results, plan, dir, gui);
   if (plan.has("fusion")) out << fusion_section(results, plan);
   if (plan.has("simgrid")) out << simgrid_section(results, plan, figures);
   if (plan.has("agents")) out << agents_section(results, plan, figures);
   if (plan.has("table1")) out << table1_section(results, plan, figures);
+  if (plan.has("presets")) out << presets_section(results, plan);
   if (plan.has("transfer")) out << transfer_section(results, plan, figures);
   if (plan.has("ablation")) out << ablation_section(results, plan);
   if (plan.has("strategies")) out << strategies_section(results, plan, figures);

@@ -225,6 +225,7 @@ std::string agents_section(Results& r, const Plan& plan, Figures& figures);
 // reproduce_report_tables.cc: the paper's tables and the claims checklist.
 std::string claims_section(Results& r, const Plan& plan);
 std::string table1_section(Results& r, const Plan& plan, Figures& figures);
+std::string presets_section(Results& r, const Plan& plan);
 std::string transfer_section(Results& r, const Plan& plan, Figures& figures);
 std::string ablation_section(Results& r, const Plan& plan);
 // reproduce_report_systems.cc: strategies, hardware, mesh.

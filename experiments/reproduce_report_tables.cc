@@ -17,7 +17,10 @@ struct Table1Row {
   double gain_h() const { return 100 * (hierarchical.mean - aware.mean) / hierarchical.mean; }
 };
 
-std::vector<Table1Row> table1_rows(Results& r, const Plan& plan) {
+// Table 1's rows from `table`'s cells: the agents' runs of `variant` (the
+// presets table's paper-tSECONDS; "" for table1's), and table1's non-learned placers.
+std::vector<Table1Row> table1_rows(Results& r, const Plan& plan, const std::string& table = "table1",
+                                   const std::string& variant = "") {
   std::vector<Table1Row> rows;
   const Budget& b = plan.budget;
   for (const std::string& cluster : b.table1_clusters)
@@ -25,10 +28,10 @@ std::vector<Table1Row> table1_rows(Results& r, const Plan& plan) {
       Table1Row row;
       row.model = model;
       row.cluster = cluster;
-      row.bound = lower_bound_of(r, plan, "table1", model, cluster);
-      row.aware = stat_of(over_seeds(r, plan, "table1", model, cluster, "aware"));
-      row.placeto = stat_of(over_seeds(r, plan, "table1", model, cluster, "placeto"));
-      row.hierarchical = stat_of(over_seeds(r, plan, "table1", model, cluster, "hierarchical"));
+      row.bound = lower_bound_of(r, plan, table, model, cluster);
+      row.aware = stat_of(over_seeds(r, plan, table, model, cluster, "aware", variant));
+      row.placeto = stat_of(over_seeds(r, plan, table, model, cluster, "placeto", variant));
+      row.hierarchical = stat_of(over_seeds(r, plan, table, model, cluster, "hierarchical", variant));
       for (const std::string& m : nonlearned_placers()) {
         const Stat s = stat_of(over_seeds(r, plan, "table1", model, cluster, m));
         if (s.ok() && (!row.best_nl.ok() || s.mean < row.best_nl.mean)) row.best_nl = s, row.best_nl_method = m;
@@ -37,6 +40,21 @@ std::vector<Table1Row> table1_rows(Results& r, const Plan& plan) {
     }
   return rows;
 }
+
+// The mean number of episodes the runs of one agent in one row played.
+double mean_episodes(Results& r, const Plan& plan, const std::string& model, const std::string& cluster,
+                     const std::string& agent) {
+  double sum = 0;
+  int n = 0;
+  for (int seed : plan.budget.seeds)
+    if (const auto key = find_cell(plan, "presets", "search", model, cluster, agent, seed, preset_variant(plan.budget)))
+      if (const json* j = r.get(*key); j && j->is_object() && j->contains("episodes"))
+        sum += j->at("episodes").get<double>(), ++n;
+  return n ? sum / n : 0;
+}
+
+// Runs of fewer seconds than this carry no verdict on a claim.
+constexpr double kClaimMinSeconds = 30;
 
 std::string verdict_p(double g) { return g > 0.5 ? "beats P" : (g < -0.5 ? "loses to P" : "ties P"); }
 std::string verdict_h(double g) {
@@ -156,6 +174,35 @@ std::string table1_section(Results& r, const Plan& plan, Figures& figures) {
                                     {{"name", "best non-learned"}, {"values", best}},
                                     {{"name", "lower bound"}, {"values", bound}}}}});
   return out.str();
+}
+
+std::string presets_section(Results& r, const Plan& plan) {
+  const Budget& b = plan.budget;
+  const std::string variant = preset_variant(b);
+  std::ostringstream out;
+  out << "## presets: the paper presets at equal wall-clock\n\n"
+      << "Aware, Placeto and Hierarchical as their papers and code define them (`aware search --preset paper`, "
+         "docs/agents.md), each run given "
+      << fmt("%g", b.preset_seconds) << " s of wall-clock on one core, seeds " << seeds_text(b.seeds)
+      << ", analytic simulator (contention); mean ± population std over seeds, and the complete placements "
+         "each sampled (episodes; a Placeto episode is one simulation per op, a Hierarchical one its k "
+         "placements of one grouping). Runs bounded by time are not reproducible to the digit. Gains = (other − "
+         "Aware) / other of the means; within 0.5% is a tie.\n\n"
+      << "| model | cluster | Aware ms (episodes) | Placeto ms (episodes) | Hierarchical ms (episodes) | Aware vs "
+         "Placeto | Aware vs Hierarchical | paper claim (≤5% vs P, >8% vs H) |\n|---|---|---:|---:|---:|---:|---:|---|\n";
+  for (const Table1Row& row : table1_rows(r, plan, "presets", variant)) {
+    auto cell = [&](const Stat& s, const char* agent) {
+      return ms_pm(s) + (s.ok() ? fmt(" (%.0f)", mean_episodes(r, plan, row.model, row.cluster, agent)) : "");
+    };
+    out << "| " << row.model << " | " << row.cluster << " | " << cell(row.aware, "aware") << " | "
+        << cell(row.placeto, "placeto") << " | " << cell(row.hierarchical, "hierarchical") << " | ";
+    if (row.complete())
+      out << pct(row.gain_p()) << " | " << pct(row.gain_h()) << " | " << verdict_p(row.gain_p()) << " / "
+          << verdict_h(row.gain_h()) << " |\n";
+    else
+      out << "n/a | n/a | n/a |\n";
+  }
+  return out.str() + "\n";
 }
 
 std::string transfer_section(Results& r, const Plan& plan, Figures& figures) {
@@ -311,6 +358,24 @@ std::string claims_section(Results& r, const Plan& plan) {
         << " |\n";
   } else {
     out << "| up to 5% lower than Placeto; more than 8% lower than Hierarchical | not run | table1 not run |\n";
+  }
+  if (plan.has("presets")) {
+    int ahead = 0, ties = 0, over8 = 0, n = 0;
+    for (const Table1Row& row : table1_rows(r, plan, "presets", preset_variant(b))) {
+      if (!row.complete()) continue;
+      ++n;
+      ahead += row.gain_p() > 0.5, ties += std::abs(row.gain_p()) <= 0.5, over8 += row.gain_h() > 8;
+    }
+    const bool thin = b.preset_seconds < kClaimMinSeconds;
+    auto timed = [&](int yes) {
+      return n == 0 ? std::string("not run")
+             : (n < kClaimMinRows || thin) ? std::string(kNotEnoughEvidence)
+             : yes == n ? "reproduced" : yes > 0 ? "partly" : "not reproduced";
+    };
+    out << "| The same two claims with the paper presets at equal wall-clock (" << preset_variant(b) << ") | "
+        << timed(ahead + ties) << " / " << timed(over8) << " | presets: Aware at least as fast as Placeto in "
+        << ahead + ties << " of " << n << " rows; more than 8% ahead of Hierarchical in " << over8 << " of " << n
+        << " |\n";
   }
   if (plan.has("transfer")) {
     int zs = 0, n = 0, zsb = 0, nb = 0, earlier = 0, later = 0, m = 0;

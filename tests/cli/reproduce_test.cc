@@ -72,22 +72,27 @@ TEST(Reproduce, SmokeRunWritesEverySectionAndFigure) {
   }
 #endif
 #ifdef AWARE_TEST_HAVE_RL
-  for (const char* t : {"## claims", "## agents", "## table1", "## transfer", "### Table 2", "### Table 3",
-                        "## ablation"})
+  for (const char* t : {"## claims", "## agents", "## table1", "## presets", "## transfer", "### Table 2",
+                        "### Table 3", "## ablation"})
     sections.push_back(t);
   for (const char* f : {"curves-resnet50-k40x2", "table1-bars", "evals-to-target", "transfer-curves-cifar10-4"})
     figures.push_back(f);
   // The simgrid and strategy tables share m-ETF's placement of resnet50; the
   // hardware table adds calibrate, measure and predict-again, the mesh table two;
-  // each held-out family member is placed zero-shot with both decodes.
+  // each held-out family member is placed zero-shot with both decodes; the
+  // presets table runs the three paper presets on Table 1's one row, per seed.
 #ifdef AWARE_TEST_HAVE_HW
-  EXPECT_EQ(s["cells"], 76);
+  EXPECT_EQ(s["cells"], 82);
 #else
-  EXPECT_EQ(s["cells"], 73);
+  EXPECT_EQ(s["cells"], 79);
 #endif
+  // Each paper preset ran for its seconds, and its row carries the episodes played.
+  EXPECT_TRUE(contains(report, "each run given 3 s of wall-clock")) << report;
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "cells" / "search__resnet50__k40x2__placeto__paper-t3__s1__e0.json"));
   EXPECT_TRUE(contains(report, "zero-shot, balanced decode ms")) << report;
   // The claims checklist gives a verdict per claim.
-  for (const char* claim : {"lower than Placeto", "lower than Hierarchical", "transplants", "speeds up convergence"})
+  for (const char* claim : {"lower than Placeto", "lower than Hierarchical", "transplants", "speeds up convergence",
+                            "paper presets at equal wall-clock (paper-t3) | not enough evidence at this budget"})
     EXPECT_TRUE(contains(report, claim)) << claim;
   EXPECT_FALSE(contains(report, "| not run |")) << report;
   // Fine-tuning ran after its pre-trained policy was written, and found it.
