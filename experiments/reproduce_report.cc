@@ -128,23 +128,28 @@ std::string compare_section(Results& r, const Plan& plan, const fs::path& dir, c
       << "Each cell is `aware place --graph zoo:MODEL --cluster preset:CLUSTER --method METHOD "
          "--budget-evals "
       << plan.budget.compare_evals << " --seed S --json` (seeds " << seeds_text(plan.budget.compare_seeds)
-      << "); the mean over seeds, the best in bold, `-` where the cell failed or ran out of memory.\n\n";
+      << "); the mean over seeds, the best in bold, `-` where the cell failed or ran out of memory; (N.NNx) is "
+         "its gap, the step over the best certified lower bound without a solver (`aware bound`'s solver-free "
+         "terms, docs/bounds.md), whose binding term the bound column names.\n\n";
   for (const std::string& cluster : distinct(cells, [](const Cell& c) { return c.cluster; })) {
     const CompareTable table = compare_table_of(r, cells, cluster);
-    out << "### " << cluster << "\n\n| model | lower bound |";
+    out << "### " << cluster << "\n\n| model | bound (binding) |";
     for (const std::string& m : table.methods) out << " " << m << " |";
     out << "\n|---|---:|";
     for (size_t i = 0; i < table.methods.size(); ++i) out << "---:|";
     out << "\n";
     for (const CompareRow& row : table.rows) {
-      out << "| " << row.model << " | " << (row.lower_bound_us > 0 ? fmt("%.1f", row.lower_bound_us / 1000) : "-")
-          << " |";
+      const CertifiedBound* bound = certified_of(row.model, cluster);
+      const double certified = bound ? bound->best_us() : 0;
+      out << "| " << row.model << " | "
+          << (certified > 0 ? fmt("%.1f", certified / 1000) + " (" + bound->binding() + ")" : "-") << " |";
       for (const MethodResult& m : row.results) {
         if (!m.ok()) {
           out << " - |";
           continue;
         }
-        out << " " << fmt(m.method == row.winner ? "**%.1f**" : "%.1f", m.step_time_us / 1000) << " |";
+        out << " " << fmt(m.method == row.winner ? "**%.1f**" : "%.1f", m.step_time_us / 1000)
+            << (certified > 0 ? fmt(" (%.2fx)", m.step_time_us / certified) : "") << " |";
       }
       out << "\n";
     }
@@ -253,11 +258,12 @@ std::string agents_section(Results& r, const Plan& plan, Figures& figures) {
          "from the best cheap placer. The figure draws the learned agents' best *sampled* placement per update "
          "(the curve files; their final greedy placement, which the table counts, can be better) and the "
          "searches' best so far; a method without a curve is drawn dashed at its final result.\n\n"
-      << "| model | method | step ms (mean ± std) | min – max | ratio to bound | wall-clock s (mean) |\n"
+      << "| model | method | step ms (mean ± std) | min – max | gap (step / certified bound) | wall-clock s (mean) |\n"
       << "|---|---|---:|---:|---:|---:|\n";
   std::string figure_lines;  // after the table, which one image line would cut in two
   for (const std::string& model : b.agent_models) {
-    const double bound = lower_bound_of(r, plan, "agents", model, b.agent_cluster);
+    const CertifiedBound* certified = certified_of(model, b.agent_cluster);
+    const double bound = certified ? certified->best_us() : 0;
     json series = json::array();
     std::vector<std::pair<std::string, double>> finals;
     double max_x = 0;

@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "core/bounds.h"
+#include "core/cluster.h"
 #include "core/lists.h"
+#include "datasets/load.h"
 #include "experiments/cell_pack.h"
 #include "experiments/reproduce.h"
 #include "core/errors.h"
@@ -148,6 +151,22 @@ inline double lower_bound_of(Results& r, const Plan& plan, const std::string& ta
       if (const json* j = r.get(c->key); j && j->is_object() && j->contains("lower_bound_us"))
         return j->at("lower_bound_us").get<double>();
   return 0;
+}
+
+// The best certified solver-free bound of a zoo model on a cluster preset
+// (core/bounds.h, as `aware compare`'s bound column), computed once per pair
+// when the report is written, so a report of older cells gets it too. Null
+// when the model or the cluster does not load.
+inline const CertifiedBound* certified_of(const std::string& model, const std::string& cluster) {
+  static std::map<std::pair<std::string, std::string>, std::optional<CertifiedBound>> cache;
+  auto [it, added] = cache.try_emplace({model, cluster});
+  if (added) {
+    try {
+      it->second = certified_bound(load_graph("zoo:" + model), load_cluster("preset:" + cluster));
+    } catch (const Error&) {
+    }
+  }
+  return it->second ? &*it->second : nullptr;
 }
 
 template <typename F>

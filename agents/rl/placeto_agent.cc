@@ -466,6 +466,7 @@ class PlacetoAgent final : public Agent {
     if (stepwise) grads.start(net_->parameters(), units);
     std::vector<float> value_lp, value_ent;
     std::vector<std::vector<float>> value_decisions;
+    bool simulated_end = false;  // the last step's placement was simulated
     for (int begin = 0; begin < units && !env.exhausted(); begin += chunk) {
       const int end = std::min(units, begin + chunk);
       std::vector<int> current;
@@ -533,6 +534,14 @@ class PlacetoAgent final : public Agent {
       ep.steps.push_back(s);
       replay->steps.push_back({x, idx_t, actions});
       runtime = after;
+      simulated_end = last;
+    }
+    if (!per_step && !simulated_end) {
+      // evaluate=end and the budget ran out before the last step: its placement
+      // was never simulated, so there is nothing to learn (as above).
+      Episode cut;
+      cut.sequential = true;
+      return cut;
     }
     if ((reward_ == "final" || !per_step) && !ep.steps.empty())
       ep.steps.back().reward = -runtime / scale_us();

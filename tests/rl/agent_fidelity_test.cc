@@ -320,6 +320,9 @@ TEST(AgentFidelity, PlacetoStepwiseGradientsEqualTheBatchedReplay) {
   Episode ep = agent->run_episode(env, rng, false);
   ASSERT_GT(ep.steps.size(), 3u);
   EXPECT_EQ(env.evaluations(), 1 + static_cast<long long>(ep.steps.size()));  // the start, then every step
+  EXPECT_GT(env.backward_s(), 0) << "the per-step gradients were taken while playing";
+  std::vector<double> played_lp, played_ent;
+  for (const Step& st : ep.steps) played_lp.push_back(st.log_prob.item<double>()), played_ent.push_back(st.entropy.item<double>());
   auto loss_and_grads = [&](std::vector<torch::Tensor>& grads) {
     agent->module().zero_grad();
     torch::Tensor loss = torch::zeros({});
@@ -333,6 +336,10 @@ TEST(AgentFidelity, PlacetoStepwiseGradientsEqualTheBatchedReplay) {
   std::vector<torch::Tensor> stepwise, batched;
   const double a = loss_and_grads(stepwise);
   agent->replay(ep);  // the batched pass over the episode's recorded states
+  for (size_t i = 0; i < ep.steps.size(); ++i) {
+    EXPECT_NEAR(played_lp[i], ep.steps[i].log_prob.item<double>(), 1e-5) << "step " << i;
+    EXPECT_NEAR(played_ent[i], ep.steps[i].entropy.item<double>(), 1e-5) << "step " << i;
+  }
   const double b = loss_and_grads(batched);
   EXPECT_NEAR(a, b, 1e-5 * std::max(1.0, std::abs(b)));
   ASSERT_EQ(stepwise.size(), batched.size());
