@@ -1,0 +1,83 @@
+// INTERNAL to agents/exact: the MILP of docs/bounds.md ("The MILP") as rows, its
+// CBC run, and the mapping between its columns and placements. milp.cc solves
+// with it (the exact rounds, the relaxation, the bounds); this half builds it.
+#pragma once
+
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agents/common/placer_common.h"
+#include "core/cluster.h"
+#include "core/cost_model.h"
+#include "core/op_graph.h"
+#include "core/placement.h"
+
+namespace aware::exact::detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A linear program in rows, handed to CBC as one column-major matrix.
+struct Lp {
+  std::vector<double> col_lb, col_ub, obj;
+  std::vector<char> integer;
+  std::vector<double> row_lb, row_ub;
+  std::vector<std::vector<std::pair<int, double>>> rows;
+
+  int col(double lb, double ub, double cost, bool is_integer) {
+    col_lb.push_back(lb);
+    col_ub.push_back(ub);
+    obj.push_back(cost);
+    integer.push_back(is_integer ? 1 : 0);
+    return static_cast<int>(obj.size()) - 1;
+  }
+  void row(std::vector<std::pair<int, double>> terms, double lb, double ub = kInf) {
+    rows.push_back(std::move(terms));
+    row_lb.push_back(lb);
+    row_ub.push_back(ub);
+  }
+  int num_cols() const { return static_cast<int>(obj.size()); }
+};
+
+// What one CBC run gave.
+struct Solved {
+  bool infeasible = false;     // proven: no integer solution
+  bool optimal = false;        // proven optimal
+  bool has_solution = false;
+  double objective = kInf;     // of the best solution
+  double best_bound = -kInf;   // proven lower bound on the optimum
+  std::vector<std::vector<double>> solutions;  // best first
+  std::string failure;         // non-empty: the solver stopped abnormally
+};
+
+// One CBC run of `lp` for at most `seconds`, from the `start` values (column,
+// value); `lp_only`: the relaxation alone. Solver failures are reported in
+// Solved::failure, not thrown.
+Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, double>>& start, bool lp_only);
+
+// The formulation (docs/bounds.md, "The MILP").
+struct Formulation {
+  Lp lp;
+  placing::Units units;
+  std::vector<std::vector<int>> x;  // [unit][device]: column, -1 where the unit cannot go
+  int makespan = -1;
+  int order_pairs = 0;
+  // Devices are interchangeable in the formulation (one cost class, equal
+  // memory): device labels are then broken by first use (unit 0 on device 0, a
+  // unit on device d only once an earlier unit uses d - 1).
+  bool symmetric = false;
+};
+
+bool interchangeable_devices(const Cluster& cluster, const OpCostMatrix& costs);
+// `cutoff_us` (finite): the step must be at most this (exact rounds); `horizon_us`:
+// an upper bound on any start + duration the solve can need (big-M).
+Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatrix& costs, bool with_order,
+                  double floor_us, double cutoff_us, double horizon_us);
+// The placement a solution's x columns choose (each unit on its largest x).
+Placement decode(const Formulation& f, const std::vector<double>& sol, int num_ops);
+// A placement as start values of the x columns (relabelled by first use when the
+// devices are interchangeable).
+std::vector<std::pair<int, double>> start_values(const Formulation& f, const Placement& p);
+
+}  // namespace aware::exact::detail
