@@ -68,6 +68,8 @@ STDOUT_SCRIPTS = [
       "experiments/results/aware-defaults/cells/inception_v3__k40x4__hierarchical-paper__e20000__s1-stopped.curve.csv",
       "experiments/results/aware-defaults/cells/inception_v3__k40x4__hierarchical__e20000__s1.curve.csv"],
      "experiments/results/aware-defaults/curves-20000.md"),
+    (["experiments/zero_shot_table.py", "experiments/results/reproduce-small-3seeds-c"],
+     "experiments/results/reproduce-small-3seeds-c/zero-shot.md"),
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "2000"],
      "experiments/results/aware-guided/table-2000.md"),
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "20000"],
