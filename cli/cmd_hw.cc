@@ -42,6 +42,7 @@ struct CalibrateArgs {
   std::vector<std::string> profile_graphs;
   std::string costs_out;
   int rounds = 3;
+  bool pairs = false;
   bool json = false;
 };
 
@@ -72,8 +73,8 @@ void run_calibrate(const CalibrateArgs& a) {
   // sweep goes on to the sizes at which they reach their rate.
   if (a.backend == "cuda") options.gemm_sizes = {128, 256, 512, 1024, 2048, 4096, 8192};
   const Calibration cal = calibrate(hw, base, options, log);
-  const CostTable table =
-      graphs.empty() ? CostTable{} : profile_graphs(hw, graphs, cal.cluster, a.rounds, log);
+  CostTable table = graphs.empty() ? CostTable{} : profile_graphs(hw, graphs, cal.cluster, a.rounds, log);
+  if (a.pairs) profile_pair_slowdowns(hw, graphs, cal.cluster, a.rounds, table, log);
 
   std::vector<std::pair<std::string, std::string>> files;
   files.emplace_back(a.out, cluster_to_json(cal.cluster).dump(1) + "\n");
@@ -104,6 +105,12 @@ void run_calibrate(const CalibrateArgs& a) {
   if (cal.concurrent_gemm_slowdown > 0)
     std::printf("two at once    GEMM x%.2f, streaming x%.2f (1 = independent devices)\n",
                 cal.concurrent_gemm_slowdown, cal.concurrent_stream_slowdown);
+  if (!cal.stream_slowdown_by_bytes.empty()) {
+    std::printf("streaming by size");
+    for (const auto& [bytes, factor] : cal.stream_slowdown_by_bytes) std::printf("  %.3g MB x%.2f", bytes / 1e6, factor);
+    std::printf("\n               memory contention from %.3g MB (slowdown.memory_from_bytes)\n",
+                cal.concurrent_stream_from_bytes / 1e6);
+  }
   for (const CopyFit& f : cal.copies)
     std::printf("copy %s -> %s  %.2f GB/s, latency %.2f us\n", base.device(f.src).name.c_str(),
                 base.device(f.dst).name.c_str(), f.bandwidth_Bps / 1e9, f.latency_us);
@@ -161,6 +168,9 @@ void add_hw_commands(CLI::App& app) {
                   "Profile every graph this many times, round after round (median of the rounds)")
         ->capture_default_str()
         ->check(whole_range(1, 1000));
+    c->add_flag("--pairs", args->pairs,
+                "Also run each --profile-graph beside a copy of itself on two devices of a kind: each op type's "
+                "slowdown goes into the table (pair_slowdowns), and the analytic simulator uses it");
     c->add_flag("--json", args->json, "Print one JSON object");
     c->callback([args, devices] {
       args->devices_given = devices->count() > 0;
@@ -196,16 +206,23 @@ void add_hw_commands(CLI::App& app) {
                   "analytic:slowdown.memory=1.19 (calibrate reports the factors)");
     v->add_option("--slowdowns-from", args->slowdowns_from,
                   "Calibration report (aware calibrate --report or --json output) whose two-at-once "
-                  "factors become analytic:slowdown.compute/.memory");
+                  "factors become analytic:slowdown.compute/.memory (and .memory_from_bytes)");
     v->add_option("--measured", args->measured,
                   "Take the measurements from this earlier validate JSON instead of running "
-                  "(predict again with other simulator settings)");
+                  "(predict again with other simulator settings; an out-of-sample run is replayed with the "
+                  "table it profiled as --costs, its --costs-out)");
     v->add_option("--protocol", args->protocol,
-                  "out-of-sample (the default without --costs and --measured): profile the graphs here, then "
+                  "out-of-sample (the default without --costs, and with --measured from such a run): profile the "
+                  "graphs here, then "
                   "predict their multi-device placements, the same models at twice the batch and --holdout from "
                   "what was profiled; in-sample: the --costs table as given");
     v->add_option("--holdout", args->holdout,
                   std::string("Out of sample: a model measured and predicted but never profiled. ") + graph_spec_help());
+    v->add_option("--pair-rounds", args->pair_rounds,
+                  "Out of sample: rounds of each profiled graph beside a copy of itself, whose per-type slowdowns "
+                  "price contention (0: the analytic simulator's two factors instead)")
+        ->capture_default_str()
+        ->check(whole_range(0, 100));
     v->add_option("--profile-rounds", args->profile_rounds, "Out of sample: rounds of the profile")
         ->capture_default_str()
         ->check(whole_range(1, 100));

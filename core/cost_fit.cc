@@ -168,4 +168,32 @@ int fit_cost_table(CostTable& table, const std::vector<OpGraph>& graphs, const C
   return used;
 }
 
+CostTable scale_cost_table(const CostTable& table, const OpGraph& profiled, const OpGraph& target, int* scaled) {
+  CostTable out;
+  out.fits = table.fits;
+  out.pair_slowdowns = table.pair_slowdowns;
+  std::set<std::string> kinds;
+  for (const auto& [key, us] : table.us) kinds.insert(key.second);
+  int made = 0;
+  for (const Op& op : target.ops()) {
+    const int old_id = profiled.find(op.name);
+    if (old_id < 0) continue;
+    const Op& old_op = profiled.op(old_id);
+    for (const std::string& kind : kinds) {
+      const double us = table.lookup(profiled.name(), op.name, kind);
+      if (us < 0) continue;
+      double ratio = 1;
+      if (const CostFit* fit = table.fit(op.type, kind)) {
+        const double before = fit->time_us(old_op);
+        const double after = fit->time_us(op);
+        if (before > 0 && after > 0) ratio = after / before;
+      }
+      out.us[{scoped_op_name(target.name(), op.name), kind}] = us * ratio;
+      ++made;
+    }
+  }
+  if (scaled != nullptr) *scaled = made;
+  return out;
+}
+
 }  // namespace aware

@@ -59,4 +59,16 @@ std::map<std::string, std::vector<CostSample>> cost_samples(const CostTable& tab
 int fit_cost_table(CostTable& table, const std::vector<OpGraph>& graphs,
                    const CostFitOptions& options = {});
 
+// A table for `target`, the same model as `profiled` at another size (another
+// batch or sequence length), from `table`'s profile of `profiled`: each op of
+// `target` whose name `profiled` has, and which `table` prices on a kind, gets
+// that entry times the ratio of its type's fit at the new size to the fit at the
+// old one (1 where the fit gives 0), scoped to `target`'s name. So the op keeps
+// what its own profile knows (a parameter read that no size feature sees, a
+// kernel slower than its type) and the fit says only how it grows. Ops that
+// `profiled` lacks get no entry (the fits, copied, price them). `scaled`, when
+// non-null, receives the number of (op, kind) entries made.
+CostTable scale_cost_table(const CostTable& table, const OpGraph& profiled, const OpGraph& target,
+                           int* scaled = nullptr);
+
 }  // namespace aware

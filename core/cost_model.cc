@@ -39,6 +39,15 @@ const CostFit* CostTable::fit(const std::string& op_type, const std::string& dev
   return nullptr;
 }
 
+double CostTable::pair_slowdown(const std::string& op_type, const std::string& device_kind) const {
+  if (pair_slowdowns.empty()) return 0;
+  for (const auto& key : {std::make_pair(op_type, device_kind), std::make_pair(std::string("*"), device_kind)}) {
+    auto it = pair_slowdowns.find(key);
+    if (it != pair_slowdowns.end()) return it->second;
+  }
+  return 0;
+}
+
 double CostFit::time_us(const Op& op) const {
   return overhead_us + us_per_flop * op.flops + us_per_byte * op.bytes_accessed;
 }

@@ -40,7 +40,16 @@ struct CostTable {
   // an op is priced by its type's fit on its device's kind, else the kind's "*"
   // fit, else the roofline. Empty for tables written before fits existed.
   std::map<std::pair<std::string, std::string>, CostFit> fits;
-  bool empty() const { return us.empty() && fits.empty(); }
+  // (op type or "*", device kind) -> how much an op of that type slows while
+  // every other device is busy, measured by profiling two copies of a graph at
+  // once (hw/calibrate.h, profile_pair_slowdowns). The analytic simulator's
+  // contention mode takes it, else the type's "*", in place of its one
+  // memory-bound / compute-bound pair of factors. Empty: not measured.
+  std::map<std::pair<std::string, std::string>, double> pair_slowdowns;
+  bool empty() const { return us.empty() && fits.empty() && pair_slowdowns.empty(); }
+  // The pair slowdown for an op of `op_type` on `device_kind` (its type's, else
+  // the kind's "*"), or 0 when the table has none.
+  double pair_slowdown(const std::string& op_type, const std::string& device_kind) const;
   // Returns the entry for (op, kind), or (op, "*"), or -1.
   double lookup(const std::string& op_name, const std::string& device_kind) const;
   // The same for an op of the graph named `graph_name`: its scoped entry

@@ -43,7 +43,9 @@ json cost_table_to_json(const CostTable& table, const CostTableInfo& info) {
   for (const auto& [key, us] : table.us) costs[key.second][key.first] = us;
   // Version 1 unless the table has fits, so that tables without them stay
   // readable by builds that know only version 1.
-  json doc{{"format", kFormatName}, {"version", table.fits.empty() ? 1 : kCostTableFormatVersion}};
+  // Each version's field enters only when used, so older builds read what they can.
+  const int version = !table.pair_slowdowns.empty() ? 3 : !table.fits.empty() ? 2 : 1;
+  json doc{{"format", kFormatName}, {"version", version}};
   if (!info.graph.empty()) doc["graph"] = info.graph;
   if (!info.backend.empty()) doc["backend"] = info.backend;
   doc["costs"] = std::move(costs);
@@ -58,18 +60,23 @@ json cost_table_to_json(const CostTable& table, const CostTableInfo& info) {
     }
     doc["fits"] = std::move(fits);
   }
+  if (!table.pair_slowdowns.empty()) {
+    json slowdowns = json::object();
+    for (const auto& [key, factor] : table.pair_slowdowns) slowdowns[key.second][key.first] = factor;
+    doc["pair_slowdowns"] = std::move(slowdowns);
+  }
   return doc;
 }
 
 CostTable cost_table_from_json(const json& doc, const std::string& source, CostTableInfo* info) {
   if (!doc.is_object()) throw ParseError(source + ": expected a JSON object at the top level");
-  static const char* const kKnown[] = {"format", "version", "graph", "backend", "costs", "fits"};
+  static const char* const kKnown[] = {"format", "version", "graph", "backend", "costs", "fits", "pair_slowdowns"};
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     bool known = false;
     for (const char* k : kKnown) known = known || it.key() == k;
     if (!known) {
       throw ParseError(source + ": unknown field '" + it.key() +
-                       "' (known: format, version, graph, backend, costs, fits)");
+                       "' (known: format, version, graph, backend, costs, fits, pair_slowdowns)");
     }
   }
   auto format = doc.find("format");
@@ -146,6 +153,25 @@ CostTable cost_table_from_json(const json& doc, const std::string& source, CostT
       }
     }
   }
+  if (auto slowdowns = doc.find("pair_slowdowns"); slowdowns != doc.end()) {
+    if (version->get<long long>() < 3)
+      throw ParseError(source + ": field 'pair_slowdowns' needs version 3 (the file says version " +
+                       std::to_string(version->get<long long>()) + ")");
+    if (!slowdowns->is_object())
+      throw ParseError(source + ": field 'pair_slowdowns' must be an object mapping device kind to {op type: factor}");
+    for (auto kind = slowdowns->begin(); kind != slowdowns->end(); ++kind) {
+      const std::string where = source + ": pair_slowdowns: device kind '" + kind.key() + "'";
+      if (kind.key().empty()) throw ParseError(source + ": field 'pair_slowdowns' has an empty device kind");
+      if (!kind->is_object()) throw ParseError(where + ": must be an object mapping op type to a factor");
+      for (auto type = kind->begin(); type != kind->end(); ++type) {
+        if (type.key().empty()) throw ParseError(where + ": an op type is empty");
+        if (!type->is_number() || !std::isfinite(type->get<double>()) || !(type->get<double>() > 0))
+          throw ParseError(where + ": op type '" + type.key() + "': factor must be a finite number > 0, got " +
+                           shown(*type));
+        table.pair_slowdowns[{type.key(), kind.key()}] = type->get<double>();
+      }
+    }
+  }
   if (info != nullptr) *info = std::move(read_info);
   return table;
 }
@@ -191,6 +217,11 @@ std::string cost_table_fingerprint(const CostTable& table) {
     mix(key.first.c_str(), key.first.size() + 1);
     mix(key.second.c_str(), key.second.size() + 1);
     for (double value : {fit.overhead_us, fit.us_per_flop, fit.us_per_byte}) mix_double(value);
+  }
+  for (const auto& [key, factor] : table.pair_slowdowns) {  // likewise: only when measured
+    mix(key.first.c_str(), key.first.size() + 1);
+    mix(key.second.c_str(), key.second.size() + 1);
+    mix_double(factor);
   }
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));

@@ -20,8 +20,9 @@ namespace aware {
 class OpGraph;
 class Cluster;
 
-// The newest version this build writes and reads (1: costs only; 2: + fits).
-constexpr int kCostTableFormatVersion = 2;
+// The newest version this build writes and reads (1: costs only; 2: + fits;
+// 3: + pair_slowdowns).
+constexpr int kCostTableFormatVersion = 3;
 
 // What a table was measured on, kept beside it for people and caches; the
 // simulators do not read it. Both may be empty.

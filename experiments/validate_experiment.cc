@@ -93,6 +93,13 @@ std::vector<std::string> slowdown_options(const std::string& path) {
                        " (a positive factor; 0 means calibrate measured one device only)");
     out.push_back(std::string("analytic:slowdown.") + key + "=" + std::to_string(v));
   }
+  // Reports written before the streaming ladder lack it: every memory-bound op contends.
+  if (doc.contains("concurrent_stream_from_bytes")) {
+    const auto& f = doc.at("concurrent_stream_from_bytes");
+    if (!f.is_number() || !(f.get<double>() >= 0))
+      throw ParseError(path + ": field 'concurrent_stream_from_bytes' is not a byte count >= 0");
+    out.push_back("analytic:slowdown.memory_from_bytes=" + std::to_string(f.get<double>()));
+  }
   return out;
 }
 
@@ -111,7 +118,12 @@ std::string run_validation(const ValidationConfig& a_in, const std::string& form
   if (a.rounds < 1 || a.rounds > 1000) throw ConfigError("--rounds must be 1..1000");
   if (a.cluster.empty()) throw ConfigError("--cluster is required (a calibrated cluster file)");
   std::string protocol = a.protocol;
-  if (protocol.empty()) protocol = a.costs.empty() && a.measured.empty() ? "out-of-sample" : "in-sample";
+  if (protocol.empty() && !a.measured.empty()) {
+    // A replay follows the protocol of the run it replays.
+    const nlohmann::json doc = parse_json_text(read_text_file(a.measured), a.measured);
+    protocol = doc.is_object() && doc.value("protocol", std::string()) == "out-of-sample" ? "out-of-sample" : "in-sample";
+  }
+  if (protocol.empty()) protocol = a.costs.empty() ? "out-of-sample" : "in-sample";
   if (protocol != "in-sample" && protocol != "out-of-sample")
     throw ConfigError("--protocol must be in-sample or out-of-sample, got '" + protocol + "'");
   if (protocol == "in-sample" && !a.holdout.empty())

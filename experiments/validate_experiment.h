@@ -42,6 +42,7 @@ struct ValidationConfig {
   std::string protocol;
   std::string holdout;      // out-of-sample: a model never profiled
   int profile_rounds = 3;   // out-of-sample: rounds of the profile
+  int pair_rounds = 3;      // out-of-sample: rounds beside a copy (pair slowdowns; 0: none)
   int bootstrap = 1000;     // resamples of the tau interval
   std::string costs_out;    // out-of-sample: also write the profiled table here
 };

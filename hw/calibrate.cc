@@ -47,6 +47,16 @@ namespace {
 constexpr const char* kCalibratedSuffix = "-calibrated";
 }
 
+double stream_contention_from_bytes(const std::vector<std::pair<double, double>>& by_bytes) {
+  if (by_bytes.size() < 2) return 0;
+  const double last = by_bytes.back().second;
+  if (!(last >= 1.05)) return 0;
+  const double half = 1 + (last - 1) / 2;
+  size_t from = by_bytes.size() - 1;
+  while (from > 0 && by_bytes[from - 1].second >= half) --from;
+  return by_bytes[from].first;
+}
+
 bool is_calibrated_cluster(const Cluster& cluster) {
   const std::string& name = cluster.name();
   const std::string suffix = kCalibratedSuffix;
@@ -143,30 +153,55 @@ Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
 
   if (base.num_devices() > 1) {
     // Two independent chains, on one device and then on two.
-    const auto pair_slowdown = [&](const Op& probe) {
+    const auto pair_slowdown = [&](const Op& probe, int chain) {
       OpGraph g("concurrency");
       for (int c = 0; c < 2; ++c) {
-        for (int i = 0; i < options.chain; ++i) {
+        for (int i = 0; i < chain; ++i) {
           Op op = probe;
           op.name = "chain" + std::to_string(c) + "/" + std::to_string(i);
           const int id = g.add_op(op);
           if (i > 0) g.add_edge(id - 1, id, 0, 0);
         }
       }
-      std::vector<int> split(2 * options.chain, 0);
-      std::fill(split.begin() + options.chain, split.end(), 1);
+      std::vector<int> split(2 * chain, 0);
+      std::fill(split.begin() + chain, split.end(), 1);
       const double one =
-          backend.evaluate(g, base, Placement(std::vector<int>(2 * options.chain, 0))).step_time_us;
+          backend.evaluate(g, base, Placement(std::vector<int>(2 * chain, 0))).step_time_us;
       const double two = backend.evaluate(g, base, Placement(split)).step_time_us;
       return two / (one / 2);
     };
     const int s = std::min(512, *std::max_element(options.gemm_sizes.begin(), options.gemm_sizes.end()));
     Op gemm = sized_op("gemm", 2.0 * s * s * s, 12.0 * s * s, 0);
     gemm.shape = {{"M", s}, {"N", s}, {"K", s}};
-    cal.concurrent_gemm_slowdown = pair_slowdown(gemm);
-    cal.concurrent_stream_slowdown = pair_slowdown(sized_op("stream", 0, options.stream_bytes, 0));
+    cal.concurrent_gemm_slowdown = pair_slowdown(gemm, options.chain);
+    cal.concurrent_stream_slowdown = pair_slowdown(sized_op("stream", 0, options.stream_bytes, 0), options.chain);
     say(log, "two devices at once: GEMM x" + std::to_string(cal.concurrent_gemm_slowdown) +
                  ", streaming x" + std::to_string(cal.concurrent_stream_slowdown));
+    // The ladder: each size as many passes as move the large chain's bytes (at most
+    // 4,096), so that the step's fixed costs (starting both devices) do not pass for
+    // contention; three rounds over the sizes, the median of each, so that a burst
+    // of load on the machine does not decide the threshold.
+    std::vector<double> sizes;
+    for (double bytes : options.stream_ladder_bytes)
+      if (bytes > 0 && bytes < options.stream_bytes) sizes.push_back(bytes);
+    std::vector<std::vector<double>> rounds(sizes.size());
+    for (int round = 0; round < 3; ++round)
+      for (size_t i = 0; i < sizes.size(); ++i)
+        rounds[i].push_back(pair_slowdown(
+            sized_op("stream", 0, sizes[i], 0),
+            static_cast<int>(std::min(4096.0, std::ceil(options.chain * options.stream_bytes / sizes[i])))));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      std::sort(rounds[i].begin(), rounds[i].end());
+      cal.stream_slowdown_by_bytes.push_back({sizes[i], rounds[i][1]});
+    }
+    cal.stream_slowdown_by_bytes.push_back({options.stream_bytes, cal.concurrent_stream_slowdown});
+    std::sort(cal.stream_slowdown_by_bytes.begin(), cal.stream_slowdown_by_bytes.end());
+    cal.concurrent_stream_from_bytes = stream_contention_from_bytes(cal.stream_slowdown_by_bytes);
+    std::string ladder;
+    for (const auto& [bytes, factor] : cal.stream_slowdown_by_bytes)
+      ladder += " " + std::to_string(static_cast<long long>(bytes / 1e3)) + " kB x" + std::to_string(factor);
+    say(log, "streaming pairs by size:" + ladder + "; memory contention from " +
+                 std::to_string(static_cast<long long>(cal.concurrent_stream_from_bytes)) + " bytes");
   }
 
   for (int src = 0; src < base.num_devices(); ++src) {
@@ -281,6 +316,72 @@ CostTable profile_graphs(HardwareEvaluator& backend, const std::vector<OpGraph>&
   return table;
 }
 
+int profile_pair_slowdowns(HardwareEvaluator& backend, const std::vector<OpGraph>& graphs, const Cluster& cluster,
+                           int rounds, CostTable& table, const CalibrationLog& log) {
+  if (rounds < 1) throw ConfigError("profiling pairs: rounds must be >= 1");
+  std::map<std::string, std::vector<int>> devices_of_kind;
+  for (int d = 0; d < cluster.num_devices(); ++d) devices_of_kind[cluster.device(d).kind].push_back(d);
+  int set = 0;
+  for (const auto& [kind, devices] : devices_of_kind) {
+    if (devices.size() < 2) continue;
+    // Per type: the time of its ops in the pair and alone, summed over both copies
+    // and every graph (a sum, so that the long ops that make a step weigh most).
+    std::map<std::string, std::pair<double, double>> by_type;
+    for (const OpGraph& graph : graphs) {
+      OpGraph pair(graph.name() + "+copy");
+      const int n = graph.num_ops();
+      for (int copy = 0; copy < 2; ++copy) {
+        for (int op = 0; op < n; ++op) {
+          Op o = graph.op(op);
+          if (copy == 1) o.name = "copy/" + o.name;
+          pair.add_op(o);
+        }
+        for (const Edge& e : graph.edges()) pair.add_edge(e.src + copy * n, e.dst + copy * n, e.src_output, e.bytes);
+      }
+      std::vector<int> where(2 * static_cast<size_t>(n), devices[0]);
+      std::fill(where.begin() + n, where.end(), devices[1]);
+      std::vector<std::vector<double>> samples(2 * static_cast<size_t>(n));
+      for (int round = 0; round < rounds; ++round) {
+        say(log, "profiling " + graph.name() + " beside a copy of itself on " + cluster.device(devices[0]).name +
+                     " and " + cluster.device(devices[1]).name + ", round " + std::to_string(round + 1) + " of " +
+                     std::to_string(rounds));
+        const StepResult r = backend.evaluate(pair, cluster, Placement(where));
+        if (!r.feasible)
+          throw ConfigError("profiling " + graph.name() + " beside a copy of itself: it does not fit (" +
+                            r.infeasible_reason + ")");
+        const std::vector<double>& us = backend.last_measurement().op_median_us;
+        for (size_t i = 0; i < samples.size(); ++i) samples[i].push_back(us[i]);
+      }
+      for (int op = 0; op < n; ++op) {
+        const double alone = table.lookup(graph.name(), graph.op(op).name, kind);
+        if (!(alone > 0)) continue;
+        for (int copy = 0; copy < 2; ++copy) {
+          const double paired = median_of(samples[static_cast<size_t>(op + copy * n)]);
+          for (const std::string& type : {graph.op(op).type, std::string("*")}) {
+            if (type.empty()) continue;
+            by_type[type].first += paired;
+            by_type[type].second += alone;
+          }
+        }
+      }
+    }
+    for (auto it = table.pair_slowdowns.begin(); it != table.pair_slowdowns.end();)
+      it = it->first.second == kind ? table.pair_slowdowns.erase(it) : std::next(it);
+    for (const auto& [type, sums] : by_type) {
+      if (!(sums.second > 0) || !(sums.first > 0)) continue;
+      table.pair_slowdowns[{type, kind}] = sums.first / sums.second;
+      ++set;
+    }
+    if (by_type.count("*") != 0 && by_type["*"].second > 0) {
+      char line[160];
+      std::snprintf(line, sizeof line, "pairs on %s: every op x%.3f beside a copy of itself (%d op types)", kind.c_str(),
+                    by_type["*"].first / by_type["*"].second, static_cast<int>(by_type.size()) - 1);
+      say(log, line);
+    }
+  }
+  return set;
+}
+
 CostTable profile_graph(HardwareEvaluator& backend, const OpGraph& graph, const Cluster& cluster,
                         const CalibrationLog& log) {
   return profile_graphs(backend, {graph}, cluster, 1, log);
@@ -299,6 +400,9 @@ std::string calibration_report_json(const Calibration& cal) {
                       {"latency_us", f.latency_us},
                       {"samples", samples}});
   }
+  nlohmann::json ladder = nlohmann::json::array();
+  for (const auto& [bytes, factor] : cal.stream_slowdown_by_bytes)
+    ladder.push_back({{"bytes", bytes}, {"slowdown", factor}});
   const nlohmann::json doc = {{"backend", cal.backend},
                               {"gemm", gemm},
                               {"peak_flops", cal.peak_flops},
@@ -309,6 +413,8 @@ std::string calibration_report_json(const Calibration& cal) {
                               {"launch_overhead_us", cal.launch_overhead_us},
                               {"concurrent_gemm_slowdown", cal.concurrent_gemm_slowdown},
                               {"concurrent_stream_slowdown", cal.concurrent_stream_slowdown},
+                              {"concurrent_stream_slowdown_by_bytes", ladder},
+                              {"concurrent_stream_from_bytes", cal.concurrent_stream_from_bytes},
                               {"copies", copies}};
   return doc.dump(1) + "\n";
 }

@@ -20,6 +20,9 @@ namespace aware {
 struct CalibrationOptions {
   std::vector<int> gemm_sizes = {64, 128, 256, 512, 1024};  // square GEMMs, m = n = k
   double stream_bytes = 64e6;                                // bytes read + written
+  // Smaller streaming passes, two devices at once: from which size the devices
+  // compete for memory bandwidth (below it a pass stays in a core's own cache).
+  std::vector<double> stream_ladder_bytes = {256e3, 1e6, 4e6, 8e6, 16e6, 32e6};
   std::vector<double> copy_bytes = {4e3, 64e3, 1e6, 8e6, 32e6};
   int chain = 5;          // identical ops per measurement (their median is taken)
   int overhead_ops = 200; // tiny ops in the launch-overhead chain
@@ -58,6 +61,12 @@ struct Calibration {
   // throughput. The simulators assume 1; the measured value says how far off that is.
   double concurrent_gemm_slowdown = 0;    // 0 when the cluster has one device
   double concurrent_stream_slowdown = 0;
+  // The streaming pair at each ladder size and at stream_bytes: (bytes, factor).
+  std::vector<std::pair<double, double>> stream_slowdown_by_bytes;
+  // The smallest ladder size from which every larger pass is slowed by at least
+  // half the large pass's slowdown (0 when the large pass itself is slowed by
+  // less than 5%): the analytic simulator's slowdown.memory_from_bytes.
+  double concurrent_stream_from_bytes = 0;
   Cluster cluster;                 // the base cluster with the measured rates
 };
 
@@ -70,6 +79,12 @@ using CalibrationLog = std::function<void(const std::string&)>;
 // HardwareError from the backend, ConfigError on bad options.
 Calibration calibrate(HardwareEvaluator& backend, const Cluster& base,
                       const CalibrationOptions& options = {}, const CalibrationLog& log = {});
+
+// From (bytes, two-at-once slowdown) pairs sorted by bytes, the last of them the
+// large streaming pass: the smallest size from which every pair is slowed by at
+// least half as much as the last (1 + (last - 1) / 2); 0 when the last is slowed
+// by less than 5% or there is only one pair.
+double stream_contention_from_bytes(const std::vector<std::pair<double, double>>& by_bytes);
 
 // Whether `cluster` came out of calibrate(): its name ends in "-calibrated".
 bool is_calibrated_cluster(const Cluster& cluster);
@@ -90,6 +105,16 @@ CopyFit fit_copy(const std::vector<std::pair<double, double>>& samples);
 // the ops no graph had.
 CostTable profile_graphs(HardwareEvaluator& backend, const std::vector<OpGraph>& graphs,
                          const Cluster& cluster, int rounds = 3, const CalibrationLog& log = {});
+// Contention measured on the graphs' own ops: each graph and a copy of it run at
+// once, one on each of two devices of a kind, `rounds` times; each op type's
+// time over both copies, against `table`'s entries for the same ops run alone
+// (profile_graphs), becomes the type's pair slowdown on that kind, and the time
+// of every op the kind's "*" (CostTable::pair_slowdowns; existing factors of the
+// kind are replaced). Kinds with one device are skipped. Returns the number of
+// factors set. Throws ConfigError when a graph does not fit (two copies must).
+int profile_pair_slowdowns(HardwareEvaluator& backend, const std::vector<OpGraph>& graphs, const Cluster& cluster,
+                           int rounds, CostTable& table, const CalibrationLog& log = {});
+
 CostTable profile_graph(HardwareEvaluator& backend, const OpGraph& graph, const Cluster& cluster,
                         const CalibrationLog& log = {});
 

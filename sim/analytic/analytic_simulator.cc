@@ -26,7 +26,7 @@ AnalyticSimulator::AnalyticSimulator(AnalyticMode mode, PlacetoConstants constan
 std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options& options) {
   check_known_options(options,
                       {"mode", "placeto.delta1_us", "placeto.delta2_us", "placeto.bytes_per_us",
-                       "costs", "slowdown.compute", "slowdown.memory", "copies"},
+                       "costs", "slowdown.compute", "slowdown.memory", "slowdown.memory_from_bytes", "copies"},
                       "evaluator 'analytic'");
   const std::string mode = option_string(options, "mode", "contention");
   AnalyticMode m;
@@ -50,6 +50,9 @@ std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options
   interference.memory = option_double(options, "slowdown.memory", 1, owner);
   for (double f : {interference.compute, interference.memory})
     if (!(f > 0) || !std::isfinite(f)) throw ConfigError(owner + ": slowdown factors must be positive");
+  interference.memory_from_bytes = option_double(options, "slowdown.memory_from_bytes", 0, owner);
+  if (!(interference.memory_from_bytes >= 0) || !std::isfinite(interference.memory_from_bytes))
+    throw ConfigError(owner + ": slowdown.memory_from_bytes must be a byte count >= 0");
   const std::string copies = option_string(options, "copies", "links");
   if (copies != "links" && copies != "consumer")
     throw ConfigError(owner + ": copies '" + copies + "' unknown (known: links, consumer)");
@@ -80,6 +83,9 @@ void AnalyticSimulator::set_cost_table(std::shared_ptr<const CostTable> table, s
 }
 
 void AnalyticSimulator::set_interference(Interference interference) {
+  if (interference.compute != interference_.compute || interference.memory != interference_.memory ||
+      interference.memory_from_bytes != interference_.memory_from_bytes)
+    prepared_.reset();  // the per-op slowdowns are made in prepare()
   interference_ = interference;
   if (prepared_) prepared_->moves = {};  // its checkpoints were simulated with the old one
 }
@@ -102,6 +108,8 @@ std::string AnalyticSimulator::describe() const {
     text += "; op costs from " + cost_table_label_ + " (" +
             std::to_string(cost_table_->us.size()) +
             (cost_table_->us.size() == 1 ? " entry" : " entries") + ", roofline elsewhere)";
+    if (!cost_table_->pair_slowdowns.empty() && mode_ == AnalyticMode::kContention)
+      text += "; devices slow each other by the table's measured factor per op type";
   }
   if (interference_.slows()) {
     char buffer[160];
@@ -109,6 +117,10 @@ std::string AnalyticSimulator::describe() const {
                   "; devices slow each other: x%.3g compute-bound, x%.3g memory-bound",
                   interference_.compute, interference_.memory);
     text += buffer;
+    if (interference_.memory_from_bytes > 0) {
+      std::snprintf(buffer, sizeof buffer, " (from %.3g bytes)", interference_.memory_from_bytes);
+      text += buffer;
+    }
   }
   if (interference_.copies_on_consumer) text += "; copies run on the consumer's compute stream";
   return text + ")";
@@ -153,13 +165,22 @@ void AnalyticSimulator::prepare(const OpGraph& graph, const Cluster& cluster) {
   const int K = p->costs.num_classes();
   std::vector<int> first_of_class(static_cast<size_t>(K), -1);
   for (int d = D - 1; d >= 0; --d) first_of_class[static_cast<size_t>(p->costs.device_class(d))] = d;
-  p->memory_bound.assign(static_cast<size_t>(n) * K, 0);
-  for (int op = 0; op < n; ++op) {
-    const Op& o = graph.op(op);
-    for (int k = 0; k < K; ++k) {
-      const Device& dev = cluster.device(first_of_class[static_cast<size_t>(k)]);
-      p->memory_bound[static_cast<size_t>(op) * K + k] =
-          o.bytes_accessed * dev.peak_flops * dev.efficiency > o.flops * dev.memory_Bps;
+  p->slowdown.assign(static_cast<size_t>(n) * K, 1);
+  p->slows = false;
+  if (mode_ == AnalyticMode::kContention) {
+    for (int op = 0; op < n; ++op) {
+      const Op& o = graph.op(op);
+      for (int k = 0; k < K; ++k) {
+        const Device& dev = cluster.device(first_of_class[static_cast<size_t>(k)]);
+        double f = cost_table_ ? cost_table_->pair_slowdown(o.type, dev.kind) : 0;
+        if (!(f > 0)) {
+          const bool memory_bound = o.bytes_accessed * dev.peak_flops * dev.efficiency > o.flops * dev.memory_Bps &&
+                                    o.bytes_accessed >= interference_.memory_from_bytes;
+          f = memory_bound ? interference_.memory : interference_.compute;
+        }
+        p->slowdown[static_cast<size_t>(op) * K + k] = f;
+        p->slows = p->slows || f != 1;
+      }
     }
   }
   p->topo_rank = topological_rank(graph);

@@ -55,9 +55,16 @@ struct PlacetoConstants {
 // order (as its producer's rank + 0.5). That is how the hardware executors run a
 // copy (hw/README.md): on the consumer's core or CUDA stream, not overlapping
 // its compute.
+//
+// memory_from_bytes: the memory-bound factor applies only to ops (and copies) that
+// touch at least this many bytes; smaller ones take the compute-bound factor. An
+// op whose working set stays in a core's own cache does not compete for the
+// shared memory bandwidth that the calibration's large streaming pass measures
+// (0, the default: every memory-bound op takes the memory factor).
 struct Interference {
   double compute = 1;
   double memory = 1;
+  double memory_from_bytes = 0;
   bool copies_on_consumer = false;
   bool none() const { return compute == 1 && memory == 1 && !copies_on_consumer; }
   bool slows() const { return compute != 1 || memory != 1; }
@@ -69,7 +76,7 @@ class AnalyticSimulator final : public Evaluator {
                              PlacetoConstants constants = {});
   // Options: mode=contention|placeto; placeto.delta1_us, placeto.delta2_us,
   // placeto.bytes_per_us; costs=FILE (a cost table); slowdown.compute,
-  // slowdown.memory, copies=links|consumer (Interference, contention mode). Throws ConfigError on unknown
+  // slowdown.memory, slowdown.memory_from_bytes, copies=links|consumer (Interference, contention mode). Throws ConfigError on unknown
   // keys or values, ParseError naming the option and the file for a bad table.
   static std::unique_ptr<AnalyticSimulator> from_options(const Options& options);
 

@@ -272,11 +272,10 @@ AWARE_HOT_INLINE void ContentionRun::start_next_task(int lane) {
   }
   const int op = id;
   double cost = p_.costs.time_us(op, d);
-  if (interference_.slows() && D_ > 1) {
+  if (p_.slows && D_ > 1) {
     int others_busy = 0;
     for (int o = 0; o < D_; ++o) others_busy += o != d && s_.device_busy[o];
-    const double slowdown = p_.memory_bound[static_cast<size_t>(op) * p_.costs.num_classes() + p_.costs.device_class(d)] ? interference_.memory
-                                                                              : interference_.compute;
+    const double slowdown = p_.slowdown[static_cast<size_t>(op) * p_.costs.num_classes() + p_.costs.device_class(d)];
     cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
   }
   s_.device_busy[lane] = 1;
@@ -366,7 +365,8 @@ void ContentionRun::start_copy_task(int tid, int lane) {
   if (interference_.slows() && D_ > 1) {
     int others_busy = 0;
     for (int o = 0; o < D_; ++o) others_busy += o != t.dst_dev && s_.device_busy[o];
-    cost *= 1 + (interference_.memory - 1) * others_busy / (D_ - 1);
+    const double slowdown = t.bytes >= interference_.memory_from_bytes ? interference_.memory : interference_.compute;
+    cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
   }
   s_.device_busy[lane] = 1;
   t.start_us = now_;

@@ -105,7 +105,12 @@ struct AnalyticSimulator::Prepared {
   int num_devices = 0;
   int num_channels = 0;
   OpCostMatrix costs;
-  std::vector<char> memory_bound;  // op * classes + the device's class (costs): the roofline's memory term dominates
+  // op * classes + the device's class (costs): how much the op slows while every
+  // other device is busy: the cost table's measured pair slowdown for its type,
+  // else Interference's memory factor where the roofline's memory term dominates
+  // (and the op touches at least memory_from_bytes), else its compute factor.
+  std::vector<double> slowdown;
+  bool slows = false;  // some factor differs from 1
   std::vector<int> topo_rank;
   std::vector<double> out_total_bytes;
   std::vector<double> param_bytes;

@@ -21,6 +21,9 @@ void register_analytic_evaluator() {
            "busy (1 = independent devices; aware calibrate measures it)"},
           {"slowdown.memory", T::kDouble, "1",
            "contention mode: the same for memory-bound ops (devices sharing memory bandwidth)"},
+          {"slowdown.memory_from_bytes", T::kDouble, "0",
+           "contention mode: only memory-bound ops and copies touching at least this many bytes "
+           "take slowdown.memory; smaller ones (in a core's own cache) take slowdown.compute"},
           {"copies", T::kString, "links",
            "contention mode: links (a copy uses the links and overlaps compute) or consumer "
            "(it also holds the receiving device's compute stream, as the cpu and cuda "

@@ -195,15 +195,18 @@ TEST(Cli, CalibrateThenValidateThenPredictAgainWithoutRunning) {
     EXPECT_EQ(redo["rows"][i]["measured_peak_bytes"], doc["rows"][i]["measured_peak_bytes"]);
   }
 
-  // --slowdowns-from takes calibrate's two-at-once factors: the same
-  // predictions as the factors given by hand.
+  // --slowdowns-from takes calibrate's two-at-once factors and the size from
+  // which streaming passes compete: the same predictions as those given by hand.
   const double gemm = cal_report["concurrent_gemm_slowdown"].get<double>();
   const double stream = cal_report["concurrent_stream_slowdown"].get<double>();
   ASSERT_GT(gemm, 0);
   const Outcome from = aware("validate " + common + " --measured " + validated + " --slowdowns-from " + report + " --json", true);
   const Outcome by_hand = aware("validate " + common + " --measured " + validated +
                                 " --sim-option analytic:slowdown.compute=" + std::to_string(gemm) +
-                                " --sim-option analytic:slowdown.memory=" + std::to_string(stream) + " --json", true);
+                                " --sim-option analytic:slowdown.memory=" + std::to_string(stream) +
+                                " --sim-option analytic:slowdown.memory_from_bytes=" +
+                                std::to_string(cal_report["concurrent_stream_from_bytes"].get<double>()) + " --json",
+                                true);
   ASSERT_EQ(from.exit_code, 0) << from.output;
   ASSERT_EQ(by_hand.exit_code, 0) << by_hand.output;
   const auto a = nlohmann::json::parse(from.output);
@@ -273,13 +276,39 @@ TEST(Cli, ValidateOutOfSampleProfilesThenPredictsWhatItDidNotProfile) {
   }
   EXPECT_EQ(sets, (std::set<std::string>{"held-out placements", "batch 2B, not profiled", "model never profiled"}));
   const auto table = nlohmann::json::parse(std::ifstream(costs));
-  EXPECT_EQ(table["version"], 2);  // the profile, with its fits
+  // The profile, with its fits, and (two or more cores) rnnlm beside a copy of
+  // itself: a contention factor per op type (version 3).
+  EXPECT_TRUE(table.contains("fits"));
+  EXPECT_EQ(table["version"], table.contains("pair_slowdowns") ? 3 : 2);
+  EXPECT_EQ(doc["pair_slowdown_types"].get<int>() > 0, table.contains("pair_slowdowns"));
   std::set<std::string> graphs;
   for (const auto& r : doc["rows"]) graphs.insert(r["graph"].get<std::string>());
   EXPECT_EQ(graphs, (std::set<std::string>{"rnnlm", "rnnlm@2B", "nmt2"}));
+  EXPECT_TRUE(contains(o.output, "rnnlm@2B: ")) << o.output;  // its ops priced by their profile, scaled
+  EXPECT_TRUE(contains(o.output, "scaled by their type's fit")) << o.output;
+  // A replay: the same measurements and profile, predicted again (nothing run):
+  // with the same settings, the same predictions.
+  const std::string again = tmp("oos-replay.json");
+  const Outcome r = aware(common + " --holdout zoo:nmt2:batch=2,vocab=500,hidden=64,seq_len=4 --measured " + out +
+                          " --costs " + costs + " -o " + again);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto replayed = nlohmann::json::parse(std::ifstream(again));
+  EXPECT_EQ(replayed["measured_from"], out);
+  ASSERT_EQ(replayed["rows"].size(), doc["rows"].size());
+  for (size_t i = 0; i < doc["rows"].size(); ++i) {
+    const auto& a = doc["rows"][i];
+    const auto& b = replayed["rows"][i];
+    EXPECT_EQ(a["placement"], b["placement"]);
+    EXPECT_EQ(a["measured_us"], b["measured_us"]);
+    EXPECT_NEAR(a["predicted_us"]["analytic"].get<double>(), b["predicted_us"]["analytic"].get<double>(),
+                1e-6 * a["predicted_us"]["analytic"].get<double>())
+        << a["graph"] << " " << a["placement"];
+  }
   // Bad combinations are one line each.
   const std::vector<std::pair<std::string, std::string>> bad = {
       {common + " --protocol out-of-sample --costs " + costs, "leave out --costs"},
+      {common + " --protocol out-of-sample --measured " + out, "give its profiled table as --costs"},
+      {common + " --protocol out-of-sample --measured " + costs + " --costs " + costs, "not an aware validate JSON"},
       {common + " --protocol sideways", "--protocol must be in-sample or out-of-sample"},
       {common + " --costs " + costs + " --holdout zoo:nmt2", "--holdout"},
   };

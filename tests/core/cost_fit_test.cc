@@ -160,8 +160,68 @@ TEST(CostFit, FileRoundTripVersionAndStrictFields) {
   bad["fits"]["gpu"]["MatMul"]["slope"] = 1;
   testing::expect_error<ParseError>([&] { cost_table_from_json(bad, "t.json"); }, {"t.json", "unknown field 'slope'"});
   bad = doc;
-  bad["version"] = 3;
-  testing::expect_error<ParseError>([&] { cost_table_from_json(bad, "t.json"); }, {"t.json", "versions 1 to 2"});
+  bad["version"] = 4;
+  testing::expect_error<ParseError>([&] { cost_table_from_json(bad, "t.json"); }, {"t.json", "versions 1 to 3"});
+}
+
+// The same model at twice the batch: each op's profile grows as its type's fit
+// grows. MatMul's fit is 4 + 1e-6 * flops: "mm" was 14 us at 1e7 FLOPs (its own
+// profile, 2 us above its fit) and at 2e7 FLOPs is 14 * (4 + 20) / (4 + 10) = 24;
+// "new" (not in the profiled graph) gets no entry, so the fit prices it.
+TEST(CostFit, ScalesEachOpsProfileByItsTypesFit) {
+  OpGraph small("m");
+  small.add_op(sized("mm", "MatMul", 1e7, 0));
+  small.add_op(sized("relu", "Relu", 0, 1e6));
+  OpGraph big("m@2B");
+  big.add_op(sized("mm", "MatMul", 2e7, 0));
+  big.add_op(sized("relu", "Relu", 0, 2e6));
+  big.add_op(sized("new", "MatMul", 3e7, 0));
+  CostTable table;
+  table.us[{scoped_op_name("m", "mm"), "gpu"}] = 14;
+  table.us[{"relu", "gpu"}] = 5;
+  table.fits[{"MatMul", "gpu"}] = CostFit{4, 1e-6, 0, 5, "fit"};
+  table.fits[{"*", "gpu"}] = CostFit{0, 0, 0, 0, "fit"};  // gives 0: Relu keeps its profile
+  table.pair_slowdowns[{"*", "gpu"}] = 1.25;
+  int made = 0;
+  const CostTable scaled = scale_cost_table(table, small, big, &made);
+  EXPECT_EQ(made, 2);
+  EXPECT_EQ(scaled.us.size(), 2u);
+  EXPECT_NEAR(scaled.lookup("m@2B", "mm", "gpu"), 14.0 * 24 / 14, 1e-9);
+  EXPECT_NEAR(scaled.lookup("m@2B", "relu", "gpu"), 5, 1e-9);
+  EXPECT_LT(scaled.lookup("m@2B", "new", "gpu"), 0);  // no entry: priced by the fit
+  EXPECT_EQ(scaled.fits.size(), table.fits.size());
+  EXPECT_EQ(scaled.pair_slowdown("Relu", "gpu"), 1.25);
+  // An op priced by the fit in the simulators' costs: 4 + 1e-6 * 3e7 = 34.
+  Cluster cluster("one");
+  cluster.add_device(gpu_device("gpu0"));
+  cluster.finalize();
+  EXPECT_NEAR(op_time_us(big.op(2), cluster.device(0), &scaled, big.name()), 34, 1e-9);
+}
+
+TEST(CostFit, PairSlowdownsRoundTripAsVersion3) {
+  CostTable table;
+  table.us[{"a", "gpu"}] = 1;
+  table.fits[{"MatMul", "gpu"}] = CostFit{5, 1e-6, 0, 4, "fit"};
+  const std::string without = cost_table_fingerprint(table);
+  table.pair_slowdowns[{"MatMul", "gpu"}] = 1.5;
+  table.pair_slowdowns[{"*", "gpu"}] = 1.1;
+  EXPECT_NE(cost_table_fingerprint(table), without);
+  EXPECT_EQ(table.pair_slowdown("MatMul", "gpu"), 1.5);
+  EXPECT_EQ(table.pair_slowdown("Relu", "gpu"), 1.1);  // the kind's "*"
+  EXPECT_EQ(table.pair_slowdown("MatMul", "cpu"), 0);  // not measured on that kind
+  const nlohmann::json doc = cost_table_to_json(table);
+  EXPECT_EQ(doc["version"], 3);
+  const CostTable back = cost_table_from_json(doc, "memory");
+  EXPECT_EQ(back.pair_slowdowns, table.pair_slowdowns);
+  EXPECT_EQ(cost_table_fingerprint(back), cost_table_fingerprint(table));
+  nlohmann::json v2 = doc;
+  v2["version"] = 2;
+  testing::expect_error<ParseError>([&] { cost_table_from_json(v2, "t.json"); },
+                                    {"t.json", "'pair_slowdowns'", "version 3"});
+  nlohmann::json bad = doc;
+  bad["pair_slowdowns"]["gpu"]["MatMul"] = 0;
+  testing::expect_error<ParseError>([&] { cost_table_from_json(bad, "t.json"); },
+                                    {"t.json", "gpu", "MatMul", "> 0"});
 }
 
 TEST(CostFit, CoverageCountsOpsPricedByFitsAndTheirFlops) {

@@ -100,8 +100,8 @@ TEST(CostTableFile, BadFilesNameTheFileTheKindAndTheOp) {
   write(path, R"({"format":"aware-graph","version":1,"costs":{}})");
   expect_read_error(path, {path, "'format'", "aware-cost-table"});
 
-  write(path, R"({"format":"aware-cost-table","version":3,"costs":{}})");  // 2 has fits
-  expect_read_error(path, {path, "'version'", "3"});
+  write(path, R"({"format":"aware-cost-table","version":4,"costs":{}})");  // 2 has fits, 3 pair slowdowns
+  expect_read_error(path, {path, "'version'", "4", "versions 1 to 3"});
 
   write(path, R"({"format":"aware-cost-table","version":1})");
   expect_read_error(path, {path, "'costs'", "missing"});

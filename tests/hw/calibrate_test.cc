@@ -63,6 +63,20 @@ TEST(Calibration, EfficiencyIsTheSweepsLineNotItsMedian) {
   EXPECT_THROW(fit_gemm_sweep(none), ConfigError);
 }
 
+// From which size two streaming passes compete: the smallest size from which
+// every larger pass is slowed by at least half the largest one's slowdown.
+TEST(Calibration, StreamContentionStartsWhereTheLargePassesAreSlowed) {
+  EXPECT_EQ(stream_contention_from_bytes({{1e6, 1.0}, {4e6, 1.02}, {16e6, 1.9}, {64e6, 1.7}}), 16e6);
+  // 1.4 >= 1 + 0.7 / 2 at 4 MB, but 1 MB (1.0) is not: contention from 4 MB.
+  EXPECT_EQ(stream_contention_from_bytes({{1e6, 1.0}, {4e6, 1.4}, {16e6, 1.9}, {64e6, 1.7}}), 4e6);
+  // A slowed small pass below an unslowed one does not count: every larger one must be slowed.
+  EXPECT_EQ(stream_contention_from_bytes({{1e6, 1.9}, {4e6, 1.0}, {16e6, 1.9}, {64e6, 1.7}}), 16e6);
+  EXPECT_EQ(stream_contention_from_bytes({{1e6, 1.5}, {64e6, 1.6}}), 1e6);      // slowed at every size
+  EXPECT_EQ(stream_contention_from_bytes({{1e6, 1.0}, {64e6, 1.6}}), 64e6);     // only the largest
+  EXPECT_EQ(stream_contention_from_bytes({{1e6, 1.3}, {64e6, 1.02}}), 0);      // no contention
+  EXPECT_EQ(stream_contention_from_bytes({{64e6, 1.6}}), 0);                   // nothing to compare
+}
+
 TEST(Calibration, MeasuresPlausibleRatesOnTheCores) {
   std::unique_ptr<Evaluator> holder;
   HardwareEvaluator& hw = cpu(holder);
@@ -89,6 +103,11 @@ TEST(Calibration, MeasuresPlausibleRatesOnTheCores) {
   EXPECT_GT(cal.concurrent_gemm_slowdown, 0.5);
   EXPECT_LT(cal.concurrent_gemm_slowdown, 4);
   EXPECT_GT(cal.concurrent_stream_slowdown, 0.5);
+  // The streaming ladder: the sizes below stream_bytes, then stream_bytes itself.
+  ASSERT_EQ(cal.stream_slowdown_by_bytes.size(), 4u);  // 256 kB, 1 MB, 4 MB, 8 MB
+  EXPECT_EQ(cal.stream_slowdown_by_bytes.back(), std::make_pair(8e6, cal.concurrent_stream_slowdown));
+  for (const auto& [bytes, factor] : cal.stream_slowdown_by_bytes) EXPECT_GT(factor, 0.3) << bytes;
+  EXPECT_EQ(cal.concurrent_stream_from_bytes, stream_contention_from_bytes(cal.stream_slowdown_by_bytes));
   ASSERT_EQ(cal.copies.size(), 2u);  // both directions
   for (const CopyFit& f : cal.copies) {
     EXPECT_GT(f.bandwidth_Bps, 1e8);
@@ -123,6 +142,35 @@ TEST(Calibration, ProfileGivesEveryOpAnEntryPerKind) {
   if (testing::sanitized_build() || !testing::cores_are_free()) return;
   const CostTable again = profile_graph(hw, g, testing::star_cluster(2));
   for (const Op& op : g.ops()) EXPECT_LT(again.lookup(op.name, "test"), op.compute_us * 1.5 + 200) << op.name;
+}
+
+// Each graph beside a copy of itself on the two cores: a factor per op type and
+// "*", each the type's time in the pair over its time alone. Spinning ops share
+// nothing, so on free cores the factors stay near 1.
+TEST(Calibration, PairProfileSetsASlowdownPerOpType) {
+  std::unique_ptr<Evaluator> holder;
+  HardwareEvaluator& hw = cpu(holder);
+  OpGraph g = testing::fork_join_graph();
+  for (int i = 0; i < g.num_ops(); ++i) {
+    g.mutable_op(i).compute_us *= 20;
+    g.mutable_op(i).type = i % 2 == 0 ? "Even" : "Odd";
+  }
+  const Cluster cluster = testing::star_cluster(2);
+  CostTable table = profile_graph(hw, g, cluster);
+  table.pair_slowdowns[{"Stale", "test"}] = 9;  // replaced: the kind is measured again
+  EXPECT_EQ(profile_pair_slowdowns(hw, {g}, cluster, 1, table), 3);
+  EXPECT_EQ(table.pair_slowdowns.count({"Stale", "test"}), 0u);
+  for (const char* type : {"Even", "Odd", "*"}) {
+    ASSERT_EQ(table.pair_slowdowns.count({type, "test"}), 1u) << type;
+    const double f = table.pair_slowdowns.at({type, "test"});
+    EXPECT_GT(f, 0.5) << type;
+    EXPECT_LT(f, 4) << type;
+    if (!testing::sanitized_build() && testing::cores_are_free()) EXPECT_LT(f, 1.5) << type;
+  }
+  // One device of the kind: nothing to pair.
+  CostTable single = profile_graph(hw, g, testing::star_cluster(1));
+  EXPECT_EQ(profile_pair_slowdowns(hw, {g}, testing::star_cluster(1), 1, single), 0);
+  EXPECT_TRUE(single.pair_slowdowns.empty());
 }
 
 TEST(Calibration, ProfilingTwoGraphsKeepsTheirSharedOpNamesApart) {

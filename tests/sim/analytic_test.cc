@@ -339,6 +339,71 @@ TEST(AnalyticInterference, HandComputedTwoChains) {
   EXPECT_NE(slowed->describe().find("slow each other"), std::string::npos);
 }
 
+// The same two chains with the factor from a cost table's measured pair
+// slowdowns: the kind's "*" of 2 gives the hand schedule above (40 us) and
+// overrides the simulator's own compute factor; a type's own factor (1) wins
+// over "*"; a table for another device kind changes nothing.
+TEST(AnalyticInterference, PairSlowdownsFromTheCostTable) {
+  OpGraph g("two-chains");
+  int ids[4];
+  const char* names[4] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; ++i) {
+    Op op = testing::timed_op(names[i], 10);
+    op.type = "MatMul";
+    ids[i] = g.add_op(op);
+  }
+  g.add_edge(ids[0], ids[1]);
+  g.add_edge(ids[2], ids[3]);
+  const Cluster cluster = testing::star_cluster(2);
+  const std::string kind = cluster.device(0).kind;
+  const Placement split({0, 0, 1, 1});
+  const auto with_table = [&](const CostTable& table, const Options& options = {}) {
+    auto sim = AnalyticSimulator::from_options(options);
+    sim->set_cost_table(std::make_shared<const CostTable>(table), "pairs");
+    return sim->evaluate(g, cluster, split).step_time_us;
+  };
+  CostTable pooled;
+  pooled.pair_slowdowns[{"*", kind}] = 2;
+  EXPECT_DOUBLE_EQ(with_table(pooled), 40);
+  EXPECT_DOUBLE_EQ(with_table(pooled, {{"slowdown.compute", "3"}}), 40);
+  CostTable own = pooled;
+  own.pair_slowdowns[{"MatMul", kind}] = 1;
+  EXPECT_DOUBLE_EQ(with_table(own), 20);
+  CostTable other;
+  other.pair_slowdowns[{"*", kind + "-other"}] = 2;
+  EXPECT_DOUBLE_EQ(with_table(other), 20);
+  // One device never slows itself.
+  auto sim = AnalyticSimulator::from_options({});
+  sim->set_cost_table(std::make_shared<const CostTable>(pooled), "pairs");
+  EXPECT_DOUBLE_EQ(sim->evaluate(g, cluster, Placement({0, 0, 0, 0})).step_time_us, 40);
+  EXPECT_NE(sim->describe().find("measured factor per op type"), std::string::npos);
+}
+
+// slowdown.memory_from_bytes: a memory-bound op below the size takes the compute
+// factor (1 here); at or above it, the memory factor.
+TEST(AnalyticInterference, MemoryFactorOnlyFromTheGivenSize) {
+  OpGraph m("memory");
+  for (const char* name : {"x", "y"}) {
+    Op op;
+    op.name = name;
+    op.bytes_accessed = 1e6;
+    op.flops = 1;
+    op.output_bytes = {0};
+    m.add_op(op);
+  }
+  const Cluster cluster = testing::star_cluster(2);
+  const double alone = AnalyticSimulator::from_options({})->evaluate(m, cluster, Placement({0, 1})).step_time_us;
+  const auto step = [&](const std::string& from) {
+    return AnalyticSimulator::from_options({{"slowdown.memory", "3"}, {"slowdown.memory_from_bytes", from}})
+        ->evaluate(m, cluster, Placement({0, 1}))
+        .step_time_us;
+  };
+  EXPECT_DOUBLE_EQ(step("2e6"), alone);
+  EXPECT_DOUBLE_EQ(step("1e6"), 3 * alone);
+  EXPECT_DOUBLE_EQ(step("0"), 3 * alone);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"slowdown.memory_from_bytes", "-1"}}), ConfigError);
+}
+
 TEST(AnalyticContention, CopiesOnTheConsumerHoldItsComputeStream) {
   // a (gpu0, 10 us) -> b (gpu1, 10 us) with 1 MB between them; c (gpu1, source)
   // keeps gpu1 busy. On the links the copy overlaps c; on the consumer it waits
