@@ -38,6 +38,7 @@ struct MeasuredJob {
   std::vector<double> step_us;  // every measured step over the rounds
   std::vector<double> iqr_us;   // each round's run-to-run IQR
   double peak_bytes = -1;       // the largest device's measured peak (-1: not measured)
+  double reserved_bytes = -1;   // the largest device's reserved bytes (-1: not reported)
 };
 
 // Measures every job `rounds` times, each round in a new order drawn from `rng`,

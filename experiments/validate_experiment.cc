@@ -465,6 +465,9 @@ std::vector<MeasuredJob> measure_in_rounds(HardwareEvaluator& hw, const std::vec
       if (!m.measured_peak_bytes.empty())
         out[j].peak_bytes = std::max(out[j].peak_bytes,
                                      *std::max_element(m.measured_peak_bytes.begin(), m.measured_peak_bytes.end()));
+      if (!m.reserved_bytes.empty())
+        out[j].reserved_bytes = std::max(out[j].reserved_bytes,
+                                         *std::max_element(m.reserved_bytes.begin(), m.reserved_bytes.end()));
       out[j].step_us.insert(out[j].step_us.end(), m.step_us.begin(), m.step_us.end());
       out[j].iqr_us.push_back(m.iqr_us);
       log(where + ": measured " + format_ms(m.median_us));

@@ -314,6 +314,7 @@ std::string run_out_of_sample(const ValidationConfig& a, const std::string& form
     for (const auto& [sim, values] : predicted) row["predicted_us"][sim] = values[j];
     if (measured[j].peak_bytes >= 0) {
       row["measured_peak_bytes"] = measured[j].peak_bytes;
+      if (measured[j].reserved_bytes >= 0) row["measured_reserved_bytes"] = measured[j].reserved_bytes;
       for (const auto& [sim, values] : predicted_peak)
         if (values[j] > 0) row["predicted_peak_bytes"][sim] = values[j];
     }

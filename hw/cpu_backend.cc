@@ -1,4 +1,5 @@
 #include "hw/cpu_backend.h"
+#include "hw/ready_queue.h"
 
 #include <cblas.h>
 #include <dirent.h>
@@ -51,7 +52,7 @@ struct Block {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)) {
+  explicit CpuBackend(CpuBackendOptions options) : options_(std::move(options)), fifo_(options_.order != "rank") {
     single_threaded_blas();
     if (options_.kernels == "aten" || (options_.kernels == "auto" && have_cpu_kernels())) {
       kernels_ = make_cpu_kernels();
@@ -76,7 +77,8 @@ class CpuBackend final : public Backend {
     if (static_cast<int>(used.size()) < cluster.num_devices())
       text += "; " + std::to_string(cluster.num_devices()) + " devices share " +
               std::to_string(used.size()) + " cores";
-    return text + "; OpenBLAS single-threaded per device";
+    return text + "; OpenBLAS single-threaded per device" +
+           (fifo_ ? "; ready tasks first come first served" : "; ready tasks by topological rank");
   }
 
   void prepare(const StepPlan& plan, const Cluster& cluster) override {
@@ -94,6 +96,9 @@ class CpuBackend final : public Backend {
       buffers_[b].data = static_cast<char*>(arenas_[pb.device].data) + static_cast<size_t>(pb.offset);
       buffers_[b].bytes = static_cast<size_t>(pb.bytes);
     }
+    queues_.clear();
+    if (fifo_)
+      for (int d = 0; d < num_devices; ++d) queues_.emplace_back(plan, d);
     writer_of_.assign(plan.buffers.size(), -1);
     copy_into_.assign(plan.buffers.size(), -1);
     for (const PlannedOp& p : plan.ops)
@@ -198,6 +203,7 @@ class CpuBackend final : public Backend {
     if (kernels_) kernels_->release();  // their tensors view the buffers: first
     for (Block& b : arenas_) free_block(b);
     arenas_.clear();
+    queues_.clear();
     for (auto* list : {&scratch_a_, &scratch_b_, &scratch_c_, &stream_})
       for (Block& b : *list) free_block(b);
     buffers_.clear();
@@ -212,8 +218,14 @@ class CpuBackend final : public Backend {
   std::vector<char> real_kernel_ops() const override { return kernels_ ? real_ : std::vector<char>{}; }
   KernelCoverage kernel_coverage() const override { return kernels_ ? kernels_->coverage() : KernelCoverage{}; }
   std::string kernels_name() const override { return kernels_ ? kernels_->name() : std::string(); }
-  // Every block is held for the whole step; real kernels add their private
-  // tensors and the peak of their temporaries (a counting allocator).
+  // What real kernels held beyond the plan's buffers (the executor adds it to the
+  // step's live peak); zeros when every op ran synthetic work.
+  std::vector<double> kernel_peak_bytes() const override {
+    if (kernels_) return kernels_->peak_bytes();
+    return std::vector<double>(device_bytes_.size(), 0);
+  }
+  // What the step reserved: every block is held for the whole step; real kernels
+  // add their private tensors and the peak of their temporaries.
   std::vector<double> measured_peak_bytes() const override {
     std::vector<double> peak = device_bytes_;
     if (kernels_) {
@@ -322,18 +334,28 @@ class CpuBackend final : public Backend {
     while (!go_.load(std::memory_order_acquire)) cpu_relax();
 
     const auto& tasks = plan.device_tasks[d];
+    FifoReadyQueue* fifo = fifo_ ? &queues_[static_cast<size_t>(d)] : nullptr;
+    if (fifo) fifo->reset();
     std::vector<char> done(tasks.size(), 0);
     size_t first = 0;
     unsigned spins = 0;
     while (first < tasks.size() && !abort_.load(std::memory_order_relaxed)) {
       size_t pick = tasks.size();
-      for (size_t i = first; i < tasks.size(); ++i) {
-        if (done[i]) continue;
-        const PlannedTask& t = tasks[i];
-        const bool ready = t.is_copy ? copy_ready(plan.copies[t.index]) : op_ready(plan.ops[t.index]);
-        if (ready) {
-          pick = i;
-          break;
+      if (fifo) {
+        // The first task to become ready (ties: the list's order).
+        if (fifo->waiting_copies() > 0)
+          fifo->poll([&](int op) { return op_done_[op].load(std::memory_order_acquire) == run_id_; },
+                     [&](int op) { return times.op_end[static_cast<size_t>(op)]; });
+        const int next = fifo->pop();
+        if (next >= 0) pick = static_cast<size_t>(next);
+      } else {
+        for (size_t i = first; i < tasks.size(); ++i) {  // the lowest rank: the first ready one
+          if (done[i]) continue;
+          const PlannedTask& t = tasks[i];
+          if (t.is_copy ? copy_ready(plan.copies[t.index]) : op_ready(plan.ops[t.index])) {
+            pick = i;
+            break;
+          }
         }
       }
       if (pick == tasks.size()) {
@@ -366,6 +388,7 @@ class CpuBackend final : public Backend {
       }
       running_[d].store(-1, std::memory_order_relaxed);
       done[pick] = 1;
+      if (fifo) fifo->finished(static_cast<int>(pick), t.is_copy ? times.copy_end[t.index] : times.op_end[t.index]);
       while (first < tasks.size() && done[first]) ++first;
     }
     std::lock_guard lock(mutex_);
@@ -421,6 +444,8 @@ class CpuBackend final : public Backend {
   std::unique_ptr<OpKernels> kernels_;
   std::vector<char> real_;            // by op: runs its real kernel
   std::vector<double> device_bytes_;  // bytes allocated per device since prepare()
+  bool fifo_ = true;                  // options_.order: the first ready task, else the lowest rank
+  std::vector<FifoReadyQueue> queues_;  // fifo: one per device, built in prepare()
   std::vector<Block> buffers_;  // views into arenas_ (not freed on their own)
   std::vector<int> writer_of_, copy_into_;  // by buffer: the op that writes it, the copy that fills it (-1)
   std::vector<Block> arenas_, scratch_a_, scratch_b_, scratch_c_, stream_;

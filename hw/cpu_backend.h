@@ -1,7 +1,7 @@
 // The CPU backend: each cluster device is a worker thread pinned to a core.
 //
-// A worker runs its device's task list, always the first task whose inputs are
-// ready: its real kernel (ATen's, where linked: hw/op_kernels.h) reading the
+// A worker runs its device's task list, always the task that became ready first
+// (ties, and `order=rank`: the first in the list, by topological rank): its real kernel (ATen's, where linked: hw/op_kernels.h) reading the
 // buffers its producers wrote, or else GEMMs through single-threaded OpenBLAS on per-device scratch, streaming
 // ops as a read-and-write pass over memory, incoming copies as a memcpy from the
 // producer's output buffer into a buffer of its own (the consumer's core does the
@@ -32,6 +32,13 @@ struct CpuBackendOptions {
   // plan's synthetic work; "synthetic": every op the synthetic work; "auto": aten
   // where real kernels are linked (aware_hw_torch), else synthetic.
   std::string kernels = "auto";
+  // Which ready task a worker runs next: "fifo", the one whose last input landed
+  // first (ties by topological rank), as the analytic simulator queues ready ops
+  // (sim/analytic/contention.cc: by ready time, then rank) and as Placeto's
+  // simulator does; "rank", the lowest topological rank among the ready ones.
+  // The order decides which tensors are alive together, so with "rank" the
+  // measured memory is not the schedule the simulator predicts.
+  std::string order = "fifo";
 };
 
 std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options);

@@ -11,6 +11,59 @@
 
 namespace aware {
 
+std::vector<double> live_peak_bytes(const StepPlan& plan, const RunTimes& times) {
+  const size_t D = plan.device_tasks.size();
+  std::vector<double> params(D, 0);
+  for (const PlannedOp& p : plan.ops)
+    if (p.device >= 0 && static_cast<size_t>(p.device) < D && plan.graph != nullptr)
+      params[static_cast<size_t>(p.device)] += plan.graph->op(p.op).param_bytes;
+  // Each buffer's span: from its writer's start to its last reader's end.
+  const size_t B = plan.buffers.size();
+  std::vector<double> from(B, -1), until(B, -1), written_until(B, -1);
+  const auto read = [&](int b, double end) {
+    if (b >= 0) until[static_cast<size_t>(b)] = std::max(until[static_cast<size_t>(b)], end);
+  };
+  for (const PlannedOp& p : plan.ops) {
+    const double start = times.op_start[static_cast<size_t>(p.op)], end = times.op_end[static_cast<size_t>(p.op)];
+    for (int b : p.outputs)
+      if (b >= 0) {
+        from[static_cast<size_t>(b)] = start;
+        written_until[static_cast<size_t>(b)] = end;
+      }
+    for (int b : p.inputs) read(b, end);
+  }
+  for (size_t c = 0; c < plan.copies.size(); ++c) {
+    const PlannedCopy& copy = plan.copies[c];
+    if (copy.dst_buffer >= 0) {
+      from[static_cast<size_t>(copy.dst_buffer)] = times.copy_start[c];
+      written_until[static_cast<size_t>(copy.dst_buffer)] = times.copy_end[c];
+    }
+    read(copy.src_buffer, times.copy_end[c]);
+  }
+  // A sweep per device over (time, +bytes / -bytes); at equal times frees first,
+  // as a tensor freed when one op ends is free for the next that starts then.
+  std::vector<std::vector<std::pair<double, double>>> events(D);
+  for (size_t b = 0; b < B; ++b) {
+    const PlannedBuffer& buffer = plan.buffers[b];
+    if (!(buffer.bytes > 0) || buffer.device < 0 || static_cast<size_t>(buffer.device) >= D) continue;
+    const double start = from[b] >= 0 ? from[b] : 0;
+    const double end = until[b] >= 0 ? std::max(until[b], written_until[b]) : written_until[b] >= 0 ? written_until[b] : times.step_us;
+    events[static_cast<size_t>(buffer.device)].push_back({start, buffer.bytes});
+    events[static_cast<size_t>(buffer.device)].push_back({std::max(start, end), -buffer.bytes});
+  }
+  std::vector<double> peak(D, 0);
+  for (size_t d = 0; d < D; ++d) {
+    std::sort(events[d].begin(), events[d].end());  // by time, then frees (negative) before allocations
+    double now = 0, most = 0;
+    for (const auto& [t, bytes] : events[d]) {
+      now += bytes;
+      most = std::max(most, now);
+    }
+    peak[d] = params[d] + most;
+  }
+  return peak;
+}
+
 namespace {
 
 double quantile(std::vector<double>& sorted, double q) {
@@ -131,7 +184,19 @@ StepResult HardwareEvaluator::run_step(const OpGraph& graph, const Cluster& clus
     real = backend->real_kernel_ops();
     coverage = backend->kernel_coverage();
     last_.kernels = backend->kernels_name();
-    last_.measured_peak_bytes = backend->measured_peak_bytes();
+    const std::vector<double> kernels = backend->kernel_peak_bytes();
+    if (kernels.empty()) {
+      last_.measured_peak_bytes = backend->measured_peak_bytes();
+    } else {
+      last_.reserved_bytes = backend->measured_peak_bytes();
+      std::vector<double> peak(plan.device_tasks.size(), 0);
+      for (const RunTimes& run : runs) {
+        const std::vector<double> live = live_peak_bytes(plan, run);
+        for (size_t d = 0; d < peak.size() && d < live.size(); ++d) peak[d] = std::max(peak[d], live[d]);
+      }
+      for (size_t d = 0; d < peak.size() && d < kernels.size(); ++d) peak[d] += kernels[d];
+      last_.measured_peak_bytes = peak;
+    }
   }
   last_.planned_peak_bytes = plan.planned_bytes;
   if (!last_.measured_peak_bytes.empty()) result.peak_memory_bytes = last_.measured_peak_bytes;

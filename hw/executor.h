@@ -34,6 +34,15 @@ struct RunTimes {
   double step_us = 0;                        // last end
 };
 
+// The bytes each device held at once in one run, as an allocator that frees a
+// tensor after its last use holds them (a framework's "allocated", not what a
+// caching allocator or our static arena reserves): the parameters of the
+// device's ops for the whole step, and every buffer from its writer's start (the
+// op's, or the copy's that fills it) to the end of its last reader (an op on its
+// device, or a copy that sends it to another); a buffer nothing reads, until its
+// writer ends; one nothing writes, from the step's start. By device. Pure.
+std::vector<double> live_peak_bytes(const StepPlan& plan, const RunTimes& times);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -54,6 +63,12 @@ class Backend {
   virtual std::vector<char> real_kernel_ops() const { return {}; }
   virtual KernelCoverage kernel_coverage() const { return {}; }
   virtual std::string kernels_name() const { return {}; }
+  // What real kernels held beyond the plan's buffers, by device: their private
+  // tensors and the peak of their temporaries (a counting allocator). Non-empty
+  // (the CPU backend): the measured peak is live_peak_bytes over the runs plus
+  // this, and measured_peak_bytes() is what the backend reserved. Empty: the
+  // measured peak is measured_peak_bytes() (the CUDA allocator's high-water mark).
+  virtual std::vector<double> kernel_peak_bytes() const { return {}; }
   // The most bytes each device held at once over the runs, as counted where it
   // was allocated (empty: not measured; the plan's figure stands).
   virtual std::vector<double> measured_peak_bytes() const { return {}; }
@@ -80,6 +95,9 @@ struct Measurement {
   double real_time_share = 0;
   std::vector<double> planned_peak_bytes;   // the plan's per-device figure
   std::vector<double> measured_peak_bytes;  // counted (empty: not measured)
+  // Where measured_peak_bytes is the live peak (Backend::kernel_peak_bytes): what
+  // the backend allocated for the step (its arena, scratch and kernels' tensors).
+  std::vector<double> reserved_bytes;
 };
 
 class HardwareEvaluator : public Evaluator {

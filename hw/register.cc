@@ -43,6 +43,9 @@ void register_hw_evaluators() {
   cpu_specs.push_back({"kernels", T::kString, "auto",
                        "aten: ops run ATen's kernel of their type on their producers' tensors (where LibTorch is "
                        "built); synthetic: a GEMM of equal FLOPs or a streaming pass; auto: aten where built"});
+  cpu_specs.push_back({"order", T::kString, "fifo",
+                       "which ready task a worker runs next: fifo (the first to become ready, ties by topological "
+                       "rank, as the analytic simulator queues them) or rank (the lowest topological rank)"});
   cpu_specs.push_back({"verify", T::kBool, "0",
                        "check before each op that every tensor it reads holds what its writer left this run"});
   EvaluatorRegistry::instance().add(
@@ -73,6 +76,9 @@ void register_hw_evaluators() {
                               " is not one this process may run on");
         cpu.pin = option_bool(options, "pin", true, owner);
         cpu.verify = option_bool(options, "verify", false, owner);
+        cpu.order = option_string(options, "order", "fifo");
+        if (cpu.order != "fifo" && cpu.order != "rank")
+          throw ConfigError(owner + ": order '" + cpu.order + "' unknown (known: fifo, rank)");
         cpu.kernels = option_string(options, "kernels", "auto");
         if (cpu.kernels != "auto" && cpu.kernels != "aten" && cpu.kernels != "synthetic")
           throw ConfigError(owner + ": kernels must be auto, aten or synthetic, got '" + cpu.kernels + "'");
