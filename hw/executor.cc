@@ -13,10 +13,6 @@ namespace aware {
 
 std::vector<double> live_peak_bytes(const StepPlan& plan, const RunTimes& times) {
   const size_t D = plan.device_tasks.size();
-  std::vector<double> params(D, 0);
-  for (const PlannedOp& p : plan.ops)
-    if (p.device >= 0 && static_cast<size_t>(p.device) < D && plan.graph != nullptr)
-      params[static_cast<size_t>(p.device)] += plan.graph->op(p.op).param_bytes;
   // Each buffer's span: from its writer's start to its last reader's end.
   const size_t B = plan.buffers.size();
   std::vector<double> from(B, -1), until(B, -1), written_until(B, -1);
@@ -59,7 +55,7 @@ std::vector<double> live_peak_bytes(const StepPlan& plan, const RunTimes& times)
       now += bytes;
       most = std::max(most, now);
     }
-    peak[d] = params[d] + most;
+    peak[d] = most;
   }
   return peak;
 }

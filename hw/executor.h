@@ -34,13 +34,16 @@ struct RunTimes {
   double step_us = 0;                        // last end
 };
 
-// The bytes each device held at once in one run, as an allocator that frees a
-// tensor after its last use holds them (a framework's "allocated", not what a
-// caching allocator or our static arena reserves): the parameters of the
-// device's ops for the whole step, and every buffer from its writer's start (the
-// op's, or the copy's that fills it) to the end of its last reader (an op on its
-// device, or a copy that sends it to another); a buffer nothing reads, until its
-// writer ends; one nothing writes, from the step's start. By device. Pure.
+// The bytes of the plan's buffers each device held at once in one run, as an
+// allocator that frees a tensor after its last use holds them (a framework's
+// "allocated", not what a caching allocator or our static arena reserves):
+// every buffer from its writer's start (the op's, or the copy's that fills it)
+// to the end of its last reader (an op on its device, or a copy that sends it to
+// another); a buffer nothing reads, until its writer ends; one nothing writes,
+// from the step's start. Parameters are not among them: the executor allocates
+// none (a variable's value is its op's output buffer; a weight that a backward
+// op reads without an edge, and an optimizer's slots, are the kernels' own
+// tensors, Backend::kernel_peak_bytes). By device. Pure.
 std::vector<double> live_peak_bytes(const StepPlan& plan, const RunTimes& times);
 
 class Backend {

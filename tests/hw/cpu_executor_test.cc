@@ -136,7 +136,7 @@ TEST(CpuExecutor, ReusedMemoryHoldsEveryTensorUntilItsLastReader) {
   }
 }
 
-// One device, spinning ops with 1000-byte outputs: the worker runs the ready
+// One device, spinning ops with 1000-byte outputs and no parameters: the worker runs the ready
 // tasks in the order the analytic simulator queues them (first ready first,
 // ties by topological rank), and the bytes held at once over that order are the
 // simulator's predicted peak, exactly; order=rank runs the lowest rank instead.
@@ -146,6 +146,7 @@ TEST(CpuExecutor, RunsReadyTasksInTheSimulatorsOrderAndMeasuresItsLiveMemory) {
   OpGraph g(base.name());
   for (Op op : base.ops()) {
     op.output_bytes = {1000};
+    op.param_bytes = 0;  // the simulator counts parameters; the executor allocates none
     g.add_op(op);
   }
   for (const Edge& e : base.edges()) g.add_edge(e.src, e.dst, 0, 1000);
