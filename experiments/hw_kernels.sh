@@ -3,8 +3,8 @@
 # scaled to fit two cores, one device, the executor's step with ATen's kernels
 # (kernels=aten) and with the synthetic stand-ins (kernels=synthetic); the share of
 # FLOPs and of op time that ran real kernels; and each device's peak memory as
-# measured (allocated buffers + the kernels' tensors and temporaries, counted)
-# against the plan's figure and the analytic simulator's prediction. Writes
+# allocated (buffers live in the measured run + the kernels' tensors and
+# temporaries, counted) against the analytic simulator's prediction. Writes
 # DIR/table.md (default experiments/results/hw-kernels), each run's JSON beside it.
 #   experiments/hw_kernels.sh [DIR] [AWARE]
 set -euo pipefail
@@ -39,9 +39,12 @@ import json, re, sys
 d = sys.argv[1]
 print("# Real kernels on the cpu executor: coverage, step and memory, one device\n")
 print("Made by `experiments/hw_kernels.sh` (median of 5 steps after 1 warm-up, one pinned core, "
-      "`preset:cpu-host`). Shares from the executor's note; memory in MB: measured = allocated "
-      "buffers + the kernels' private tensors + the peak of their temporaries (a counting allocator).\n")
-print("| model | ops | FLOPs on real kernels | op time on real kernels | synthetic work for | step ATen ms | step synthetic ms | peak measured MB | peak planned MB | analytic predicted MB | measured / predicted |")
+      "`preset:cpu-host`). Shares from the executor's note; memory in MB, as allocated: each "
+      "buffer from its writer's start to its last reader's end in the measured run, plus (ATen) the "
+      "kernels' own tensors and the peak of their temporaries (a counting allocator); the synthetic "
+      "run has only the buffers. The analytic prediction counts parameters too, and a variable both "
+      "as a parameter and as its op's output.\n")
+print("| model | ops | FLOPs on real kernels | op time on real kernels | synthetic work for | step ATen ms | step synthetic ms | peak ATen MB | peak synthetic MB | analytic predicted MB | ATen / predicted |")
 print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 for spec in sys.argv[2:]:
     name = spec.split(":")[1]
