@@ -116,6 +116,29 @@ TEST(AtenKernels, EachKernelReadsItsInputsAndWritesItsOutput) {
   h.kernels->release();
 }
 
+// An embedding's gradient as the graph describes it (rows x width out): the
+// rows' gradients summed per distinct id, so nothing is lost or made up (the
+// totals agree) and, with four rows, at most four rows are written, whatever
+// the vocabulary (100,000 words here).
+TEST(AtenKernels, EmbeddingGradientIsCompact) {
+  Harness h;
+  OpGraph& g = h.graph;
+  const int grad = g.add_op(typed("grad", "Placeholder", 8));
+  const int seg = g.add_op(typed("seg", "UnsortedSegmentSum", 8, {{"rows", 4}, {"vocab", 100000}, {"width", 2}}));
+  g.add_edge(grad, seg);
+  h.prepare();
+  if (HasFatalFailure()) return;
+  h.output("grad") = {1, 2, 3, 4, 5, 6, 7, 8};
+  h.run("seg");
+  double total = 0;
+  for (float v : h.output("seg")) total += v;
+  EXPECT_DOUBLE_EQ(total, 36);
+  EXPECT_EQ(h.output("seg").size(), 8u);
+  const KernelCoverage c = h.kernels->coverage();
+  EXPECT_EQ(c.input_bytes, c.input_bytes_from_edges);  // the gradient came from its edge
+  h.kernels->release();
+}
+
 TEST(AtenKernels, ConvolutionMatchesAtenOnTheSameTensors) {
   // One 3x3 convolution, stride 1, SAME: its output is what a framework computes,
   // and its input gradient has the input's shape.
