@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,34 @@ std::string shown(const json& value) {
   std::string text = value.dump();
   if (text.size() > 40) text = text.substr(0, 37) + "...";
   return text;
+}
+
+// A top-level `field` of `doc` mapping device kind to {op type: value}, which
+// needs format version `since`: calls `each(kind, type, value, where)` for
+// every entry, `where` naming the file, the field, the kind and the type.
+// Throws ParseError for a field in an older version, a shape that is not that,
+// or an empty kind or type.
+void for_each_kind_and_type(
+    const json& doc, const std::string& field, int since, long long file_version, const std::string& what,
+    const std::string& source,
+    const std::function<void(const std::string&, const std::string&, const json&, const std::string&)>& each) {
+  auto it = doc.find(field);
+  if (it == doc.end()) return;
+  if (file_version < since)
+    throw ParseError(source + ": field '" + field + "' needs version " + std::to_string(since) +
+                     " (the file says version " + std::to_string(file_version) + ")");
+  if (!it->is_object())
+    throw ParseError(source + ": field '" + field + "' must be an object mapping device kind to {op type: " +
+                     what + "}");
+  for (auto kind = it->begin(); kind != it->end(); ++kind) {
+    const std::string where = source + ": " + field + ": device kind '" + kind.key() + "'";
+    if (kind.key().empty()) throw ParseError(source + ": field '" + field + "' has an empty device kind");
+    if (!kind->is_object()) throw ParseError(where + ": must be an object mapping op type to " + what);
+    for (auto type = kind->begin(); type != kind->end(); ++type) {
+      if (type.key().empty()) throw ParseError(where + ": an op type is empty");
+      each(kind.key(), type.key(), *type, where + ": op type '" + type.key() + "'");
+    }
+  }
 }
 
 }  // namespace
@@ -116,62 +145,42 @@ CostTable cost_table_from_json(const json& doc, const std::string& source, CostT
       table.us[{op.key(), kind.key()}] = us;
     }
   }
-  if (auto fits = doc.find("fits"); fits != doc.end()) {
-    if (version->get<long long>() < 2)
-      throw ParseError(source + ": field 'fits' needs version 2 (the file says version 1)");
-    if (!fits->is_object())
-      throw ParseError(source + ": field 'fits' must be an object mapping device kind to {op type: fit}");
-    for (auto kind = fits->begin(); kind != fits->end(); ++kind) {
-      const std::string where = source + ": fits: device kind '" + kind.key() + "'";
-      if (kind.key().empty()) throw ParseError(source + ": field 'fits' has an empty device kind");
-      if (!kind->is_object()) throw ParseError(where + ": must be an object mapping op type to a fit");
-      for (auto type = kind->begin(); type != kind->end(); ++type) {
-        if (type.key().empty()) throw ParseError(where + ": an op type is empty");
-        const std::string at = where + ": op type '" + type.key() + "'";
-        if (!type->is_object()) throw ParseError(at + ": must be an object");
-        CostFit fit;
-        for (auto field = type->begin(); field != type->end(); ++field) {
-          const std::string& name = field.key();
-          if (name == "from") {
-            if (!field->is_string()) throw ParseError(at + ": field 'from' must be a string");
-            fit.from = field->get<std::string>();
-            continue;
-          }
-          double* target = name == "overhead_us"   ? &fit.overhead_us
-                           : name == "us_per_flop" ? &fit.us_per_flop
-                           : name == "us_per_byte" ? &fit.us_per_byte
-                                                   : nullptr;
-          if (target == nullptr && name != "samples")
-            throw ParseError(at + ": unknown field '" + name +
-                             "' (known: overhead_us, us_per_flop, us_per_byte, samples, from)");
-          if (!field->is_number() || !std::isfinite(field->get<double>()) || field->get<double>() < 0)
-            throw ParseError(at + ": field '" + name + "' must be a finite number >= 0, got " + shown(*field));
-          if (target != nullptr) *target = field->get<double>();
-          else fit.samples = static_cast<int>(field->get<double>());
-        }
-        table.fits[{type.key(), kind.key()}] = fit;
-      }
-    }
-  }
-  if (auto slowdowns = doc.find("pair_slowdowns"); slowdowns != doc.end()) {
-    if (version->get<long long>() < 3)
-      throw ParseError(source + ": field 'pair_slowdowns' needs version 3 (the file says version " +
-                       std::to_string(version->get<long long>()) + ")");
-    if (!slowdowns->is_object())
-      throw ParseError(source + ": field 'pair_slowdowns' must be an object mapping device kind to {op type: factor}");
-    for (auto kind = slowdowns->begin(); kind != slowdowns->end(); ++kind) {
-      const std::string where = source + ": pair_slowdowns: device kind '" + kind.key() + "'";
-      if (kind.key().empty()) throw ParseError(source + ": field 'pair_slowdowns' has an empty device kind");
-      if (!kind->is_object()) throw ParseError(where + ": must be an object mapping op type to a factor");
-      for (auto type = kind->begin(); type != kind->end(); ++type) {
-        if (type.key().empty()) throw ParseError(where + ": an op type is empty");
-        if (!type->is_number() || !std::isfinite(type->get<double>()) || !(type->get<double>() > 0))
-          throw ParseError(where + ": op type '" + type.key() + "': factor must be a finite number > 0, got " +
-                           shown(*type));
-        table.pair_slowdowns[{type.key(), kind.key()}] = type->get<double>();
-      }
-    }
-  }
+  const long long file_version = version->get<long long>();
+  for_each_kind_and_type(doc, "fits", 2, file_version, "a fit", source,
+                         [&](const std::string& kind, const std::string& type, const json& value,
+                             const std::string& at) {
+                           if (!value.is_object()) throw ParseError(at + ": must be an object");
+                           CostFit fit;
+                           for (auto field = value.begin(); field != value.end(); ++field) {
+                             const std::string& name = field.key();
+                             if (name == "from") {
+                               if (!field->is_string()) throw ParseError(at + ": field 'from' must be a string");
+                               fit.from = field->get<std::string>();
+                               continue;
+                             }
+                             double* target = name == "overhead_us"   ? &fit.overhead_us
+                                              : name == "us_per_flop" ? &fit.us_per_flop
+                                              : name == "us_per_byte" ? &fit.us_per_byte
+                                                                      : nullptr;
+                             if (target == nullptr && name != "samples")
+                               throw ParseError(at + ": unknown field '" + name +
+                                                "' (known: overhead_us, us_per_flop, us_per_byte, samples, from)");
+                             if (!field->is_number() || !std::isfinite(field->get<double>()) ||
+                                 field->get<double>() < 0)
+                               throw ParseError(at + ": field '" + name + "' must be a finite number >= 0, got " +
+                                                shown(*field));
+                             if (target != nullptr) *target = field->get<double>();
+                             else fit.samples = static_cast<int>(field->get<double>());
+                           }
+                           table.fits[{type, kind}] = fit;
+                         });
+  for_each_kind_and_type(doc, "pair_slowdowns", 3, file_version, "a factor", source,
+                         [&](const std::string& kind, const std::string& type, const json& value,
+                             const std::string& at) {
+                           if (!value.is_number() || !std::isfinite(value.get<double>()) || !(value.get<double>() > 0))
+                             throw ParseError(at + ": factor must be a finite number > 0, got " + shown(value));
+                           table.pair_slowdowns[{type, kind}] = value.get<double>();
+                         });
   if (info != nullptr) *info = std::move(read_info);
   return table;
 }
