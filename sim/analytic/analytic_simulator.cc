@@ -26,7 +26,7 @@ AnalyticSimulator::AnalyticSimulator(AnalyticMode mode, PlacetoConstants constan
 std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options& options) {
   check_known_options(options,
                       {"mode", "placeto.delta1_us", "placeto.delta2_us", "placeto.bytes_per_us",
-                       "costs", "slowdown.compute", "slowdown.memory", "slowdown.memory_from_bytes", "copies"},
+                       "costs", "slowdown.compute", "slowdown.memory", "slowdown.memory_from_bytes", "copies", "queue"},
                       "evaluator 'analytic'");
   const std::string mode = option_string(options, "mode", "contention");
   AnalyticMode m;
@@ -57,6 +57,12 @@ std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options
   if (copies != "links" && copies != "consumer")
     throw ConfigError(owner + ": copies '" + copies + "' unknown (known: links, consumer)");
   interference.copies_on_consumer = copies == "consumer";
+  const std::string queue = option_string(options, "queue", "fifo");
+  if (queue != "fifo" && queue != "rank")
+    throw ConfigError(owner + ": queue '" + queue + "' unknown (known: fifo, rank)");
+  interference.rank_queue = queue == "rank";
+  if (m == AnalyticMode::kPlaceto && interference.rank_queue)
+    throw ConfigError(owner + ": queue=rank applies to contention mode only");
   if (m == AnalyticMode::kPlaceto && interference.slows())
     throw ConfigError(owner + ": slowdown.* applies to contention mode only");
   if (m == AnalyticMode::kPlaceto && interference.copies_on_consumer)
@@ -123,6 +129,7 @@ std::string AnalyticSimulator::describe() const {
     }
   }
   if (interference_.copies_on_consumer) text += "; copies run on the consumer's compute stream";
+  if (interference_.rank_queue) text += "; each device runs its queued task of lowest topological rank";
   return text + ")";
 }
 
@@ -362,7 +369,7 @@ StepResult AnalyticSimulator::run_move(const OpGraph& graph, const Cluster& clus
                                        const Placement& prev, const std::vector<OpMove>& moves) {
   // Checkpoints record every route's queue, which clusters with routes kept
   // only as used cannot offer: a move there is a full run.
-  if (mode_ != AnalyticMode::kContention || sparse_routes(cluster))
+  if (mode_ != AnalyticMode::kContention || sparse_routes(cluster) || interference_.rank_queue)
     return Evaluator::run_move(graph, cluster, prev, moves);
   check_placement_fast(graph, cluster, prev);
   prepare(graph, cluster);

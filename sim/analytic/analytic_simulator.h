@@ -61,12 +61,18 @@ struct PlacetoConstants {
 // op whose working set stays in a core's own cache does not compete for the
 // shared memory bandwidth that the calibration's large streaming pass measures
 // (0, the default: every memory-bound op takes the memory factor).
+//
+// rank_queue: each device runs the queued task of lowest topological rank,
+// not the first queued (first come first served, the default and Placeto's
+// simulator's order): the order of the cpu executor's `order=rank`. A move is
+// then simulated from the start (checkpoints assume first come first served).
 struct Interference {
   double compute = 1;
   double memory = 1;
   double memory_from_bytes = 0;
+  bool rank_queue = false;
   bool copies_on_consumer = false;
-  bool none() const { return compute == 1 && memory == 1 && !copies_on_consumer; }
+  bool none() const { return compute == 1 && memory == 1 && !copies_on_consumer && !rank_queue; }
   bool slows() const { return compute != 1 || memory != 1; }
 };
 
@@ -76,7 +82,8 @@ class AnalyticSimulator final : public Evaluator {
                              PlacetoConstants constants = {});
   // Options: mode=contention|placeto; placeto.delta1_us, placeto.delta2_us,
   // placeto.bytes_per_us; costs=FILE (a cost table); slowdown.compute,
-  // slowdown.memory, slowdown.memory_from_bytes, copies=links|consumer (Interference, contention mode). Throws ConfigError on unknown
+  // slowdown.memory, slowdown.memory_from_bytes, copies=links|consumer, queue=fifo|rank
+  // (Interference, contention mode). Throws ConfigError on unknown
   // keys or values, ParseError naming the option and the file for a bad table.
   static std::unique_ptr<AnalyticSimulator> from_options(const Options& options);
 

@@ -265,6 +265,14 @@ AWARE_HOT_INLINE void ContentionRun::allocate(int device, double bytes, int op) 
 AWARE_HOT_INLINE void ContentionRun::start_next_task(int lane) {
   if (s_.device_busy[lane] || s_.fifo_head[lane] == static_cast<int>(s_.fifo[lane].size())) return;
   const int d = lane % D_;
+  if (interference_.rank_queue) {  // the lowest rank queued comes to the head
+    auto& queue = s_.fifo[lane];
+    const int head = s_.fifo_head[lane];
+    int best = head;
+    for (int i = head + 1; i < static_cast<int>(queue.size()); ++i)
+      if (task_rank(queue[i]) < task_rank(queue[best])) best = i;
+    std::swap(queue[head], queue[best]);
+  }
   const int id = s_.fifo[lane][s_.fifo_head[lane]++];
   if (id >= p_.num_ops) {
     start_copy_task(id - p_.num_ops, lane);

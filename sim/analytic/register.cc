@@ -28,6 +28,10 @@ void register_analytic_evaluator() {
            "contention mode: links (a copy uses the links and overlaps compute) or consumer "
            "(it also holds the receiving device's compute stream, as the cpu and cuda "
            "executors run it)"},
+          {"queue", T::kString, "fifo",
+           "contention mode: fifo (each device runs its queued tasks first come first served, as "
+           "Placeto's simulator) or rank (the queued task of lowest topological rank, as the cpu "
+           "executor's order=rank)"},
           {"costs", T::kPath, "", "a cost table (aware-cost-table JSON): measured µs per op "
                                   "and device kind; other ops keep the roofline"},
        },

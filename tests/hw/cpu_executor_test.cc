@@ -169,10 +169,17 @@ TEST(CpuExecutor, RunsReadyTasksInTheSimulatorsOrderAndMeasuresItsLiveMemory) {
   EXPECT_EQ(order(measured), order(simulated));
   EXPECT_EQ(r.peak_memory_bytes[0], predicted.peak_memory_bytes[0]);
   EXPECT_NE(fifo->describe().find("first come first served"), std::string::npos);
+  // order=rank runs what the simulator's queue=rank simulates, to the op and the byte.
   auto rank = cpu_evaluator({{"repeats", "1"}, {"kernels", "synthetic"}, {"order", "rank"}});
   Trace by_rank;
-  ASSERT_TRUE(rank->evaluate(g, c, one, &by_rank).feasible);
+  const StepResult ranked = rank->evaluate(g, c, one, &by_rank);
+  ASSERT_TRUE(ranked.feasible);
   expect_dependencies_respected(g, one, by_rank);
+  auto analytic_rank = EvaluatorRegistry::instance().create("analytic", {{"queue", "rank"}});
+  Trace simulated_rank;
+  const StepResult predicted_rank = analytic_rank->evaluate(g, c, one, &simulated_rank);
+  EXPECT_EQ(order(by_rank), order(simulated_rank));
+  EXPECT_EQ(ranked.peak_memory_bytes[0], predicted_rank.peak_memory_bytes[0]);
   EXPECT_THROW(EvaluatorRegistry::instance().create("cpu", {{"order", "lifo"}}), ConfigError);
 }
 

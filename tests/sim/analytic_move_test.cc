@@ -132,6 +132,7 @@ TEST_P(ZooMoves, AreBitIdenticalToFullEvaluations) {
                                               {"slowdown.memory", "1.7"}}, 0},
       {"memory tight", {}, 0.8},
       {"placeto", {{"mode", "placeto"}}, 0},
+      {"rank queue (moves run in full)", {{"queue", "rank"}, {"copies", "consumer"}}, 0},
   };
   int total = 0;
   for (const MoveConfig& config : configs) {
@@ -149,14 +150,14 @@ TEST_P(ZooMoves, AreBitIdenticalToFullEvaluations) {
       c = with_memory(k40, peak * config.memory_fraction);
     }
     int infeasible = 0;
-    const int count = config.label == "placeto" ? 100 : 450;
+    const int count = config.label == "placeto" || config.options.count("queue") != 0 ? 100 : 450;
     total += run_sequence(g, c, *moving, *full, 1000 + total, count, &infeasible);
     ASSERT_FALSE(HasFailure()) << config.label;
     if (config.memory_fraction > 0) {
       EXPECT_GT(infeasible, 0) << "the tight cluster should refuse some placements";
     }
   }
-  EXPECT_EQ(total, 3 * 450 + 100);  // 11 zoo models: 15,950 moves in all
+  EXPECT_EQ(total, 3 * 450 + 2 * 100);  // 12 zoo models: 18,600 moves in all
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooMoves, ::testing::ValuesIn(zoo_model_names()));

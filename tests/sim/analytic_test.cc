@@ -404,6 +404,37 @@ TEST(AnalyticInterference, MemoryFactorOnlyFromTheGivenSize) {
   EXPECT_THROW(AnalyticSimulator::from_options({{"slowdown.memory_from_bytes", "-1"}}), ConfigError);
 }
 
+// queue=rank: a device runs its queued task of lowest topological rank. On one
+// device, every start must be of the lowest-ranked op ready then (inputs all
+// ended); first come first served starts some op while a lower-ranked one,
+// ready later than it but before the start, waits.
+TEST(AnalyticQueue, RankQueueStartsTheLowestRankedReadyOp) {
+  const OpGraph g = testing::layered_dag(24, 7);
+  const Cluster cluster = testing::star_cluster(1);
+  const Placement one(std::vector<int>(static_cast<size_t>(g.num_ops()), 0));
+  const std::vector<int> rank = topological_rank(g);
+  for (const char* queue : {"fifo", "rank"}) {
+    SCOPED_TRACE(queue);
+    auto sim = AnalyticSimulator::from_options({{"queue", queue}});
+    Trace trace;
+    ASSERT_TRUE(sim->evaluate(g, cluster, one, &trace).feasible);
+    int violations = 0;
+    for (int op = 0; op < g.num_ops(); ++op)
+      for (int other = 0; other < g.num_ops(); ++other) {
+        if (other == op || trace.ops[other].start_us <= trace.ops[op].start_us) continue;
+        bool ready = true;  // every input of `other` ended by the time `op` started
+        for (int e : g.in_edges(other)) ready = ready && trace.ops[g.edge(e).src].end_us <= trace.ops[op].start_us;
+        if (ready && rank[other] < rank[op]) ++violations;
+      }
+    if (std::string(queue) == "rank") EXPECT_EQ(violations, 0);
+    else EXPECT_GT(violations, 0);  // first come first served does not keep to rank on this graph
+  }
+  EXPECT_THROW(AnalyticSimulator::from_options({{"queue", "lifo"}}), ConfigError);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"mode", "placeto"}, {"queue", "rank"}}), ConfigError);
+  EXPECT_NE(AnalyticSimulator::from_options({{"queue", "rank"}})->describe().find("lowest topological rank"),
+            std::string::npos);
+}
+
 TEST(AnalyticContention, CopiesOnTheConsumerHoldItsComputeStream) {
   // a (gpu0, 10 us) -> b (gpu1, 10 us) with 1 MB between them; c (gpu1, source)
   // keeps gpu1 busy. On the links the copy overlaps c; on the consumer it waits
