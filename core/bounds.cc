@@ -111,6 +111,282 @@ double idle_ends_bound_us(const std::vector<double>& time_us, const std::vector<
   return total / devices + best;
 }
 
+// ---- The fork-join term (docs/bounds.md, "fork-join") ----
+
+namespace {
+
+// The op set strictly between two ops a and b of the critical path (the
+// descendants of a that are ancestors of b), with, for each member and for b:
+//  - head: the longest chain of fastest times from a's end to its start;
+//  - head_x: the same plus the cheapest transfer of some edge on each chain,
+//    the least over the chain's edges (a lower bound on its start when it runs
+//    away from a's device: every chain from a to it then crosses devices);
+// and tail / tail_x the same towards b's start.
+struct Window {
+  std::vector<int> members;  // topological order
+  std::vector<double> head, head_x, tail, tail_x;  // indexed like members
+  double b_head = 0, b_head_x = 0;  // for b itself
+};
+
+class ForkJoin {
+ public:
+  ForkJoin(const OpGraph& graph, const std::vector<double>& weight, const std::vector<double>& edge_transfer)
+      : g_(graph), p_(weight), c_(edge_transfer), order_(topological_order(graph)) {
+    pos_.resize(order_.size());
+    for (size_t k = 0; k < order_.size(); ++k) pos_[order_[k]] = static_cast<int>(k);
+    mark_.assign(order_.size(), 0);
+    slot_.assign(order_.size(), -1);
+  }
+
+  // The least time from a's end to b's start, over every placement (a lower
+  // bound: see window_us below). Sets `*branches` to the members counted.
+  double window_us(int a, int b, int devices, int* members_out) {
+    const Window w = window(a, b);
+    *members_out = static_cast<int>(w.members.size());
+    if (w.members.empty()) return devices >= 2 ? std::min(w.b_head, w.b_head_x) : w.b_head;
+    return solve(w, devices);
+  }
+
+ private:
+  Window window(int a, int b) {
+    Window w;
+    const int lo = pos_[a], hi = pos_[b];
+    // Forward: reached from a (1); backward: reaching b (2).
+    mark_[lo] = 1;
+    for (int k = lo + 1; k <= hi; ++k) {
+      const int op = order_[k];
+      for (int e : g_.in_edges(op))
+        if (pos_[g_.edge(e).src] >= lo && (mark_[pos_[g_.edge(e).src]] & 1)) {
+          mark_[k] |= 1;
+          break;
+        }
+    }
+    mark_[hi] |= 2;
+    for (int k = hi - 1; k > lo; --k) {
+      if (!(mark_[k] & 1)) continue;
+      for (int e : g_.out_edges(order_[k]))
+        if (pos_[g_.edge(e).dst] <= hi && (mark_[pos_[g_.edge(e).dst]] & 2)) {
+          mark_[k] |= 2;
+          break;
+        }
+    }
+    for (int k = lo + 1; k < hi; ++k)
+      if (mark_[k] == 3) {
+        slot_[k] = static_cast<int>(w.members.size());
+        w.members.push_back(order_[k]);
+      }
+    const size_t m = w.members.size();
+    w.head.assign(m, 0);
+    w.tail.assign(m, 0);
+    w.head_x.assign(m, 0);
+    w.tail_x.assign(m, 0);
+    // The transfer times of the window's edges, as thresholds: a chain whose
+    // edges all cost at least t starts a member no earlier than t + its length.
+    std::vector<double> cuts;
+    auto inside = [&](int op) { return op == a || op == b || (pos_[op] > lo && pos_[op] < hi && mark_[pos_[op]] == 3); };
+    for (int op : w.members)
+      for (int e : g_.in_edges(op))
+        if (inside(g_.edge(e).src)) cuts.push_back(c_[e]);
+    for (int e : g_.in_edges(b))
+      if (inside(g_.edge(e).src)) cuts.push_back(c_[e]);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    if (cuts.size() > 16) {  // quantiles (each a real threshold: still a bound)
+      std::vector<double> q;
+      for (int k = 0; k < 16; ++k) q.push_back(cuts[(cuts.size() - 1) * k / 15]);
+      cuts = q;
+    }
+    const double minus_inf = -std::numeric_limits<double>::infinity();
+    // Forward chains from a (members in topological order, then b).
+    auto forward = [&](double t, std::vector<double>& len, double& b_len) {
+      len.assign(m, minus_inf);
+      auto relax = [&](int op) {
+        double best = minus_inf;
+        for (int e : g_.in_edges(op)) {
+          const int src = g_.edge(e).src;
+          if (c_[e] < t || !inside(src) || src == b) continue;
+          best = std::max(best, src == a ? 0.0 : len[slot_[pos_[src]]] + p_[src]);
+        }
+        return best;
+      };
+      for (size_t k = 0; k < m; ++k) len[k] = relax(w.members[k]);
+      b_len = relax(b);
+    };
+    auto backward = [&](double t, std::vector<double>& len) {
+      len.assign(m, minus_inf);
+      for (size_t k = m; k-- > 0;) {
+        double best = minus_inf;
+        for (int e : g_.out_edges(w.members[k])) {
+          const int dst = g_.edge(e).dst;
+          if (c_[e] < t || !inside(dst) || dst == a) continue;
+          best = std::max(best, dst == b ? 0.0 : len[slot_[pos_[dst]]] + p_[dst]);
+        }
+        len[k] = best;
+      }
+    };
+    std::vector<double> len;
+    forward(minus_inf, w.head, w.b_head);
+    backward(minus_inf, w.tail);
+    w.head_x = w.head;
+    w.tail_x = w.tail;
+    w.b_head_x = w.b_head;
+    for (double t : cuts) {
+      double b_len = minus_inf;
+      forward(t, len, b_len);
+      for (size_t k = 0; k < m; ++k) w.head_x[k] = std::max(w.head_x[k], t + len[k]);
+      w.b_head_x = std::max(w.b_head_x, t + b_len);
+      backward(t, len);
+      for (size_t k = 0; k < m; ++k) w.tail_x[k] = std::max(w.tail_x[k], t + len[k]);
+    }
+    for (int k = lo; k <= hi; ++k) {
+      mark_[k] = 0;
+      slot_[k] = -1;
+    }
+    return w;
+  }
+
+  // The least τ that passes both cases' tests (each monotone in τ), by
+  // bisection; returns a τ that fails (or 0 when 0 passes), so a lower bound.
+  double solve(const Window& w, int devices) const {
+    const size_t m = w.members.size();
+    double total[2] = {0, 0}, hi = std::max(w.b_head, w.b_head_x);
+    double min_head_x = std::numeric_limits<double>::infinity(), min_tail_x = min_head_x;
+    for (size_t k = 0; k < m; ++k) {
+      const double p = p_[w.members[k]];
+      min_head_x = std::min(min_head_x, w.head_x[k]);
+      min_tail_x = std::min(min_tail_x, w.tail_x[k]);
+      total[g_.op(w.members[k]).stream == 1 ? 1 : 0] += p;
+      hi = std::max(hi, w.head_x[k] + p + w.tail_x[k]);
+    }
+    hi += total[0] + total[1] + min_head_x + min_tail_x;
+    // b on a's device: a member away from it crosses devices on its way in and out.
+    auto same = [&](double tau) {
+      if (tau < w.b_head) return false;
+      double forced[2] = {0, 0};
+      for (size_t k = 0; k < m; ++k) {
+        const double p = p_[w.members[k]];
+        if (w.head[k] + p + w.tail[k] > tau) return false;
+        if (w.head_x[k] + p + w.tail_x[k] > tau) forced[g_.op(w.members[k]).stream == 1 ? 1 : 0] += p;
+      }
+      // Away devices can work only between the first arrival and the last send.
+      const double away = std::max(0.0, tau - min_head_x - min_tail_x);
+      for (int s = 0; s < 2; ++s)
+        if (forced[s] > tau || total[s] > tau + (devices - 1) * away) return false;
+      return true;
+    };
+    // b elsewhere: a member on a's device crosses on its way out, one on b's on
+    // its way in; a member that can do neither in τ cannot be placed.
+    auto apart = [&](double tau) {
+      if (devices < 2 || tau < w.b_head_x || tau < w.b_head) return false;
+      double on_a[2] = {0, 0}, on_b[2] = {0, 0};
+      for (size_t k = 0; k < m; ++k) {
+        const double p = p_[w.members[k]];
+        const int s = g_.op(w.members[k]).stream == 1 ? 1 : 0;
+        const bool fits_a = w.head[k] + p + w.tail_x[k] <= tau;
+        const bool fits_b = w.head_x[k] + p + w.tail[k] <= tau;
+        if (!fits_a && !fits_b) return false;
+        if (!fits_b) on_a[s] += p;
+        if (!fits_a) on_b[s] += p;
+      }
+      // a's device must have sent by τ − (least tail across), b's cannot start
+      // before the first arrival, and the others both.
+      const double cap_a = std::max(0.0, tau - min_tail_x), cap_b = std::max(0.0, tau - min_head_x);
+      const double cap_other = std::max(0.0, tau - min_head_x - min_tail_x);
+      for (int s = 0; s < 2; ++s)
+        if (on_a[s] > cap_a || on_b[s] > cap_b || total[s] > cap_a + cap_b + (devices - 2) * cap_other)
+          return false;
+      return true;
+    };
+    auto passes = [&](double tau) { return same(tau) || apart(tau); };
+    if (passes(0)) return 0;
+    double lo = 0;
+    for (int it = 0; it < 60 && hi - lo > 1e-9 * hi; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (passes(mid) ? hi : lo) = mid;
+    }
+    return lo;
+  }
+
+  const OpGraph& g_;
+  const std::vector<double>& p_;
+  const std::vector<double>& c_;
+  std::vector<int> order_, pos_;
+  std::vector<char> mark_;
+  std::vector<int> slot_;
+};
+
+}  // namespace
+
+ForkJoinBound fork_join_bound(const OpGraph& graph, const Cluster& cluster, const std::vector<double>& time_us,
+                              int max_span) {
+  ForkJoinBound out;
+  const int n = graph.num_ops();
+  const int D = cluster.num_devices();
+  if (n == 0) return out;
+  std::vector<double> edge_transfer(static_cast<size_t>(graph.num_edges()), 0.0);
+  {
+    // The cheapest route for each distinct (latency, bandwidth) pair.
+    std::vector<std::pair<double, double>> routes;
+    if (D >= 2 && D <= 256)
+      for (int s = 0; s < D; ++s)
+        for (int d = 0; d < D; ++d)
+          if (s != d) routes.emplace_back(cluster.route_latency_us(s, d), cluster.route_bandwidth_Bps(s, d));
+    std::sort(routes.begin(), routes.end());
+    routes.erase(std::unique(routes.begin(), routes.end()), routes.end());
+    for (int e = 0; e < graph.num_edges(); ++e) {
+      double best = routes.empty() ? 0 : std::numeric_limits<double>::infinity();
+      for (const auto& [lat, bw] : routes) best = std::min(best, lat + graph.edge(e).bytes / bw * 1e6);
+      edge_transfer[static_cast<size_t>(e)] = std::isfinite(best) ? best : 0.0;
+    }
+  }
+  const std::vector<int> order = topological_order(graph);
+  std::vector<double> head(n, 0), tail(n, 0);
+  for (int op : order)
+    for (int e : graph.out_edges(op)) head[graph.edge(e).dst] = std::max(head[graph.edge(e).dst], head[op] + time_us[op]);
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    for (int e : graph.in_edges(*it)) tail[graph.edge(e).src] = std::max(tail[graph.edge(e).src], tail[*it] + time_us[*it]);
+  // One longest chain: start at an op with no head that lies on it, follow tight edges.
+  int cur = -1;
+  double path = -1;
+  for (int op : order)
+    if (head[op] == 0 && time_us[op] + tail[op] > path) path = time_us[op] + tail[op], cur = op;
+  std::vector<int> chain;
+  while (cur >= 0) {
+    chain.push_back(cur);
+    int next = -1;
+    for (int e : graph.out_edges(cur)) {
+      const int dst = graph.edge(e).dst;
+      if (std::abs(head[cur] + time_us[cur] + time_us[dst] + tail[dst] - path) <= 1e-9 * path &&
+          (next < 0 || head[dst] < head[next]))
+        next = dst;
+    }
+    cur = next;
+  }
+  // best[j]: a lower bound on chain[j]'s start; a window between two chain ops
+  // holds everything strictly between them, so the windows add up.
+  ForkJoin fj(graph, time_us, edge_transfer);
+  const int L = static_cast<int>(chain.size());
+  std::vector<double> best(L);
+  std::vector<int> from(L, -1);
+  for (int j = 0; j < L; ++j) {
+    best[j] = head[chain[j]];
+    for (int i = std::max(0, j - max_span); i < j; ++i) {
+      int members = 0;
+      const double at = best[i] + time_us[chain[i]] + fj.window_us(chain[i], chain[j], D, &members);
+      if (at > best[j] * (1 + 1e-12)) best[j] = at, from[j] = i;
+    }
+  }
+  int last = 0;
+  for (int j = 0; j < L; ++j) {
+    const double end = best[j] + time_us[chain[j]] + tail[chain[j]];
+    if (end > out.us) out.us = end, last = j;
+  }
+  out.chain_ops = L;
+  out.path_us = path;
+  for (int j = last; from[j] >= 0; j = from[j]) ++out.windows;
+  return out;
+}
+
 CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
                                const OpCostMatrix& costs) {
   CertifiedBound out;
@@ -155,9 +431,21 @@ CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
            true});
   out.add({"work", classic.work_us, "each stream's total time spread over the devices", true});
 
+  auto add_fork_join = [&](CertifiedBound& into) {
+    if (D < 2) {
+      into.add({"fork-join", 0, "needs two devices or more", false});
+      return;
+    }
+    const ForkJoinBound fj = fork_join_bound(graph, cluster, weight);
+    into.add({"fork-join", fj.us,
+              "the longest chain, " + std::to_string(fj.windows) +
+                  " of its spans priced by branches that share the fork's device or pay a transfer each way",
+              true});
+  };
   // Idle ends: identical devices only.
   if (costs.num_classes() != 1 || D < 1) {
     out.add({"idle-ends", 0, "needs devices that cost every op alike", false});
+    add_fork_join(out);
     return out;
   }
   std::vector<double> head(n, 0), tail(n, 0);
@@ -179,6 +467,7 @@ CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
     idle = std::max(idle, idle_ends_bound_us(weight, head, tail, members, D));
   }
   out.add({"idle-ends", idle, "work plus the time devices must idle at the start and the end", true});
+  add_fork_join(out);
   return out;
 }
 

@@ -39,10 +39,30 @@ struct CertifiedBound {
 //  - "idle-ends": on devices that cost every op alike, the work term plus the
 //    device time that must stay idle at the start (ops cannot begin before their
 //    predecessors could have finished) and at the end (nor finish later than
-//    their successors allow). Does not apply to clusters of unlike devices.
+//    their successors allow). Does not apply to clusters of unlike devices;
+//  - "fork-join": the critical path with its parallel branches priced: each
+//    branch either shares its fork's device or pays a transfer each way
+//    (fork_join_bound below). Needs two devices or more.
 CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
                                const OpCostMatrix& costs);
 CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster);
+
+// The fork-join term alone: one longest chain of fastest times (`time_us`, one
+// per op), cut into spans between chain ops at most `max_span` chain steps
+// apart. Each span lasts at least the least time, over every placement, in which
+// the ops strictly between its two ends can run: each either runs on the
+// device of the span's first op (one at a time per stream) or crosses devices on
+// its way in, and on its way out unless it shares the last op's device, at the
+// cheapest transfer of some edge on each of its chains. The best sum of spans
+// along the chain, plus the chain's head and tail, bounds the step.
+struct ForkJoinBound {
+  double us = 0;       // the bound
+  double path_us = 0;  // the chain's length alone (the critical path)
+  int chain_ops = 0;   // ops on the chain
+  int windows = 0;     // spans of the best split that beat the chain inside them
+};
+ForkJoinBound fork_join_bound(const OpGraph& graph, const Cluster& cluster, const std::vector<double>& time_us,
+                              int max_span = 48);
 
 // The cheapest time `bytes` can take between two distinct devices of `cluster`
 // (latency + bytes / bottleneck bandwidth over every ordered pair); 0 with fewer
