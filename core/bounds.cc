@@ -141,6 +141,11 @@ class ForkJoin {
   // The least time from a's end to b's start, over every placement (a lower
   // bound: see window_us below). Sets `*branches` to the members counted.
   double window_us(int a, int b, int devices, int* members_out) {
+    // A work cap for very large graphs: past it, spans count only their ends
+    // (0 is a bound on any span), so the term stays valid, only weaker.
+    *members_out = 0;
+    if (spent_ > kBudget) return 0;
+    spent_ += static_cast<long long>(pos_[b] - pos_[a] + 1) * 18;
     const Window w = window(a, b);
     *members_out = static_cast<int>(w.members.size());
     if (w.members.empty()) return devices >= 2 ? std::min(w.b_head, w.b_head_x) : w.b_head;
@@ -310,6 +315,8 @@ class ForkJoin {
   const OpGraph& g_;
   const std::vector<double>& p_;
   const std::vector<double>& c_;
+  static constexpr long long kBudget = 300'000'000;  // op visits: a few seconds
+  long long spent_ = 0;
   std::vector<int> order_, pos_;
   std::vector<char> mark_;
   std::vector<int> slot_;

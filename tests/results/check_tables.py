@@ -74,6 +74,7 @@ STDOUT_SCRIPTS = [
      "experiments/results/aware-guided/table-2000.md"),
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "20000"],
      "experiments/results/aware-guided/table-20000.md"),
+    (["experiments/bounds_table.py"], "experiments/results/bounds/table.md"),
 ]
 
 
