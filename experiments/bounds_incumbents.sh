@@ -31,10 +31,10 @@ for m in $MODELS; do
     start=$(date +%s)
     "${AWARE:-build/cli/aware}" place --graph "zoo:$m" --cluster "preset:k40x$d" --method anneal-graph \
       --budget-evals "$EVALS" --seed "$SEED" -o "$cell.placement.tmp" --json > "$cell.json.tmp"
-    python3 - "$cell.json.tmp" "$(( $(date +%s) - start ))" <<'PY'
+    python3 - "$cell.json.tmp" "$(( $(date +%s) - start ))" "$cell.placement.json" <<'PY'
 import json, sys
-p, secs = sys.argv[1], float(sys.argv[2])
-j = json.load(open(p)); j["seconds"] = secs
+p, secs, placement = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+j = json.load(open(p)); j["seconds"] = secs; j["placement_file"] = placement
 json.dump(j, open(p, "w"), indent=1)
 PY
     mv "$cell.placement.tmp" "$cell.placement.json"

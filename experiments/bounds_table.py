@@ -86,6 +86,7 @@ for model in ["inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"]:
         if os.path.exists(p):
             j = json.load(open(p))
             row["milp_step"] = j["step_time_us"]
+            row["milp_floor_terms"] = j.get("floor_terms")
             row["milp_report"] = j["milp_report"]
         rows.append(row)
 
@@ -130,6 +131,10 @@ if secs:
     print(f"`aware bound` took {min(secs):.0f}-{max(secs):.0f} s a row, the MILP given {rows[0].get('milp_s'):g} s.")
 if limits:
     print(f"fused-milp was given {', '.join(f'{x:g}' for x in limits)} s a row.")
+old_place = [f"{r['model']} k40x{r['devices']}" for r in rows if r.get("milp_report") and not r.get("milp_floor_terms")]
+if old_place:
+    print(f"fused-milp cells made before the fork-join term (which also raises the MILP's floor), not re-run: "
+          f"{len(old_place)} of {with_milp} ({', '.join(old_place)}).")
 print("Best known: the least of the committed 20,000-evaluation table's columns, each a mean over seeds 1-3 "
       "(anneal-graph at equal evaluations and at equal wall-clock, the guided hybrid and its variants), and of the "
       "long anneal-graph runs (`experiments/bounds_incumbents.sh`; each run's final step, the best run shown).")
