@@ -33,7 +33,7 @@ void run_bound(const BoundArgs& a) {
   CostTable table;
   if (!a.costs.empty()) table = read_cost_table_file(a.costs);
   const OpCostMatrix costs(graph, cluster, a.costs.empty() ? nullptr : &table);
-  CertifiedBound bound = certified_bound(graph, cluster, costs);
+  CertifiedBound bound = certified_bound(graph, cluster, costs, least_stretch(table));
 #ifdef AWARE_HAVE_EXACT
   if (a.solver_free) {
     bound.add({"lp", 0, "not run (--solver-free)", false});

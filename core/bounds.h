@@ -12,6 +12,7 @@ namespace aware {
 class OpGraph;
 class Cluster;
 class OpCostMatrix;
+struct CostTable;
 
 struct BoundTerm {
   std::string name;    // "critical-path", "work", "idle-ends", "milp", ...
@@ -43,9 +44,18 @@ struct CertifiedBound {
 //  - "fork-join": the critical path with its parallel branches priced: each
 //    branch either shares its fork's device or pays a transfer each way
 //    (fork_join_bound below). Needs two devices or more.
+//
+// `least_stretch`: the least factor the simulator may multiply an op's time by
+// while it runs (fact S4 of docs/bounds.md needs 1: interference only stretches).
+// A cost table's measured pair slowdowns, or slowdown.* options, below 1 shorten
+// ops: pass the least of them (least_stretch() below) and every op's time is
+// taken that much shorter, so the terms stay bounds.
 CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
-                               const OpCostMatrix& costs);
+                               const OpCostMatrix& costs, double least_stretch = 1.0);
 CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster);
+
+// The least of 1 and a cost table's pair slowdowns.
+double least_stretch(const CostTable& table);
 
 // The fork-join term alone: one longest chain of fastest times (`time_us`, one
 // per op), cut into spans between chain ops at most `max_span` chain steps

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -15,6 +16,8 @@
 #include "agents/baselines/register.h"
 #include "core/bounds.h"
 #include "core/cluster.h"
+#include "core/cost_model.h"
+#include "core/cost_table.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
 #include "core/placer.h"
@@ -100,8 +103,9 @@ std::vector<std::vector<std::string>> step_grid(const CompareTable& table) {
   grid.push_back(header);
   for (const CompareRow& row : table.rows) {
     std::vector<std::string> line = {row.model, std::to_string(row.devices),
-                                     row.error.empty() ? format_fixed(row.lower_bound_us / 1000.0, 3)
-                                                       : "error"};
+                                     !row.error.empty()        ? "error"
+                                     : row.lower_bound_us > 0 ? format_fixed(row.lower_bound_us / 1000.0, 3)
+                                                              : "- (none for this evaluator)"};
     for (size_t i = 0; i < table.methods.size(); ++i)
       line.push_back(i < row.results.size() ? step_cell(row, row.results[i]) : "-");
     line.push_back(row.winner.empty() ? "-" : row.winner);
@@ -340,6 +344,21 @@ CompareTable run_compare(const CompareRequest& request) {
       throw ConfigError("compare: model '" + model + "': " + e.what());
     }
   }
+  // The certified bound (docs/bounds.md) is a bound on the analytic simulator in
+  // contention mode, with its cost table if it has one; other evaluators, Placeto's
+  // mode and slowdown options below 1 get no bound (and no gap column).
+  bool bound_holds = request.evaluator == "analytic";
+  CostTable bound_table;
+  for (const auto& [key, value] : request.evaluator_options) {
+    if (key == "mode" && value != "contention") bound_holds = false;
+    if ((key == "slowdown.compute" || key == "slowdown.memory") && !(std::strtod(value.c_str(), nullptr) >= 1))
+      bound_holds = false;
+    if (key == "costs") bound_table = read_cost_table_file(value);
+  }
+  if (bound_holds && least_stretch(bound_table) < 1) {
+    auto copies = request.evaluator_options.find("copies");
+    if (copies != request.evaluator_options.end() && copies->second == "consumer") bound_holds = false;
+  }
   for (const OpGraph& graph : graphs) {
     for (const Cluster& cluster : clusters) {
       if (request.progress != nullptr && request.progress->cancelled()) {
@@ -352,8 +371,9 @@ CompareTable run_compare(const CompareRequest& request) {
       row.cluster = cluster.name();
       row.devices = cluster.num_devices();
       row.batch = graph.batch();
-      {
-        const CertifiedBound bound = certified_bound(graph, cluster);
+      if (bound_holds) {
+        const OpCostMatrix costs(graph, cluster, bound_table.empty() ? nullptr : &bound_table);
+        const CertifiedBound bound = certified_bound(graph, cluster, costs, least_stretch(bound_table));
         row.lower_bound_us = bound.best_us();
         row.bound_name = bound.binding();
       }

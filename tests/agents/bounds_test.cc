@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/bounds.h"
+#include "core/cluster.h"
 #include "core/cost_model.h"
 #include "core/graph_algorithms.h"
 #include "sim/analytic/analytic_simulator.h"
@@ -145,6 +146,44 @@ TEST(CertifiedBound, ForkJoinPricesTheBranchTransfers) {
     best = std::min(best, sim.evaluate(g, cl, p).step_time_us);
   }
   EXPECT_NEAR(best, 15, 1e-9);
+}
+
+// A measured pair slowdown below 1 (calibration noise: an op ran faster beside
+// its copy than alone) lets the simulator run ops faster than their table time,
+// which breaks fact S4. With the table's least factor passed in, every term is a
+// bound again. Hand case: the fork of the test above plus z(2) -> d, every op of
+// one type slowed by 0.5 while the other device is busy; a, b on 1 and the rest
+// on 0 simulates below the unscaled fork-join (15) and idle-ends (12.5) terms.
+TEST(CertifiedBound, PairSlowdownsBelowOneShortenTheBound) {
+  OpGraph g("fork2z");
+  const int a = g.add_op(timed_op("a", 1, 3000));
+  const int b = g.add_op(timed_op("b", 10, 3000));
+  const int c = g.add_op(timed_op("c", 10, 3000));
+  const int d = g.add_op(timed_op("d", 1, 3000));
+  const int z = g.add_op(timed_op("z", 2, 3000));
+  g.add_edge(a, b);
+  g.add_edge(a, c);
+  g.add_edge(b, d);
+  g.add_edge(c, d);
+  g.add_edge(z, d);
+  const Cluster cl = testing::zero_latency_star(2);
+  auto table = std::make_shared<CostTable>();
+  table->pair_slowdowns[{"Test", cl.device(0).kind}] = 0.5;
+  AnalyticSimulator sim;
+  sim.set_cost_table(table, "hand");
+  double best = 1e300;
+  for (int mask = 0; mask < 32; ++mask) {
+    Placement p{std::vector<int>(5)};
+    for (int op = 0; op < 5; ++op) p[op] = (mask >> op) & 1;
+    best = std::min(best, sim.evaluate(g, cl, p).step_time_us);
+  }
+  const OpCostMatrix costs(g, cl, table.get());
+  const CertifiedBound unscaled = certified_bound(g, cl, costs);
+  EXPECT_LT(best, unscaled.best_us());  // the failure this guards against is real
+  EXPECT_DOUBLE_EQ(least_stretch(*table), 0.5);
+  const CertifiedBound scaled = certified_bound(g, cl, costs, least_stretch(*table));
+  for (const BoundTerm& t : scaled.terms)
+    if (t.applies) EXPECT_LE(t.us, best * (1 + 1e-12)) << t.name;
 }
 
 // On one device there is nothing to cross: the term says it does not apply.

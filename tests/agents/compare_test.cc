@@ -52,6 +52,26 @@ TEST(Compare, RunsEveryCellAndPicksTheFastest) {
   }
 }
 
+// The certified bound holds for the analytic simulator in contention mode only:
+// in Placeto's mode (whose steps it does not bound) the rows carry no bound, so
+// no gap is printed.
+TEST(Compare, NoBoundOutsideContentionMode) {
+  CompareRequest request = small_request();
+  request.devices = {2};
+  request.methods = {"single", "m-etf"};
+  request.evaluator_options = {{"mode", "placeto"}};
+  const CompareTable table = run_compare(request);
+  ASSERT_EQ(table.rows.size(), 2u);
+  for (const CompareRow& row : table.rows) {
+    EXPECT_EQ(row.lower_bound_us, 0);
+    EXPECT_EQ(row.bound_name, "");
+  }
+  request.evaluator_options = {{"slowdown.compute", "0.5"}};
+  for (const CompareRow& row : run_compare(request).rows) EXPECT_EQ(row.lower_bound_us, 0);
+  request.evaluator_options = {{"slowdown.compute", "1.2"}};
+  for (const CompareRow& row : run_compare(request).rows) EXPECT_GT(row.lower_bound_us, 0);
+}
+
 TEST(Compare, WritersCarryEveryCell) {
   const CompareTable table = run_compare(small_request());
   std::ostringstream text, md, csv;
