@@ -123,8 +123,10 @@ TEST(CertifiedBound, IdleEndsNeedDevicesThatCostAlike) {
 // fork-join term finds the same 15 (critical path 12, work 11): with d beside a,
 // c pays 3 each way (16); with d apart, the a-d span is at least 10 + 3 = 13.
 // Brute force through the simulator agrees.
-TEST(CertifiedBound, ForkJoinPricesTheBranchTransfers) {
-  OpGraph g("fork2");
+// That fork, with an extra source z(2) -> d when `with_z`; every op's output
+// 3000 bytes (3 us on the zero-latency star's 1 GB/s links).
+OpGraph fork2(bool with_z) {
+  OpGraph g(with_z ? "fork2z" : "fork2");
   const int a = g.add_op(timed_op("a", 1, 3000));
   const int b = g.add_op(timed_op("b", 10, 3000));
   const int c = g.add_op(timed_op("c", 10, 3000));
@@ -133,6 +135,12 @@ TEST(CertifiedBound, ForkJoinPricesTheBranchTransfers) {
   g.add_edge(a, c);
   g.add_edge(b, d);
   g.add_edge(c, d);
+  if (with_z) g.add_edge(g.add_op(timed_op("z", 2, 3000)), d);
+  return g;
+}
+
+TEST(CertifiedBound, ForkJoinPricesTheBranchTransfers) {
+  const OpGraph g = fork2(false);
   const Cluster cl = testing::zero_latency_star(2);
   const CertifiedBound bound = certified_bound(g, cl);
   EXPECT_DOUBLE_EQ(term(bound, "critical-path").us, 12);
@@ -155,17 +163,7 @@ TEST(CertifiedBound, ForkJoinPricesTheBranchTransfers) {
 // one type slowed by 0.5 while the other device is busy; a, b on 1 and the rest
 // on 0 simulates below the unscaled fork-join (15) and idle-ends (12.5) terms.
 TEST(CertifiedBound, PairSlowdownsBelowOneShortenTheBound) {
-  OpGraph g("fork2z");
-  const int a = g.add_op(timed_op("a", 1, 3000));
-  const int b = g.add_op(timed_op("b", 10, 3000));
-  const int c = g.add_op(timed_op("c", 10, 3000));
-  const int d = g.add_op(timed_op("d", 1, 3000));
-  const int z = g.add_op(timed_op("z", 2, 3000));
-  g.add_edge(a, b);
-  g.add_edge(a, c);
-  g.add_edge(b, d);
-  g.add_edge(c, d);
-  g.add_edge(z, d);
+  const OpGraph g = fork2(true);
   const Cluster cl = testing::zero_latency_star(2);
   auto table = std::make_shared<CostTable>();
   table->pair_slowdowns[{"Test", cl.device(0).kind}] = 0.5;
