@@ -20,6 +20,8 @@
 #   ep8         --episodes-per-update 8 (+floor)
 #   lr03        --lr 0.03 (+floor)
 #   ent01-nofloor --entropy 0.01 (no floor)
+#   imitate     --imitate cheap: behaviour cloning of the best one-pass placer first
+#   norm        norm=on: the structure embedding normalised over the graph's nodes
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
 #       [--models "inception_v3 gnmt"] [--variants "default paper ..."] [--table]
@@ -66,6 +68,8 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     ep8) extra=(--episodes-per-update 8 --agent-option explore=0.01) ;;
     lr03) extra=(--lr 0.03 --agent-option explore=0.01) ;;
     ent01-nofloor) extra=(--entropy 0.01) ;;
+    imitate) extra=(--imitate cheap) ;;
+    norm) extra=(--agent-option norm=on) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
   echo "$m k40x$d $v seed $s" >&2

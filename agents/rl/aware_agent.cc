@@ -87,6 +87,7 @@ class AwareAgent final : public Agent {
     position_ = on_off(config, "position");
     fusion_ = on_off(config, "fusion");
     batch_ = on_off(config, "batch");
+    norm_ = on_off(config, "norm");
     state_ = option_string(config, "state", "start");
     decode_ = option_string(config, "decode", "argmax");
     if (decode_ != "argmax" && decode_ != "balanced")
@@ -104,7 +105,7 @@ class AwareAgent final : public Agent {
     if (state_ != "start" && state_ != "best")
       throw ConfigError(who + ": state must be start or best, got '" + state_ + "'");
     if (num_devices < 1) throw ConfigError(who + ": the cluster has no device");
-    net_ = AwareNet(feature_dim(), hidden_, rounds_, layers_, anchors_, position_, devices_);
+    net_ = AwareNet(feature_dim(), hidden_, rounds_, layers_, anchors_, position_, devices_, norm_);
   }
 
   std::string kind() const override { return "aware"; }
@@ -113,14 +114,16 @@ class AwareAgent final : public Agent {
   torch::nn::Module& module() override { return *net_; }
 
   json header() const override {
-    return policy_header(devices_, json::array({feature_dim(), anchors_}),
-                         {{"hidden", std::to_string(hidden_)},
-                          {"rounds", std::to_string(rounds_)},
-                          {"layers", std::to_string(layers_)},
-                          {"anchors", std::to_string(anchors_)},
-                          {"hops", std::to_string(hops_)},
-                          {"position", position_ ? "on" : "off"},
-                          {"bound", setting_number(bound_)}});
+    json config = {{"hidden", std::to_string(hidden_)},
+                   {"rounds", std::to_string(rounds_)},
+                   {"layers", std::to_string(layers_)},
+                   {"anchors", std::to_string(anchors_)},
+                   {"hops", std::to_string(hops_)},
+                   {"position", position_ ? "on" : "off"},
+                   {"bound", setting_number(bound_)}};
+    // Only when on: a policy file without the key was trained without it.
+    if (norm_) config["norm"] = "on";
+    return policy_header(devices_, json::array({feature_dim(), anchors_}), config);
   }
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {
@@ -600,7 +603,7 @@ class AwareAgent final : public Agent {
   double bound_ = 5.0, explore_ = 0.0;
   std::string scale_ = "relative";
   std::uint64_t anchor_seed_ = 12345;
-  bool position_ = true, fusion_ = true, batch_ = true;
+  bool position_ = true, fusion_ = true, batch_ = true, norm_ = false;
   std::string state_;
   AwareNet net_{nullptr};
   FusionResult fusion_result_;
@@ -635,6 +638,8 @@ std::vector<OptionSpec> aware_agent_options() {
       {"anchor_seed", T::kInt, "12345", "seed of the anchor sets", 0},
       {"steps", T::kInt, "8", "decision steps per episode", 1, 10000},
       {"batch", T::kString, "on", "play an update's episodes together through batched passes: on or off (the same episodes)"},
+      {"norm", T::kString, "off",
+       "graph normalisation of the structure embedding over the graph's nodes (ours): on or off"},
       {"bound", T::kDouble, "5", "logits squashed to C*tanh(x/C) (ours; 0: unbounded, the paper preset)", 0, 1e6},
       {"explore", T::kDouble, "0",
        "exploration floor: sample from (1-e) policy + e uniform (ours, an option; 0: none)", 0, 0.5},

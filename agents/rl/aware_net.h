@@ -77,11 +77,24 @@ inline AnchorTensors anchor_tensors(const OpGraph& graph, const AnchorSets& sets
 // children (Placeto's scheme) -> `layers` P-GNN layers over K anchor sets ->
 // [structure, P-GNN, position vector (K), graph mean] -> MLP -> device logits.
 // Every weight is shared across nodes: the network is size-independent.
+//
+// norm=true (ours): the structure embedding is normalised over each graph's nodes,
+// per feature (GraphNorm, Cai et al., ICML 2021, with its mean shift fixed at 1),
+// before the P-GNN layers and the head read it; the graph mean (before the
+// normalisation) still carries what all nodes share. Without it, PyTorch's default
+// initialisation shrinks the nodes' differences about threefold a layer: on the
+// fused Table 1 graphs the logits' spread across nodes is 0.01 of their size at
+// the start, the policy acts as one distribution shared by every node, and
+// training kills the rest (docs/results/agents-fidelity.md).
 class AwareNetImpl : public torch::nn::Module {
  public:
   AwareNetImpl(int feature_dim, int hidden, int rounds, int layers, int anchors, bool position,
-               int num_devices)
-      : rounds_(rounds), anchors_(anchors), position_(position) {
+               int num_devices, bool norm = false)
+      : rounds_(rounds), anchors_(anchors), position_(position), norm_(norm) {
+    if (norm_) {
+      norm_scale_ = register_parameter("graph_norm_scale", torch::ones({hidden}));
+      norm_shift_ = register_parameter("graph_norm_shift", torch::zeros({hidden}));
+    }
     node1_ = register_module("node1", torch::nn::Linear(feature_dim, hidden));
     node2_ = register_module("node2", torch::nn::Linear(hidden, hidden));
     up_ = register_module("from_parents", torch::nn::Linear(2 * hidden, hidden));
@@ -108,8 +121,10 @@ class AwareNetImpl : public torch::nn::Module {
                         const AnchorTensors& a, int64_t copies = 1) {
     const torch::Tensor h0 = torch::relu(node2_(torch::relu(node1_(features))));
     const auto [up, down] = dag_message_passing(h0, g, rounds_, up_, down_);
-    const torch::Tensor h = torch::relu(merge_(torch::cat({up, down}, 1)));
-    const int64_t rows = h.size(0), hidden = h.size(1);
+    const torch::Tensor h_raw = torch::relu(merge_(torch::cat({up, down}, 1)));
+    const int64_t rows = h_raw.size(0), hidden = h_raw.size(1);
+    const int64_t n = rows / copies;
+    const torch::Tensor h = norm_ ? graph_norm(h_raw, copies) : h_raw;
     std::vector<torch::Tensor> parts = {h};
     if (position_) {
       const torch::Tensor mask = a.mask.view({1, anchors_, 1});
@@ -138,14 +153,23 @@ class AwareNetImpl : public torch::nn::Module {
       parts.push_back(position);
     }
     // Each copy's own graph mean.
-    const int64_t n = rows / copies;
-    parts.push_back(h.view({copies, n, hidden}).mean(1, true).expand({copies, n, hidden}).reshape({rows, hidden}));
+    parts.push_back(h_raw.view({copies, n, hidden}).mean(1, true).expand({copies, n, hidden}).reshape({rows, hidden}));
     return head2_(torch::relu(head1_(torch::cat(parts, 1))));
   }
 
  private:
+  // Per copy and feature: (x - mean over the copy's nodes) / sqrt(var + eps), then
+  // the learned scale and shift. A feature equal on every node gives 0.
+  torch::Tensor graph_norm(const torch::Tensor& x, int64_t copies) const {
+    const torch::Tensor v = x.view({copies, x.size(0) / copies, x.size(1)});
+    const torch::Tensor mean = v.mean(1, true);
+    const torch::Tensor var = (v - mean).pow(2).mean(1, true);
+    return ((v - mean) * torch::rsqrt(var + 1e-6) * norm_scale_ + norm_shift_).view(x.sizes());
+  }
+
   int rounds_, anchors_;
-  bool position_;
+  bool position_, norm_;
+  torch::Tensor norm_scale_, norm_shift_;
   torch::nn::Linear node1_{nullptr}, node2_{nullptr}, up_{nullptr}, down_{nullptr}, merge_{nullptr};
   std::vector<torch::nn::Linear> msg1_, msg2_;
   torch::nn::Linear pos_{nullptr}, head1_{nullptr}, head2_{nullptr};
