@@ -6,7 +6,9 @@
 # The ablation of 2026-12-03 chose the default: it was run around a candidate with
 # an exploration floor (explore=0.01, variant `floor`), which the variants marked
 # (+floor) keep; `noexplore` won, and is the default preset since.
-#   default     the default preset (ours; = noexplore)
+#   default     the default preset (ours; since 2026-12-05 with norm=on)
+#   nonorm      norm=off: the default preset before 2026-12-05 (cells named
+#               default before then were renamed nonorm)
 #   floor       explore=0.01 (the candidate the ablation was run around)
 #   paper       --preset paper (Placeto's training choices; docs/agents.md)
 #   lr3         --lr 0.003 (+floor)
@@ -21,7 +23,8 @@
 #   lr03        --lr 0.03 (+floor)
 #   ent01-nofloor --entropy 0.01 (no floor)
 #   imitate     --imitate cheap: behaviour cloning of the best one-pass placer first
-#   norm        norm=on: the structure embedding normalised over the graph's nodes
+# Every variant but default, paper and the Hierarchical ones was run around the
+# default before 2026-12-05 and keeps its network: norm=off.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
 #       [--models "inception_v3 gnmt"] [--variants "default paper ..."] [--table]
@@ -69,9 +72,10 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     lr03) extra=(--lr 0.03 --agent-option explore=0.01) ;;
     ent01-nofloor) extra=(--entropy 0.01) ;;
     imitate) extra=(--imitate cheap) ;;
-    norm) extra=(--agent-option norm=on) ;;
+    nonorm) extra=() ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
+  case "$v" in default|paper|hierarchical*) ;; *) extra+=(--agent-option norm=off) ;; esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)
   "$AWARE" search --agent "$agent" --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Aware's default preset against the strongest search, row by row, at one budget.
 
-    aware_vs_search.py [--budget 2000] [--seeds 1[,2,...]]
+    aware_vs_search.py [--budget 2000] [--seeds 1[,2,...]] [--variant default]
 
 Reads experiments/results/aware-defaults/cells (Aware's default preset, runs of
 experiments/aware_defaults.sh) and the agents-vs-searches study's packed cells
@@ -19,12 +19,14 @@ MODELS = ["inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"]
 
 
 def main(argv):
-    budget, seeds = "2000", ["1"]
+    budget, seeds, variant = "2000", ["1"], "default"
     for i in range(0, len(argv) - 1, 2):
         if argv[i] == "--budget":
             budget = argv[i + 1]
         elif argv[i] == "--seeds":
             seeds = argv[i + 1].split(",")
+        elif argv[i] == "--variant":
+            variant = argv[i + 1]
     with gzip.open("experiments/results/agents-vs-searches/cells.pack.json.gz", "rt", encoding="utf-8") as f:
         packed = json.load(f)["files"]
     mine = "experiments/results/aware-defaults/cells"
@@ -39,8 +41,9 @@ def main(argv):
         return d.get("step_time_us", d.get("best_step_us")) / 1e3
 
     label = "seed " + seeds[0] if len(seeds) == 1 else "mean over seeds " + ", ".join(seeds)
-    print(f"Aware (default preset) against `anneal-graph` at {budget} evaluations, {label}, step ms\n")
-    print("| model | devices | Aware, default preset | the earlier Aware | anneal-graph | Aware / anneal-graph |")
+    name = {"default": "default preset", "nonorm": "default preset before 2026-12-05, norm=off"}.get(variant, variant)
+    print(f"Aware ({name}) against `anneal-graph` at {budget} evaluations, {label}, step ms\n")
+    print(f"| model | devices | Aware, {name} | the earlier Aware | anneal-graph | Aware / anneal-graph |")
     print("|---|---|---|---|---|---|")
 
     def mean(values):
@@ -50,7 +53,7 @@ def main(argv):
     for m in MODELS:
         for n in (2, 4, 8):
             key = lambda method, seed: f"{m}__k40x{n}__{method}__e{budget}__s{seed}.json"
-            new = mean([step(key("default", sd)) for sd in seeds])
+            new = mean([step(key(variant, sd)) for sd in seeds])
             if new is None:
                 continue
             old = mean([step("", packed[key("aware", sd)]) if key("aware", sd) in packed else None for sd in seeds])

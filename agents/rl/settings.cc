@@ -168,6 +168,9 @@ AgentSettings aware(const std::string& preset) {
   s.baseline = BaselineKind::kPerStepMean;
   s.advantage = AdvantageKind::kLeaveOneOut;
   s.standardize_advantages = true;
+  // The structure embedding normalised over the graph's nodes: without it the
+  // policy is one distribution for every group (docs/results/agents-fidelity.md).
+  s.agent_options = {{"norm", "on"}};
   return s;
 }
 

@@ -336,6 +336,8 @@ TrainResult Trainer::run() {
                                   parallel_ != nullptr ? &checkpoint_bytes : nullptr);
     const json settings = state.value("config", json::object());
     for (const auto& [k, v] : settings.items()) config_[k] = v.get<std::string>();
+    // A checkpoint from before the graph normalisation (2026-12-05) ran without it.
+    if (agent_network(name_) == "aware" && !settings.contains("norm")) config_["norm"] = "off";
     settings_from = "checkpoint " + checkpoint_path();
   } else if (!opt_.init_policy.empty()) {
     const json header = read_policy_header(opt_.init_policy);
@@ -351,6 +353,10 @@ TrainResult Trainer::run() {
     // Aware policies from before bounded logits (2026-12-03) were trained unbounded.
     if (agent_network(name_) == "aware" && !header.value("config", json::object()).contains("bound"))
       config_.emplace("bound", "0");
+    // ... and those from before the graph normalisation (2026-12-05) without it:
+    // the header names norm only when it is on.
+    if (agent_network(name_) == "aware" && !header.value("config", json::object()).contains("norm"))
+      config_.emplace("norm", "off");
   }
   // The preset's agent options, below the user's and what a checkpoint or a
   // policy file decides (a policy's network shapes are the policy's).

@@ -55,14 +55,16 @@ STDOUT_SCRIPTS = [
     (["experiments/strategies_agreement.py", "experiments/results/strategies", "k40x4"],
      "experiments/results/strategies/agreement-k40x4.md"),
     (["experiments/aware_vs_search.py"], "experiments/results/aware-defaults/vs-anneal-graph-2000-s1.md"),
-    (["experiments/aware_vs_search.py", "--seeds", "1,2"],
-     "experiments/results/aware-defaults/vs-anneal-graph-2000-s12.md"),
-    (["experiments/aware_vs_search.py", "--seeds", "1,2,3"],
-     "experiments/results/aware-defaults/vs-anneal-graph-2000-s123.md"),
+    (["experiments/aware_vs_search.py", "--variant", "nonorm"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-nonorm.md"),
+    (["experiments/aware_vs_search.py", "--seeds", "1,2", "--variant", "nonorm"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s12-nonorm.md"),
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "nonorm"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-nonorm.md"),
     (["experiments/aware_defaults_table.py", "experiments/results/aware-defaults/cells", "2000"],
      "experiments/results/aware-defaults/table-2000.md"),
     (["experiments/curve_summary.py",
-      "experiments/results/aware-defaults/cells/inception_v3__k40x4__default__e20000__s1.curve.csv",
+      "experiments/results/aware-defaults/cells/inception_v3__k40x4__nonorm__e20000__s1.curve.csv",
       "experiments/results/aware-defaults/cells/inception_v3__k40x4__ent01-nofloor__e20000__s1.curve.csv",
       "experiments/results/aware-defaults/cells/inception_v3__k40x4__floor__e20000__s1.curve.csv",
       "experiments/results/aware-defaults/cells/inception_v3__k40x4__hierarchical-paper__e20000__s1-stopped.curve.csv",
@@ -75,12 +77,12 @@ STDOUT_SCRIPTS = [
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "20000"],
      "experiments/results/aware-guided/table-20000.md"),
     (["experiments/bounds_table.py"], "experiments/results/bounds/table.md"),
-    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1"],
-     "experiments/results/aware-defaults/vs-anneal-graph-20000-s1.md"),
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "nonorm"],
+     "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-nonorm.md"),
     (["experiments/curve_summary.py"] + [
-        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__default__e20000__s1.curve.csv"
+        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__nonorm__e20000__s1.curve.csv"
         for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt") for d in (2, 4, 8)],
-     "experiments/results/aware-defaults/curves-20000-default.md"),
+     "experiments/results/aware-defaults/curves-20000-default-nonorm.md"),
 ]
 
 
