@@ -77,6 +77,12 @@ STDOUT_SCRIPTS = [
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "20000"],
      "experiments/results/aware-guided/table-20000.md"),
     (["experiments/bounds_table.py"], "experiments/results/bounds/table.md"),
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1"],
+     "experiments/results/aware-defaults/vs-anneal-graph-20000-s1.md"),
+    (["experiments/curve_summary.py"] + [
+        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__default__e20000__s1.curve.csv"
+        for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt") for d in (2, 4, 8)],
+     "experiments/results/aware-defaults/curves-20000-default.md"),
     (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "nonorm"],
      "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-nonorm.md"),
     (["experiments/curve_summary.py"] + [
