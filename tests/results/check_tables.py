@@ -55,6 +55,8 @@ STDOUT_SCRIPTS = [
     (["experiments/strategies_agreement.py", "experiments/results/strategies", "k40x4"],
      "experiments/results/strategies/agreement-k40x4.md"),
     (["experiments/aware_vs_search.py"], "experiments/results/aware-defaults/vs-anneal-graph-2000-s1.md"),
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s123.md"),
     (["experiments/aware_vs_search.py", "--variant", "nonorm"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-nonorm.md"),
     (["experiments/aware_vs_search.py", "--seeds", "1,2", "--variant", "nonorm"],
