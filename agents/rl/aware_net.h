@@ -162,9 +162,9 @@ class AwareNetImpl : public torch::nn::Module {
   // the learned scale and shift. A feature equal on every node gives 0.
   torch::Tensor graph_norm(const torch::Tensor& x, int64_t copies) const {
     const torch::Tensor v = x.view({copies, x.size(0) / copies, x.size(1)});
-    const torch::Tensor mean = v.mean(1, true);
-    const torch::Tensor var = (v - mean).pow(2).mean(1, true);
-    return ((v - mean) * torch::rsqrt(var + 1e-6) * norm_scale_ + norm_shift_).view(x.sizes());
+    const torch::Tensor centred = v - v.mean(1, true);
+    const torch::Tensor var = centred.pow(2).mean(1, true);
+    return (centred * torch::rsqrt(var + 1e-6) * norm_scale_ + norm_shift_).view(x.sizes());
   }
 
   int rounds_, anchors_;

@@ -15,10 +15,10 @@
 #include "agents/fusion/fusion.h"
 #include "agents/rl/agent.h"
 #include "agents/rl/trainer.h"
-#include "core/errors.h"
 #include "core/cluster.h"
-#include "datasets/load.h"
+#include "core/errors.h"
 #include "core/placer.h"
+#include "datasets/load.h"
 #include "sim/analytic/analytic_simulator.h"
 #include "tests/rl/resume_check.h"
 #include "tests/rl/rl_test_graphs.h"
@@ -92,25 +92,25 @@ TEST(AwareAgent, OutputShapesAndFusedGroups) {
 
 TEST(AwareAgent, GradientReachesEveryParameter) {
   for (const std::string norm : {"off", "on"}) {
-  SCOPED_TRACE("norm=" + norm);
-  const OpGraph g = asymmetric_graph();
-  const Cluster c = star_cluster(2);
-  AnalyticSimulator sim;
-  torch::manual_seed(3);
-  auto agent = make_aware_agent({{"fusion", "off"}, {"norm", norm}}, 2);
-  agent->prepare(g, c);
-  PlacementEnv env(g, c, sim, agent_settings("aware").penalty, 100, 0, nullptr);
-  SampleRng rng(5);
-  torch::Tensor loss = torch::zeros({});
-  for (int e = 0; e < 3; ++e) {
-    const Episode ep = agent->run_episode(env, rng, false);
-    ASSERT_EQ(ep.steps.size(), 1u);
-    loss = loss - (e == 1 ? -1.5 : 1.0) * ep.steps[0].log_prob - 0.1 * ep.steps[0].entropy;
-  }
-  loss.backward();
-  for (const auto& p : agent->module().named_parameters())
-    EXPECT_TRUE(p.value().grad().defined() && p.value().grad().abs().sum().item<double>() > 0)
-        << "no gradient reaches " << p.key();
+    SCOPED_TRACE("norm=" + norm);
+    const OpGraph g = asymmetric_graph();
+    const Cluster c = star_cluster(2);
+    AnalyticSimulator sim;
+    torch::manual_seed(3);
+    auto agent = make_aware_agent({{"fusion", "off"}, {"norm", norm}}, 2);
+    agent->prepare(g, c);
+    PlacementEnv env(g, c, sim, agent_settings("aware").penalty, 100, 0, nullptr);
+    SampleRng rng(5);
+    torch::Tensor loss = torch::zeros({});
+    for (int e = 0; e < 3; ++e) {
+      const Episode ep = agent->run_episode(env, rng, false);
+      ASSERT_EQ(ep.steps.size(), 1u);
+      loss = loss - (e == 1 ? -1.5 : 1.0) * ep.steps[0].log_prob - 0.1 * ep.steps[0].entropy;
+    }
+    loss.backward();
+    for (const auto& p : agent->module().named_parameters())
+      EXPECT_TRUE(p.value().grad().defined() && p.value().grad().abs().sum().item<double>() > 0)
+          << "no gradient reaches " << p.key();
   }
 }
 
@@ -162,7 +162,7 @@ TEST(AwareAgent, BatchedEpisodesAreThoseOfOneByOnePlay) {
   // norm=on normalises over each stacked copy's own nodes, as over one graph's.
   for (const std::string norm : {"off", "on"})
   for (long long budget : {100LL, 6LL}) {
-    SCOPED_TRACE("norm=" + norm);
+    SCOPED_TRACE("norm=" + norm + ", budget " + std::to_string(budget));
     std::vector<double> times[2], logp[2];
     Placement best[2];
     long long evaluations[2] = {0, 0};
