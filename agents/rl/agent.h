@@ -38,6 +38,9 @@ struct Step {
   // [decisions] with grad: each choice's log-probability (log_prob is their sum);
   // PPO takes one ratio per decision from it. Undefined: the step is one decision.
   torch::Tensor decision_log_probs;
+  // Scalar with grad added to the loss as it is (undefined: none): a regulariser
+  // of the agent's own, e.g. Aware's logit penalty.
+  torch::Tensor penalty;
   double reward = 0;
 };
 

@@ -95,6 +95,7 @@ class AwareAgent final : public Agent {
     steps_ = static_cast<int>(option_int(config, "steps", 8, who));
     bound_ = option_double(config, "bound", 5.0, who);
     explore_ = option_double(config, "explore", 0.0, who);
+    penalty_ = option_double(config, "logit_penalty", 0.0, who);
     scale_ = option_string(config, "scale", "relative");
     if (scale_ != "relative" && scale_ != "seconds")
       throw ConfigError(who + ": scale must be relative or seconds, got '" + scale_ + "'");
@@ -233,9 +234,9 @@ class AwareAgent final : public Agent {
     return t;
   }
 
-  // Logits of the leaders `rows` (indices into leaders_) [rows x D].
-  torch::Tensor logits(const torch::Tensor& x, const AnchorTensors& anchors, const torch::Tensor& rows) {
-    return squash(net_->forward(x, g_, anchors).index_select(0, leader_idx_.index_select(0, rows)));
+  // Raw (unsquashed) logits of the leaders `rows` (indices into leaders_) [rows x D].
+  torch::Tensor raw_logits(const torch::Tensor& x, const AnchorTensors& anchors, const torch::Tensor& rows) {
+    return net_->forward(x, g_, anchors).index_select(0, leader_idx_.index_select(0, rows));
   }
 
   // bound=C > 0 (ours): logits C·tanh(x / C), within ±C, so no device's
@@ -243,6 +244,24 @@ class AwareAgent final : public Agent {
   // logits the same way, C·tanh(x/T)); near 0 the map is the identity.
   torch::Tensor squash(const torch::Tensor& l) const {
     return bound_ > 0 ? bound_ * torch::tanh(l / bound_) : l;
+  }
+
+  // logit_penalty=λ > 0 (ours): λ times the mean over each row's raw logits of
+  // max(0, |x| - C)², C the bound (every |x| when unbounded), summed over the
+  // decisions as the log-probabilities are; 0 when off. Without it the raw logits
+  // grow far past the bound's knee (Adam keeps stepping on the tanh's vanishing
+  // gradient), tie at ±C and stop all learning (about 600 were measured on GNMT
+  // with eight K40s; docs/results/agents-fidelity.md). The hinge costs nothing
+  // within ±C, so it does not pull the policy toward uniform there (a penalty on
+  // every logit did, on GNMT with four K40s); past C its pull is linear in the
+  // excess and never vanishes, so the raw logits settle just past the knee and a
+  // converged group can still change its mind. The idea is the logit (z-)loss of
+  // Chowdhery et al. 2022 (PaLM) and Zoph et al. 2022 (ST-MoE), which penalise
+  // log Z; here each logit past the bound.
+  torch::Tensor logit_penalty(const torch::Tensor& raw) const {
+    if (penalty_ <= 0) return torch::zeros({});
+    const torch::Tensor excess = bound_ > 0 ? torch::relu(raw.abs() - bound_) : raw;
+    return penalty_ * excess.pow(2).mean(1).sum();
   }
 
   AnchorTensors episode_anchors(SampleRng& rng, bool greedy) const {
@@ -312,7 +331,7 @@ class AwareAgent final : public Agent {
     const int chunk = std::max(1, (leaders + steps_ - 1) / steps_);
     std::vector<int> placed(n_, -1);
     BalancedDecode balanced;
-    torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({});
+    torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({}), penalty = torch::zeros({});
     std::vector<torch::Tensor> per_decision;
     for (int begin = 0; begin < leaders; begin += chunk) {
       const int end = std::min(leaders, begin + chunk);
@@ -324,7 +343,9 @@ class AwareAgent final : public Agent {
         x = features(placed);
         anchors = episode_anchors(rng, greedy);
       }
-      const torch::Tensor l = logits(x, anchors, rows);
+      const torch::Tensor raw = raw_logits(x, anchors, rows);
+      const torch::Tensor l = squash(raw);
+      penalty = penalty + logit_penalty(raw);
       const std::vector<int64_t> actions = greedy && decode_ == "balanced" ? balanced_chunk(l, begin, end, balanced)
                                                                           : sample_rows(l, rng, greedy, explore_);
       const CategoricalTerms terms = categorical_terms(l, actions, explore_);
@@ -334,7 +355,7 @@ class AwareAgent final : public Agent {
       place_chunk(placed, begin, end, actions);
       replay->chunks.push_back({x, anchors, rows, actions});
     }
-    return finish(env, placed, log_prob, entropy, torch::cat(per_decision), replay);
+    return finish(env, placed, log_prob, entropy, penalty, torch::cat(per_decision), replay);
   }
 
   // play() for several episodes at once, in lockstep; stops evaluating (and drops
@@ -345,13 +366,10 @@ class AwareAgent final : public Agent {
     const int chunk = std::max(1, (leaders + steps_ - 1) / steps_);
     std::vector<std::vector<int>> placed(copies, std::vector<int>(n_, -1));
     std::vector<std::shared_ptr<AwareReplay>> replays;
-    std::vector<torch::Tensor> log_prob, entropy;
+    std::vector<torch::Tensor> log_prob(copies, torch::zeros({})), entropy(copies, torch::zeros({})),
+        penalty(copies, torch::zeros({}));
     std::vector<std::vector<torch::Tensor>> per_decision(copies);
-    for (int e = 0; e < copies; ++e) {
-      replays.push_back(std::make_shared<AwareReplay>());
-      log_prob.push_back(torch::zeros({}));
-      entropy.push_back(torch::zeros({}));
-    }
+    for (int e = 0; e < copies; ++e) replays.push_back(std::make_shared<AwareReplay>());
     const AwareGraphTensors& g = stacked_graph(copies);
     const torch::Tensor offsets = torch::arange(copies, torch::kInt64).mul_(n_).unsqueeze(1);
     for (int begin = 0; begin < leaders; begin += chunk) {
@@ -375,10 +393,12 @@ class AwareAgent final : public Agent {
         all.anchor = torch::cat(ids);
       }
       const torch::Tensor picked = (offsets + leader_idx_.index_select(0, rows).unsqueeze(0)).reshape({-1});
-      const torch::Tensor l = squash(net_->forward(torch::cat(xs), g, all, copies).index_select(0, picked));
+      const torch::Tensor raw = net_->forward(torch::cat(xs), g, all, copies).index_select(0, picked);
+      const torch::Tensor l = squash(raw);
       const int64_t r = end - begin;
       for (int e = 0; e < copies; ++e) {
         const torch::Tensor mine = l.narrow(0, e * r, r);
+        penalty[e] = penalty[e] + logit_penalty(raw.narrow(0, e * r, r));
         const std::vector<int64_t> actions = sample_rows(mine, streams[e], false, explore_);
         const CategoricalTerms terms = categorical_terms(mine, actions, explore_);
         log_prob[e] = log_prob[e] + terms.log_prob;
@@ -390,7 +410,8 @@ class AwareAgent final : public Agent {
     }
     std::vector<Episode> out;
     for (int e = 0; e < copies && !env.exhausted(); ++e)
-      out.push_back(finish(env, placed[e], log_prob[e], entropy[e], torch::cat(per_decision[e]), replays[e]));
+      out.push_back(
+          finish(env, placed[e], log_prob[e], entropy[e], penalty[e], torch::cat(per_decision[e]), replays[e]));
     return out;
   }
 
@@ -459,8 +480,8 @@ class AwareAgent final : public Agent {
 
   // Evaluates an episode's placement and makes its one step.
   Episode finish(PlacementEnv& env, const std::vector<int>& placed, const torch::Tensor& log_prob,
-                 const torch::Tensor& entropy, const torch::Tensor& decision_log_probs,
-                 std::shared_ptr<AwareReplay> replay) {
+                 const torch::Tensor& entropy, const torch::Tensor& penalty,
+                 const torch::Tensor& decision_log_probs, std::shared_ptr<AwareReplay> replay) {
     const Placement coarse{std::vector<int>(placed)};
     Trace fine;
     const double us = env.evaluate(expand_placement(fusion_result_, coarse), &fine);
@@ -476,6 +497,7 @@ class AwareAgent final : public Agent {
     s.entropy = entropy;
     s.decisions = static_cast<int>(leaders_.size());
     s.decision_log_probs = decision_log_probs;
+    if (penalty_ > 0) s.penalty = penalty;
     // scale=relative (ours): the gain over the reference state, as a fraction of
     // its step; scale=seconds (Placeto's unit): the gain in seconds.
     s.reward = scale_ == "seconds" ? (reference_us_ - us) / 1e6 : (reference_us_ - us) / reference_us_;
@@ -496,10 +518,12 @@ class AwareAgent final : public Agent {
   void replay(Episode& episode) override {
     auto* r = static_cast<AwareReplay*>(episode.replay.get());
     AWARE_CHECK(r != nullptr && episode.steps.size() == 1, "aware replay missing");
-    torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({});
+    torch::Tensor log_prob = torch::zeros({}), entropy = torch::zeros({}), penalty = torch::zeros({});
     std::vector<torch::Tensor> per_decision;
     for (const auto& c : r->chunks) {
-      const CategoricalTerms t = categorical_terms(logits(c.features, c.anchors, c.rows), c.actions, explore_);
+      const torch::Tensor raw = raw_logits(c.features, c.anchors, c.rows);
+      const CategoricalTerms t = categorical_terms(squash(raw), c.actions, explore_);
+      penalty = penalty + logit_penalty(raw);
       log_prob = log_prob + t.log_prob;
       entropy = entropy + t.entropy;
       per_decision.push_back(t.log_probs);
@@ -507,6 +531,7 @@ class AwareAgent final : public Agent {
     episode.steps[0].log_prob = log_prob;
     episode.steps[0].entropy = entropy;
     episode.steps[0].decision_log_probs = torch::cat(per_decision);
+    if (penalty_ > 0) episode.steps[0].penalty = penalty;
   }
 
   // Every episode's replay at once: chunk by chunk, one forward pass over the
@@ -523,7 +548,8 @@ class AwareAgent final : public Agent {
     }
     if (copies < 2) return Agent::replay_all(episodes);
     const AwareGraphTensors& g = stacked_graph(copies);
-    std::vector<torch::Tensor> log_prob(copies, torch::zeros({})), entropy(copies, torch::zeros({}));
+    std::vector<torch::Tensor> log_prob(copies, torch::zeros({})), entropy(copies, torch::zeros({})),
+        penalty(copies, torch::zeros({}));
     std::vector<std::vector<torch::Tensor>> per_decision(copies);
     for (size_t k = 0; k < chunks; ++k) {
       std::vector<torch::Tensor> xs, scores, ids, picked;
@@ -539,12 +565,14 @@ class AwareAgent final : public Agent {
       }
       all.score = torch::cat(scores);
       all.anchor = torch::cat(ids);
-      const torch::Tensor l = squash(net_->forward(torch::cat(xs), g, all, copies).index_select(0, torch::cat(picked)));
+      const torch::Tensor raw = net_->forward(torch::cat(xs), g, all, copies).index_select(0, torch::cat(picked));
+      const torch::Tensor l = squash(raw);
       int64_t at = 0;
       for (int e = 0; e < copies; ++e) {
         const AwareReplay::Chunk& c = r[e]->chunks[k];
         const int64_t rows = c.rows.size(0);
         const CategoricalTerms t = categorical_terms(l.narrow(0, at, rows), c.actions, explore_);
+        penalty[e] = penalty[e] + logit_penalty(raw.narrow(0, at, rows));
         at += rows;
         log_prob[e] = log_prob[e] + t.log_prob;
         entropy[e] = entropy[e] + t.entropy;
@@ -555,6 +583,7 @@ class AwareAgent final : public Agent {
       episodes[e].steps[0].log_prob = log_prob[e];
       episodes[e].steps[0].entropy = entropy[e];
       episodes[e].steps[0].decision_log_probs = torch::cat(per_decision[e]);
+      if (penalty_ > 0) episodes[e].steps[0].penalty = penalty[e];
     }
   }
 
@@ -600,7 +629,7 @@ class AwareAgent final : public Agent {
   int devices_;
   int hidden_ = 32, rounds_ = 4, layers_ = 2, anchors_ = 16, hops_ = 6, groups_ = 200, steps_ = 8;
   double threshold_ = 1.0;
-  double bound_ = 5.0, explore_ = 0.0;
+  double bound_ = 5.0, explore_ = 0.0, penalty_ = 0.0;
   std::string scale_ = "relative";
   std::uint64_t anchor_seed_ = 12345;
   bool position_ = true, fusion_ = true, batch_ = true, norm_ = false;
@@ -641,6 +670,10 @@ std::vector<OptionSpec> aware_agent_options() {
       {"norm", T::kString, "off",
        "graph normalisation of the structure embedding over the graph's nodes (ours): on or off"},
       {"bound", T::kDouble, "5", "logits squashed to C*tanh(x/C) (ours; 0: unbounded, the paper preset)", 0, 1e6},
+      {"logit_penalty", T::kDouble, "0",
+       "logit penalty: lambda * mean of max(0, |x| - C)^2 over each group's raw logits x, C the bound, "
+       "added to the loss (ours; keeps the bound's tanh from saturating; 0: none)",
+       0, 1e6},
       {"explore", T::kDouble, "0",
        "exploration floor: sample from (1-e) policy + e uniform (ours, an option; 0: none)", 0, 0.5},
       {"scale", T::kString, "relative", "reward unit: relative (gain / reference step) or seconds"},

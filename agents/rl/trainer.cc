@@ -110,6 +110,7 @@ torch::Tensor policy_loss(const std::vector<Episode>& episodes, const std::vecto
                           double* mean_entropy) {
   torch::Tensor pg = torch::zeros({});
   torch::Tensor entropy = torch::zeros({});
+  torch::Tensor penalty = torch::zeros({});
   double decisions = 0;
   for (size_t e = 0; e < episodes.size(); ++e) {
     for (size_t i = 0; i < episodes[e].steps.size(); ++i) {
@@ -126,12 +127,13 @@ torch::Tensor policy_loss(const std::vector<Episode>& episodes, const std::vecto
         pg = pg - torch::min(ratio * a, clipped * a).sum();
       }
       entropy = entropy + s.entropy;
+      if (s.penalty.defined()) penalty = penalty + s.penalty;
       decisions += s.decisions;
     }
   }
   if (mean_entropy != nullptr) *mean_entropy = entropy.item<double>() / std::max(1.0, decisions);
   const double n = static_cast<double>(std::max<size_t>(1, episodes.size()));
-  return (pg - entropy_coef * entropy) / n;
+  return (pg - entropy_coef * entropy + penalty) / n;
 }
 
 void Trainer::update(std::vector<Episode>& episodes) {

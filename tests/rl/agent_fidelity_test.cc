@@ -88,6 +88,24 @@ TEST(AgentFidelity, LossIsTheMeanOverEpisodesOfSumsOverDecisions) {
   EXPECT_NEAR(mean_entropy, (ent(a) + ent(b)) / 3, 1e-6);  // the curve's figure: per decision
 }
 
+
+// An agent's own regulariser (Step::penalty, Aware's logit penalty) enters the
+// loss as it is, under the same mean over episodes, with PPO's ratios as without.
+TEST(AgentFidelity, StepPenaltyIsAddedToTheLossAsItIs) {
+  torch::Tensor a = torch::tensor({{0.0f, 1.0f}, {2.0f, 0.0f}});
+  torch::Tensor b = torch::tensor({{1.0f, 1.0f}});
+  std::vector<Episode> batch = {one_step_episode(a), one_step_episode(b)};
+  const std::vector<std::vector<double>> adv = {{2.0}, {-1.0}};
+  std::vector<std::vector<torch::Tensor>> old;
+  for (const Episode& e : batch) old.push_back({e.steps[0].decision_log_probs.detach()});
+  const double plain = detail::policy_loss(batch, adv, nullptr, 0.2, 0.1, nullptr).item<double>();
+  const double plain_ppo = detail::policy_loss(batch, adv, &old, 0.2, 0.1, nullptr).item<double>();
+  batch[0].steps[0].penalty = torch::tensor(0.3);
+  batch[1].steps[0].penalty = torch::tensor(0.5);
+  // (0.3 + 0.5) / 2 episodes.
+  EXPECT_NEAR(detail::policy_loss(batch, adv, nullptr, 0.2, 0.1, nullptr).item<double>() - plain, 0.4, 1e-6);
+  EXPECT_NEAR(detail::policy_loss(batch, adv, &old, 0.2, 0.1, nullptr).item<double>() - plain_ppo, 0.4, 1e-6);
+}
 // Defect 2: PPO clipped the joint ratio exp(Σ Δ log π) of an episode. With one
 // ratio per decision, a decision inside the clip range keeps its gradient while
 // one outside loses it; the joint ratio here (e^0.5) is outside and would have

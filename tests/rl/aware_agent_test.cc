@@ -442,6 +442,41 @@ TEST(AwareAgent, ResumedRunIsTheRunThatNeverStopped) {
   }
 }
 
+// The bound C·tanh(x/C) saturates: once a policy has converged, Adam keeps
+// stepping on the tanh's vanishing gradient and the raw logits grow far past the
+// knee, where the gradient is gone and devices tie at ±C (measured: about 600 on
+// GNMT with eight K40s). The logit penalty (logit_penalty=λ) keeps them near the knee.
+// The two-chain graph converges within a few hundred evaluations; after 3,000,
+// the largest raw logit of the trained policy over the graph's groups is beyond
+// 3C = 15 (tanh' < 0.01) without the penalty, and within it with λ = 1e-3.
+TEST(AwareAgent, LogitPenaltyKeepsTheRawLogitsNearTheBoundsKnee) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(6, 0.5e6);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  auto largest = [&](const std::string& penalty) {
+    const fs::path dir = test_dir("aware_penalty", penalty == "0" ? 0 : 1);
+    TrainOptions t;
+    t.budget_evals = 3000;
+    t.seed = 5;
+    t.save_policy = (dir / "policy.pt").string();
+    t.agent_options = {{"fusion", "off"}, {"logit_penalty", penalty}};
+    const TrainResult r = train_agent("aware", g, c, sim, t);
+    EXPECT_EQ(r.evaluations, 3000);
+    auto agent = make_aware_agent(off_fusion(), 2);
+    load_policy(*agent, t.save_policy);
+    agent->prepare(g, c);
+    torch::NoGradGuard no_grad;
+    const double most = aware_node_logits(*agent, sample_anchor_sets(g.num_ops(), 1.0, 3)).abs().max().item<double>();
+    fs::remove_all(dir);
+    return most;
+  };
+  const double without = largest("0"), with = largest("0.001");
+  std::printf("largest raw logit after 3,000 evaluations: %.1f without the penalty, %.1f with it\n", without, with);
+  EXPECT_GT(without, 15.0);
+  EXPECT_LT(with, 15.0);
+}
+
 // Two heavy independent chains on two devices: after a small budget the GREEDY
 // policy (loaded from the saved policy file, fixed anchor sets) puts one chain on
 // each device: within 5% of the optimum, on 3 seeds.
