@@ -91,6 +91,9 @@ STDOUT_SCRIPTS = [
         f"experiments/results/aware-defaults/cells/{m}__k40x{d}__nonorm__e20000__s1.curve.csv"
         for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt") for d in (2, 4, 8)],
      "experiments/results/aware-defaults/curves-20000-default-nonorm.md"),
+    (["experiments/aware_vs_search.py", "--variant", "fine"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-fine.md"),
+    (["experiments/fused_ceiling.py"], "experiments/results/fused-ceiling/fused-ceiling.md"),
 ]
 
 
