@@ -93,6 +93,8 @@ STDOUT_SCRIPTS = [
      "experiments/results/aware-defaults/curves-20000-default-nonorm.md"),
     (["experiments/aware_vs_search.py", "--variant", "fine"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-fine.md"),
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "fine"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-fine.md"),
     (["experiments/fused_ceiling.py"], "experiments/results/fused-ceiling/fused-ceiling.md"),
 ]
 
