@@ -325,7 +325,7 @@ class ForkJoin {
 }  // namespace
 
 ForkJoinBound fork_join_bound(const OpGraph& graph, const Cluster& cluster, const std::vector<double>& time_us,
-                              int max_span) {
+                              int max_span, int max_chain) {
   ForkJoinBound out;
   const int n = graph.num_ops();
   const int D = cluster.num_devices();
@@ -375,11 +375,15 @@ ForkJoinBound fork_join_bound(const OpGraph& graph, const Cluster& cluster, cons
   const int L = static_cast<int>(chain.size());
   std::vector<double> best(L);
   std::vector<int> from(L, -1);
+  // spans[j]: (i, least time from chain[i]'s end to chain[j]'s start).
+  std::vector<std::vector<std::pair<int, double>>> spans(L);
   for (int j = 0; j < L; ++j) {
     best[j] = head[chain[j]];
     for (int i = std::max(0, j - max_span); i < j; ++i) {
       int members = 0;
-      const double at = best[i] + time_us[chain[i]] + fj.window_us(chain[i], chain[j], D, &members);
+      const double span = fj.window_us(chain[i], chain[j], D, &members);
+      spans[j].emplace_back(i, span);
+      const double at = best[i] + time_us[chain[i]] + span;
       if (at > best[j] * (1 + 1e-12)) best[j] = at, from[j] = i;
     }
   }
@@ -391,6 +395,65 @@ ForkJoinBound fork_join_bound(const OpGraph& graph, const Cluster& cluster, cons
   out.chain_ops = L;
   out.path_us = path;
   for (int j = last; from[j] >= 0; j = from[j]) ++out.windows;
+  out.cover_us = std::max(out.us, path);
+  if (L == 0 || L > max_chain) return out;
+
+  // ---- chain-windows (docs/bounds.md): the chain's ops are c_1..c_L; the
+  // step is the chain plus the idle time g_0..g_L before c_1, between c_k and
+  // c_k+1, and after c_L. An op off the chain with window (lo, hi) runs after
+  // c_lo ends (lo = 0: from the start) and before c_hi starts (hi = L + 1: to
+  // the end), so the ops whose windows lie inside (a, b) fit in D (g_a + ... +
+  // g_b-1) plus, while each chain op between runs, the other devices' time (and
+  // its own device's other stream). Minimising the total of g under those rows
+  // and the fork-join spans' is a covering problem over intervals: raising
+  // g_b-1 just enough, for b in increasing order, is optimal (each prefix sum
+  // of g is then the least any feasible g can have).
+  std::vector<int> index(n, 0);
+  for (int k = 0; k < L; ++k) index[chain[k]] = k + 1;
+  std::vector<int> lo(n, 0), hi(n, L + 1);
+  for (int op : order)
+    for (int e : graph.out_edges(op)) {
+      const int dst = graph.edge(e).dst;
+      lo[dst] = std::max(lo[dst], index[op] ? index[op] : lo[op]);
+    }
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    for (int e : graph.in_edges(*it)) {
+      const int src = graph.edge(e).src;
+      hi[src] = std::min(hi[src], index[*it] ? index[*it] : hi[*it]);
+    }
+  auto stream_of = [&](int op) { return graph.op(op).stream == 1 ? 1 : 0; };
+  std::vector<std::vector<int>> ending(L + 2);  // off-chain ops by hi
+  for (int op = 0; op < n; ++op)
+    if (!index[op] && time_us[op] > 0) ending[hi[op]].push_back(op);
+  // Prefix sums over the chain (1-based): its time, and each stream's room
+  // beside it (D - 1 devices where the chain op is on that stream, D elsewhere).
+  std::vector<double> chain_sum(L + 1, 0), room[2] = {std::vector<double>(L + 1, 0), std::vector<double>(L + 1, 0)};
+  for (int k = 1; k <= L; ++k) {
+    const double p = time_us[chain[k - 1]];
+    chain_sum[k] = chain_sum[k - 1] + p;
+    for (int s = 0; s < 2; ++s) room[s][k] = room[s][k - 1] + (stream_of(chain[k - 1]) == s ? D - 1 : D) * p;
+  }
+  std::vector<double> by_lo[2] = {std::vector<double>(L + 2, 0), std::vector<double>(L + 2, 0)};
+  std::vector<double> idle_prefix(L + 2, 0);  // idle_prefix[k] = g_0 + ... + g_k-1
+  for (int b = 1; b <= L + 1; ++b) {
+    for (int op : ending[b]) by_lo[stream_of(op)][lo[op]] += time_us[op];
+    double need = 0, inside[2] = {0, 0};
+    for (int a = b - 1; a >= 0; --a) {
+      const double have = idle_prefix[b - 1] - idle_prefix[a];
+      for (int s = 0; s < 2; ++s) {
+        inside[s] += by_lo[s][a];  // work of the ops with a <= lo, hi <= b
+        need = std::max(need, (inside[s] - (room[s][b - 1] - room[s][a])) / D - have);
+      }
+    }
+    if (b <= L)
+      for (const auto& [i, span] : spans[b - 1]) {
+        const int a = i + 1;  // chain[i] is c_a
+        need = std::max(need, span - (chain_sum[b - 1] - chain_sum[a]) - (idle_prefix[b - 1] - idle_prefix[a]));
+      }
+    idle_prefix[b] = idle_prefix[b - 1] + std::max(0.0, need);
+  }
+  out.cover_idle_us = idle_prefix[L + 1];
+  out.cover_us = std::max(out.cover_us, chain_sum[L] + idle_prefix[L + 1]);
   return out;
 }
 
@@ -454,6 +517,7 @@ CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
   auto add_fork_join = [&](CertifiedBound& into) {
     if (D < 2) {
       into.add({"fork-join", 0, "needs two devices or more", false});
+      into.add({"chain-windows", 0, "needs two devices or more", false});
       return;
     }
     const ForkJoinBound fj = fork_join_bound(graph, cluster, weight);
@@ -461,6 +525,11 @@ CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
               "the longest chain, " + std::to_string(fj.windows) +
                   " of its spans priced by branches that share the fork's device or pay a transfer each way",
               true});
+    into.add({"chain-windows", fj.cover_us,
+              "the longest chain (" + std::to_string(fj.chain_ops) + " ops) and " +
+                  std::to_string(static_cast<long long>(std::llround(fj.cover_idle_us))) +
+                  " us between its ops that the other ops' work and the fork-join spans need",
+              fj.chain_ops > 0});
   };
   // Idle ends: identical devices only.
   if (costs.num_classes() != 1 || D < 1) {

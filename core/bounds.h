@@ -43,7 +43,10 @@ struct CertifiedBound {
 //    their successors allow). Does not apply to clusters of unlike devices;
 //  - "fork-join": the critical path with its parallel branches priced: each
 //    branch either shares its fork's device or pays a transfer each way
-//    (fork_join_bound below). Needs two devices or more.
+//    (fork_join_bound below). Needs two devices or more;
+//  - "chain-windows": the same chain, with every other op's work fitted between
+//    the chain ops it must follow and precede, beside the chain op running then,
+//    and the fork-join spans (fork_join_bound's cover_us). Two devices or more.
 //
 // `least_stretch`: the least factor the simulator may multiply an op's time by
 // while it runs (fact S4 of docs/bounds.md needs 1: interference only stretches).
@@ -65,14 +68,24 @@ double least_stretch(const CostTable& table);
 // its way in, and on its way out unless it shares the last op's device, at the
 // cheapest transfer of some edge on each of its chains. The best sum of spans
 // along the chain, plus the chain's head and tail, bounds the step.
+//
+// The chain-windows term is computed on the same chain and spans: every op off
+// the chain must run between the end of the last chain op it descends from and
+// the start of the first chain op it leads to (its window), on the devices'
+// time left beside the chain op running then; the least total idle time between
+// chain ops that lets every window's work fit, and every span last its fork-join
+// time, is found exactly (a covering problem over intervals of the chain, solved
+// greedily). Chains of more than `max_chain` ops leave it at the critical path.
 struct ForkJoinBound {
   double us = 0;       // the bound
   double path_us = 0;  // the chain's length alone (the critical path)
   int chain_ops = 0;   // ops on the chain
   int windows = 0;     // spans of the best split that beat the chain inside them
+  double cover_us = 0;      // the chain-windows term (at least `us`)
+  double cover_idle_us = 0; // of which time between chain ops (the rest: the chain)
 };
 ForkJoinBound fork_join_bound(const OpGraph& graph, const Cluster& cluster, const std::vector<double>& time_us,
-                              int max_span = 48);
+                              int max_span = 48, int max_chain = 4000);
 
 // The cheapest time `bytes` can take between two distinct devices of `cluster`
 // (latency + bytes / bottleneck bandwidth over every ordered pair); 0 with fewer

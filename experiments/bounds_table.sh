@@ -69,7 +69,7 @@ PY
 import json, sys
 p, rep, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
 j = json.load(open(p)); j["milp_report"] = json.load(open(rep)); j["time_limit_s"] = limit
-j["floor_terms"] = "critical-path, work, idle-ends, fork-join"  # the solver-free terms the MILP's floor takes
+j["floor_terms"] = "critical-path, work, idle-ends, fork-join, chain-windows"  # the solver-free terms the MILP's floor takes
 json.dump(j, open(p, "w"), indent=1)
 PY
         rm -f "$cell.report"
