@@ -25,7 +25,10 @@
 #   imitate     --imitate cheap: behaviour cloning of the best one-pass placer first
 #   hinge       logit_penalty=0.01: the raw logits' hinge past the bound (default's network)
 #   fine        threshold=3 groups=400: a finer fused graph (default's network)
-# Every variant but default, paper, hinge, fine and the Hierarchical ones was run
+#   explore5    explore=0.05: an exploration floor of 5% (1/40 per device on two
+#               devices), which holds the entropy per decision above a tenth of
+#               ln D on 2, 4 and 8 devices by construction (default's network)
+# Every variant but default, paper, hinge, fine, explore5 and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
@@ -77,9 +80,10 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     nonorm) extra=() ;;
     hinge) extra=(--agent-option logit_penalty=0.01) ;;
     fine) extra=(--agent-option threshold=3 --agent-option groups=400) ;;
+    explore5) extra=(--agent-option explore=0.05) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
-  case "$v" in default|paper|hierarchical*|hinge|fine) ;; *) extra+=(--agent-option norm=off) ;; esac
+  case "$v" in default|paper|hierarchical*|hinge|fine|explore5) ;; *) extra+=(--agent-option norm=off) ;; esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)
   "$AWARE" search --agent "$agent" --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \

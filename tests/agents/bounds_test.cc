@@ -16,6 +16,21 @@ namespace {
 
 using testing::timed_op;
 
+// The least step the simulator gives over every placement of `g` on `c`.
+double brute_force_optimum(const OpGraph& g, const Cluster& c) {
+  AnalyticSimulator sim;
+  const int n = g.num_ops(), devices = c.num_devices();
+  int total = 1;
+  for (int k = 0; k < n; ++k) total *= devices;
+  double best = 1e300;
+  for (int code = 0; code < total; ++code) {
+    Placement p{std::vector<int>(n)};
+    for (int op = 0, x = code; op < n; ++op, x /= devices) p[op] = x % devices;
+    best = std::min(best, sim.evaluate(g, c, p).step_time_us);
+  }
+  return best;
+}
+
 const BoundTerm& term(const CertifiedBound& b, const std::string& name) {
   for (const BoundTerm& t : b.terms)
     if (t.name == name) return t;
@@ -147,13 +162,7 @@ TEST(CertifiedBound, ForkJoinPricesTheBranchTransfers) {
   EXPECT_DOUBLE_EQ(term(bound, "work").us, 11);
   EXPECT_NEAR(term(bound, "fork-join").us, 15, 1e-6);
   EXPECT_EQ(bound.binding(), "fork-join");
-  AnalyticSimulator sim;
-  double best = 1e300;
-  for (int mask = 0; mask < 16; ++mask) {
-    Placement p{std::vector<int>{mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1}};
-    best = std::min(best, sim.evaluate(g, cl, p).step_time_us);
-  }
-  EXPECT_NEAR(best, 15, 1e-9);
+  EXPECT_NEAR(brute_force_optimum(g, cl), 15, 1e-9);
 }
 
 // r(10) -> p1..p4 (50 each) -> s(10) -> x(40), y(10) -> j(10) -> f1..f4 (30
@@ -192,15 +201,7 @@ TEST(CertifiedBound, ChainWindowsCountTheIdleTimeInsideTheStep) {
   EXPECT_NEAR(term(b, "fork-join").us, 200, 1e-6);
   EXPECT_NEAR(term(b, "chain-windows").us, 230, 1e-6);
   EXPECT_EQ(b.binding(), "chain-windows");
-  AnalyticSimulator sim;
-  const int n = g.num_ops();
-  double best = 1e300;
-  for (int mask = 0; mask < (1 << n); ++mask) {
-    Placement p{std::vector<int>(n)};
-    for (int op = 0; op < n; ++op) p[op] = (mask >> op) & 1;
-    best = std::min(best, sim.evaluate(g, cl, p).step_time_us);
-  }
-  EXPECT_NEAR(best, 230, 1e-9);
+  EXPECT_NEAR(brute_force_optimum(g, cl), 230, 1e-9);
 }
 
 // A measured pair slowdown below 1 (calibration noise: an op ran faster beside
@@ -241,7 +242,6 @@ TEST(CertifiedBound, ForkJoinNeedsTwoDevices) {
 // (so that the fork-join term often rises above the critical path), no term
 // exceeds the best step of all placements, enumerated through the simulator.
 TEST(CertifiedBound, NoTermExceedsTheBruteForceOptimum) {
-  AnalyticSimulator sim;
   int above_path = 0;
   for (int trial = 0; trial < 120; ++trial) {
     const int devices = 2 + trial % 2;
@@ -249,14 +249,7 @@ TEST(CertifiedBound, NoTermExceedsTheBruteForceOptimum) {
     OpGraph g = testing::layered_dag(n, 300 + trial, 2 + trial % 3);
     const Cluster c = testing::star_cluster(devices, 4e9 * (1 + trial % 3), trial % 2 ? 1 : 0, 16e9);
     const CertifiedBound b = certified_bound(g, c);
-    int total = 1;
-    for (int k = 0; k < n; ++k) total *= devices;
-    double best = 1e300;
-    for (int code = 0; code < total; ++code) {
-      Placement p{std::vector<int>(n)};
-      for (int op = 0, x = code; op < n; ++op, x /= devices) p[op] = x % devices;
-      best = std::min(best, sim.evaluate(g, c, p).step_time_us);
-    }
+    const double best = brute_force_optimum(g, c);
     for (const BoundTerm& t : b.terms)
       if (t.applies) ASSERT_LE(t.us, best * (1 + 1e-12)) << t.name << " trial " << trial;
     if (term(b, "fork-join").us > term(b, "critical-path").us * (1 + 1e-9)) ++above_path;
@@ -295,7 +288,6 @@ OpGraph module_chain(int k, int branches, int m, std::mt19937_64& rng) {
 // every term, chain-windows above all, is at most the optimum found by
 // enumerating every placement through the simulator.
 TEST(CertifiedBound, NoTermExceedsTheOptimumOnModuleChains) {
-  AnalyticSimulator sim;
   std::mt19937_64 rng(11);
   int windows_above = 0;
   for (int trial = 0; trial < 60; ++trial) {
@@ -307,14 +299,7 @@ TEST(CertifiedBound, NoTermExceedsTheOptimumOnModuleChains) {
     const int n = g.num_ops();
     const Cluster c = testing::star_cluster(devices, 1e9 * (1 + trial % 3), trial % 2 ? 1 : 0, 16e9);
     const CertifiedBound b = certified_bound(g, c);
-    int total = 1;
-    for (int k = 0; k < n; ++k) total *= devices;
-    double best = 1e300;
-    for (int code = 0; code < total; ++code) {
-      Placement p{std::vector<int>(n)};
-      for (int op = 0, x = code; op < n; ++op, x /= devices) p[op] = x % devices;
-      best = std::min(best, sim.evaluate(g, c, p).step_time_us);
-    }
+    const double best = brute_force_optimum(g, c);
     for (const BoundTerm& t : b.terms)
       if (t.applies) ASSERT_LE(t.us, best * (1 + 1e-12)) << t.name << " trial " << trial;
     if (term(b, "chain-windows").us > std::max(term(b, "fork-join").us, term(b, "idle-ends").us) * (1 + 1e-9))
