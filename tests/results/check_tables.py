@@ -96,6 +96,18 @@ STDOUT_SCRIPTS = [
     (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "fine"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-fine.md"),
     (["experiments/fused_ceiling.py"], "experiments/results/fused-ceiling/fused-ceiling.md"),
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "fine"],
+     "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-fine.md"),
+    (["experiments/curve_summary.py"] + [
+        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__fine__e20000__s1.curve.csv"
+        for m in ("inception_v3", "resnet50", "nasnet", "nmt4") for d in (2, 4)],
+     "experiments/results/aware-defaults/curves-20000-fine.md"),
+    (["experiments/aware_vs_search.py", "--variant", "explore5"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-explore5.md"),
+    (["experiments/curve_summary.py"] + [
+        f"experiments/results/aware-defaults/cells/{m}__k40x2__explore5__e20000__s1.curve.csv"
+        for m in ("inception_v3", "resnet50", "nasnet")],
+     "experiments/results/aware-defaults/curves-20000-explore5.md"),
 ]
 
 
