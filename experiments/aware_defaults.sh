@@ -28,6 +28,8 @@
 #   explore5    explore=0.05: an exploration floor of 5% (1/40 per device on two
 #               devices), which holds the entropy per decision above a tenth of
 #               ln D on 2, 4 and 8 devices by construction (default's network)
+#   hierarchical-explore5  Hierarchical's default with the same floor (explore=0.05 on
+#               every grouper and placer decision; ours, an option)
 # Every variant but default, paper, hinge, fine, explore5 and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
@@ -81,6 +83,7 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     hinge) extra=(--agent-option logit_penalty=0.01) ;;
     fine) extra=(--agent-option threshold=3 --agent-option groups=400) ;;
     explore5) extra=(--agent-option explore=0.05) ;;
+    hierarchical-explore5) agent=hierarchical; extra=(--agent-option explore=0.05) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
   case "$v" in default|paper|hierarchical*|hinge|fine|explore5) ;; *) extra+=(--agent-option norm=off) ;; esac

@@ -53,7 +53,8 @@ torch::Tensor logit_noise(const torch::Tensor& logits, double factor, SampleRng&
 }
 
 DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
-                                     const std::vector<std::vector<int64_t>>* forced, double noise) {
+                                     const std::vector<std::vector<int64_t>>* forced, double noise,
+                                     double explore) {
   const int64_t batch = embeddings.size(0);
   const int64_t groups = embeddings.size(1);
   const auto encoded = encoder_->forward(embeddings);
@@ -84,7 +85,7 @@ DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng*
     } else {
       AWARE_CHECK(rng != nullptr || greedy, "decode needs an rng to sample");
       SampleRng dummy(0);
-      chosen = sample_rows(logits, rng != nullptr ? *rng : dummy, greedy);
+      chosen = sample_rows(logits, rng != nullptr ? *rng : dummy, greedy, explore);
     }
     for (int64_t b = 0; b < batch; ++b) out.actions[b][t] = chosen[b];
     prev = torch::tensor(chosen, torch::kInt64);
@@ -132,6 +133,7 @@ class HierarchicalAgent final : public Agent {
     temperature_ = option_double(config, "temperature", 1.0, owner);
     noise_ = option_double(config, "noise", 0.0, owner);
     noise_until_ = option_int(config, "noise_until", 750, owner);
+    explore_ = option_double(config, "explore", 0.0, owner);
     const std::string deviations = option_string(config, "deviations", "on");
     if (deviations != "on" && deviations != "off")
       throw ConfigError(owner + ": deviations must be on or off, got '" + deviations + "'");
@@ -331,8 +333,10 @@ class HierarchicalAgent final : public Agent {
     // The grouper's logits get the same noise, on the raw logits
     // (hierarchical_controller.py:562-572); log-probs are the noisy logits'.
     if (!greedy && noise_now() > 0) logits = logits + logit_noise(logits, noise_now(), rng);
-    const std::vector<int64_t> group_of_op = sample_rows(logits, rng, greedy);
-    const CategoricalTerms grouper_terms = categorical_terms(logits, group_of_op);
+    // An exploration floor (ours, option `explore`, as Aware's): each decision,
+    // grouper's and placer's, from (1 − ε) policy + ε uniform, scored as such.
+    const std::vector<int64_t> group_of_op = sample_rows(logits, rng, greedy, explore_);
+    const CategoricalTerms grouper_terms = categorical_terms(logits, group_of_op, explore_);
     // Argmax decoding gives the same placement in every sample: a greedy episode
     // decodes and evaluates one.
     const int samples = greedy ? 1 : samples_;
@@ -341,12 +345,12 @@ class HierarchicalAgent final : public Agent {
       FeatureTimer timer(env);
       emb = group_embeddings(group_of_op).expand({samples, groups_, embedding_dim()});
     }
-    const DecodeResult dec = placer_->decode(emb, &rng, greedy, nullptr, noise_now());
+    const DecodeResult dec = placer_->decode(emb, &rng, greedy, nullptr, noise_now(), explore_);
     double total = 0;
     int evaluated = 0;
     for (int b = 0; b < samples && !env.exhausted(); ++b) {
       const double step_us = env.evaluate(to_placement(group_of_op, dec.actions[b]));
-      const CategoricalTerms placer_terms = categorical_terms(dec.logits.select(0, b), dec.actions[b]);
+      const CategoricalTerms placer_terms = categorical_terms(dec.logits.select(0, b), dec.actions[b], explore_);
       Step s;
       s.log_prob = placer_terms.log_prob + grouper_terms.log_prob;
       s.entropy = placer_terms.entropy + grouper_terms.entropy;
@@ -375,10 +379,11 @@ class HierarchicalAgent final : public Agent {
     if (r->noisy)
       throw ConfigError("agent hierarchical: algorithm=ppo cannot replay episodes sampled with logit noise "
                         "(noise=0, or noise_until below the first PPO update)");
-    const CategoricalTerms g = categorical_terms(group_logits(), r->groups_of_op);
+    const CategoricalTerms g = categorical_terms(group_logits(), r->groups_of_op, explore_);
     const DecodeResult dec = placer_->decode(r->embeddings, nullptr, false, &r->devices);
     for (size_t b = 0; b < episode.steps.size(); ++b) {
-      const CategoricalTerms p = categorical_terms(dec.logits.select(0, static_cast<int64_t>(b)), r->devices[b]);
+      const CategoricalTerms p =
+          categorical_terms(dec.logits.select(0, static_cast<int64_t>(b)), r->devices[b], explore_);
       episode.steps[b].log_prob = p.log_prob + g.log_prob;
       episode.steps[b].entropy = p.entropy + g.entropy;
       episode.steps[b].decision_log_probs = torch::cat({p.log_probs, g.log_probs});
@@ -388,7 +393,7 @@ class HierarchicalAgent final : public Agent {
  private:
   int devices_;
   int groups_ = 80, hidden_ = 64, grouper_hidden_ = 64, samples_ = 8;
-  double tanh_ = 5.0, temperature_ = 1.0, noise_ = 0.0;
+  double tanh_ = 5.0, temperature_ = 1.0, noise_ = 0.0, explore_ = 0.0;
   long long noise_until_ = 750, update_ = 0;
   bool deviations_ = true;  // our three deviations (README): grouper prior, "work before" column, small placer init
   // The group embedding's width: without our "work before" column when deviations=off.
@@ -421,6 +426,9 @@ std::vector<OptionSpec> hierarchical_agent_options() {
       {"temperature", T::kDouble, "1", "temperature T in C*tanh(x/T)", 1e-6, 1e6},
       {"noise", T::kDouble, "0", "logit noise (grouper and placer): N(0, (noise x logits' RMS)^2) while training starts", 0, 1e3},
       {"noise_until", T::kInt, "750", "logit noise stops at this update", 0, 1e12},
+      {"explore", T::kDouble, "0",
+       "exploration floor: each grouper and placer decision from (1-e) policy + e uniform (ours, an option; 0: none)",
+       0, 0.5},
       {"deviations", T::kString, "on",
        "on: our grouper prior, 'work before' column and small placer init (README); off: the paper's networks"},
   };

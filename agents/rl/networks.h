@@ -123,8 +123,10 @@ class GroupPlacerImpl : public torch::nn::Module {
   // gives the actions ([B][G]) to score.
   // noise > 0: Gaussian noise of std noise × the squashed logits' root mean
   // square, added after the squash when sampling (drawn from `rng`).
+  // explore > 0: sampled from (1 − explore) softmax + explore uniform.
   DecodeResult decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
-                      const std::vector<std::vector<int64_t>>* forced = nullptr, double noise = 0);
+                      const std::vector<std::vector<int64_t>>* forced = nullptr, double noise = 0,
+                      double explore = 0);
 
  private:
   int hidden_, devices_;

@@ -288,6 +288,46 @@ TEST(AgentFidelity, HierarchicalLogitNoiseStopsAfterItsStep) {
   EXPECT_EQ(sample("3", 11), sample("0", 11));  // past noise_until: the same episode
 }
 
+// Hierarchical's exploration floor (ours, option explore): with weights large
+// enough to saturate the squash, every sampled decision still has at least
+// ε/D (placer) or ε/G (grouper) probability, and the replay scores the same
+// mixture the episode was sampled from.
+TEST(AgentFidelity, HierarchicalExplorationFloorKeepsEveryDecisionSampleable) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(6);
+  const Cluster c = star_cluster(3);
+  AnalyticSimulator sim;
+  const double eps = 0.1;
+  torch::manual_seed(5);
+  Options config = {{"groups", "6"}, {"hidden", "8"}, {"samples", "8"}, {"deviations", "off"},
+                    {"explore", "0.1"}};
+  auto agent = AgentRegistry::instance().create("hierarchical", config, 3);
+  agent->prepare(g, c);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : agent->module().parameters()) p.mul_(50.0);
+  }
+  PlacementEnv env(g, c, sim, PenaltyKind::kFixed100s, 0, 0, nullptr);
+  SampleRng rng(1);
+  Episode ep = agent->run_episode(env, rng, false);
+  ASSERT_EQ(ep.steps.size(), 8u);
+  std::vector<torch::Tensor> sampled;
+  for (const Step& s : ep.steps) {
+    const torch::Tensor placer = s.decision_log_probs.narrow(0, 0, 6);
+    const torch::Tensor grouper = s.decision_log_probs.narrow(0, 6, s.decisions - 6);
+    EXPECT_GE(placer.min().item<double>(), std::log(eps / 3) - 1e-5);
+    EXPECT_GE(grouper.min().item<double>(), std::log(eps / 6) - 1e-5);
+    // ... and none above 1 − ε + ε/D: without the floor the saturated policy
+    // gives its likeliest action 1 − 2e⁻¹⁰ and more (log-probability ≈ 0).
+    EXPECT_LE(placer.max().item<double>(), std::log(1 - eps + eps / 3) + 1e-5);
+    EXPECT_LE(grouper.max().item<double>(), std::log(1 - eps + eps / 6) + 1e-5);
+    sampled.push_back(s.decision_log_probs.detach().clone());
+  }
+  agent->replay(ep);
+  for (size_t b = 0; b < ep.steps.size(); ++b)
+    EXPECT_TRUE(torch::allclose(ep.steps[b].decision_log_probs, sampled[b], 1e-5, 1e-6)) << "sample " << b;
+}
+
 // PPO's replay recomputes, at unchanged weights, exactly the per-decision
 // log-probabilities the episode was sampled with (every agent).
 TEST(AgentFidelity, ReplayReproducesTheSampledDecisionLogProbs) {
