@@ -74,6 +74,8 @@ STDOUT_SCRIPTS = [
      "experiments/results/aware-defaults/curves-20000.md"),
     (["experiments/zero_shot_table.py", "experiments/results/reproduce-small-3seeds-c"],
      "experiments/results/reproduce-small-3seeds-c/zero-shot.md"),
+    (["experiments/zero_shot_table.py", "experiments/results/reproduce-small-3seeds-d"],
+     "experiments/results/reproduce-small-3seeds-d/zero-shot.md"),
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "2000"],
      "experiments/results/aware-guided/table-2000.md"),
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "20000"],
