@@ -110,6 +110,14 @@ STDOUT_SCRIPTS = [
         f"experiments/results/aware-defaults/cells/{m}__k40x2__explore5__e20000__s1.curve.csv"
         for m in ("inception_v3", "resnet50", "nasnet")],
      "experiments/results/aware-defaults/curves-20000-explore5.md"),
+    # Inception-V3's default cell is a rerun on 2026-12-06's code (the older one
+    # above, of 2026-12-03, gave the same best steps).
+    (["experiments/curve_summary.py"] + [
+        f"experiments/results/aware-defaults/cells/{m}__k40x4__{v}__e20000__s1"
+        + ("-rerun" if (m, v) == ("inception_v3", "hierarchical") else "") + ".curve.csv"
+        for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")
+        for v in ("hierarchical", "hierarchical-explore5")],
+     "experiments/results/aware-defaults/curves-20000-hierarchical.md"),
 ]
 
 
