@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -28,20 +29,39 @@ struct PlacetoGraphTensors : DagEdgeTensors {
   int num_ops = 0;
   torch::Tensor descendants;  // bool [n x n]: row i = ops reachable from i
   torch::Tensor ancestors;    // bool [n x n]: row i = ops that reach i (transpose)
+  torch::Tensor has_parent;   // float [n x 1]: 1 where op i has a parent, else 0
+  torch::Tensor has_child;    // float [n x 1]: 1 where op i has a child, else 0
 };
 
 // Builds the tensors of `graph` (deduplicated parent -> child pairs, transitive
 // closure from core's Reachability).
 PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph);
 
-// Row-normalised pooling masks for ops `idx` (each row sums to 1, or is all 0 when
-// the set is empty): [C x n] each.
+// Pooling masks for ops `idx`, [C x n] each: row-normalised (each row sums to 1,
+// or is all 0 when the set is empty), or 0/1 with normalise=false (Placeto's
+// code sums, normalize_aggs off: progressive_placer_test.py:211).
 struct PoolMasks {
   torch::Tensor ancestors;
   torch::Tensor descendants;
   torch::Tensor parallel;
 };
-PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& idx);
+PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& idx, bool normalise = true);
+
+// What the Placeto agent asks of its policy network, whichever it is (net=ours:
+// PlacetoNetImpl; net=paper: PlacetoPaperNetImpl).
+class PlacetoPolicyImpl : public torch::nn::Module {
+ public:
+  // features [n x feature_dim]; idx int64 [C] -> logits [C x D].
+  virtual torch::Tensor forward(const torch::Tensor& features, const PlacetoGraphTensors& g,
+                                const torch::Tensor& idx) = 0;
+  // S states of one graph at once: features [S n x feature_dim] (state s in rows
+  // s n ... s n + n - 1), `replicated` = replicate_dag(g, S), idx[s] the ops decided
+  // in state s -> logits [sum of C_s x D], state by state. Same values as S calls
+  // of forward().
+  virtual torch::Tensor forward_batch(const torch::Tensor& features, const PlacetoGraphTensors& g,
+                                      const DagEdgeTensors& replicated,
+                                      const std::vector<torch::Tensor>& idx) = 0;
+};
 
 // Node MLP -> k rounds of message passing from parents and from children
 // (weights shared across rounds, the two directions separate, concatenated) ->
@@ -52,20 +72,15 @@ PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& 
 // to the head's input too, a skip path past the message passing (whose default
 // initialisation attenuates the device one-hots ~100x, so REINFORCE could not
 // find the relational rule in a small budget; see agents/rl/README.md).
-class PlacetoNetImpl : public torch::nn::Module {
+class PlacetoNetImpl : public PlacetoPolicyImpl {
  public:
   // skip=false: without the raw-feature skip path (features=paper).
   PlacetoNetImpl(int feature_dim, int hidden, int rounds, int num_devices, bool skip = true);
-  // features [n x feature_dim]; idx int64 [C] -> logits [C x D].
   torch::Tensor forward(const torch::Tensor& features, const PlacetoGraphTensors& g,
-                        const torch::Tensor& idx);
-  // S states of one graph at once: features [S n x feature_dim] (state s in rows
-  // s n ... s n + n - 1), `replicated` = replicate_dag(g, S), idx[s] the ops decided
-  // in state s -> logits [sum of C_s x D], state by state. Same values as S calls
-  // of forward().
+                        const torch::Tensor& idx) override;
   torch::Tensor forward_batch(const torch::Tensor& features, const PlacetoGraphTensors& g,
                               const DagEdgeTensors& replicated,
-                              const std::vector<torch::Tensor>& idx);
+                              const std::vector<torch::Tensor>& idx) override;
   // Node embeddings after message passing, [n x 2 hidden].
   torch::Tensor embed(const torch::Tensor& features, const PlacetoGraphTensors& g);
   torch::Tensor embed(const torch::Tensor& features, const DagEdgeTensors& edges);
@@ -79,6 +94,54 @@ class PlacetoNetImpl : public torch::nn::Module {
   torch::nn::Linear head1_{nullptr}, head2_{nullptr};
 };
 TORCH_MODULE(PlacetoNet);
+
+// Placeto's network as its public code builds it (net=paper; aravic/
+// generalizable-device-placement, files model/nn_primitives.py `NP` and
+// model/mp_progressive_nn.py `MP`, lines in docs/agents.md). Every block is an
+// FNN: linear layers with a ReLU between them and none after the last (NP:18-40),
+// Glorot-uniform weights and zero biases (NP:6-16, NP:26-27). With d = the
+// feature width (Placeto's embedding width is its input's, MP:32, MP:38-43):
+//   self  = FNN(d, [d, d], d)(features)                         node transform, NP:150-154
+//   x <- self; k times: x = relu(g(A · relu(f(x)))) ⊙ sink + self  NP:203-218
+//     from parents (A[i][j] = 1 for an edge j -> i) and, with their own f and g,
+//     from children; f, g = FNN(d, [d], d) each, shared by the k rounds (NP:86-87,
+//     NP:144-149); sink zeroes the rows with no parent (children): NP:204, NP:216
+//   e = [from parents, from children]                           [n x 2d], NP:238
+//   for ancestors, descendants, parallel ops of the decided op:
+//     relu(g(M · relu(f(e)))), M the 0/1 mask (a sum: normalize_aggs is off by
+//     default, PPT:211; mean_pool=true is that flag on: M's rows sum to 1, NP:103-110),
+//     f, g = FNN(2d, [2d], 2d), one pair per set                    MP:56-67
+//   logits = FNN(8d, [16d, 8d], D)([ancestors, descendants, parallel, e of the op])
+//                                                                MP:69-73, MP:91-96
+// The pooling over ancestors / descendants / parallel ops is Placeto's `--tri-agg`
+// (the paper's design; the code's flag defaults off, when the classifier reads the
+// whole graph's embeddings flattened: MP:83-85, no fit for 1,159 ops).
+class PlacetoPaperNetImpl : public PlacetoPolicyImpl {
+ public:
+  PlacetoPaperNetImpl(int feature_dim, int rounds, int num_devices, bool mean_pool = false);
+  torch::Tensor forward(const torch::Tensor& features, const PlacetoGraphTensors& g,
+                        const torch::Tensor& idx) override;
+  // One forward() per state (this network has no stacked form).
+  torch::Tensor forward_batch(const torch::Tensor& features, const PlacetoGraphTensors& g,
+                              const DagEdgeTensors& replicated,
+                              const std::vector<torch::Tensor>& idx) override;
+  // Node embeddings after message passing, [n x 2d].
+  torch::Tensor embed(const torch::Tensor& features, const PlacetoGraphTensors& g);
+  int rounds() const { return rounds_; }
+
+ private:
+  // One FNN: its layers, in order.
+  using Fnn = std::vector<torch::nn::Linear>;
+  Fnn fnn(const std::string& name, std::vector<int> sizes);
+  static torch::Tensor run(const Fnn& layers, torch::Tensor x);
+  // One direction's k rounds (NP:203-218): `src` -> `dst` edges carry the messages.
+  torch::Tensor pass(const torch::Tensor& self, const torch::Tensor& src, const torch::Tensor& dst,
+                     const torch::Tensor& sink, const Fnn& f, const Fnn& g) const;
+  int rounds_;
+  bool mean_pool_ = false;
+  Fnn node_, parents_f_, parents_g_, children_f_, children_g_;
+  Fnn anc_f_, anc_g_, desc_f_, desc_g_, par_f_, par_g_, classifier_;
+};
 
 // ---------------------------------------------------------------- Hierarchical
 

@@ -35,16 +35,24 @@ PlacetoGraphTensors placeto_graph_tensors(const OpGraph& graph) {
   for (int i = 0; i < n; ++i)
     for (int j : reach.descendants(i)) acc[i][j] = true;
   g.ancestors = g.descendants.t().contiguous();
+  g.has_parent = torch::zeros({n, 1}, torch::kFloat);
+  g.has_child = torch::zeros({n, 1}, torch::kFloat);
+  if (g.edge_src.numel() > 0) {
+    g.has_parent.index_fill_(0, g.edge_dst, 1.0);
+    g.has_child.index_fill_(0, g.edge_src, 1.0);
+  }
   return g;
 }
 
-PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& idx) {
+PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& idx, bool normalise_rows) {
   PoolMasks m;
   const torch::Tensor desc = g.descendants.index_select(0, idx).to(torch::kFloat);
   const torch::Tensor anc = g.ancestors.index_select(0, idx).to(torch::kFloat);
   const torch::Tensor self = torch::zeros_like(desc).scatter_(1, idx.unsqueeze(1), 1.0);
   const torch::Tensor par = (1.0 - desc - anc - self).clamp_min(0.0);
-  auto normalise = [](const torch::Tensor& t) { return t / t.sum(1, true).clamp_min(1.0); };
+  auto normalise = [&](const torch::Tensor& t) {
+    return normalise_rows ? t / t.sum(1, true).clamp_min(1.0) : t;
+  };
   m.ancestors = normalise(anc);
   m.descendants = normalise(desc);
   m.parallel = normalise(par);
@@ -171,6 +179,12 @@ class PlacetoAgent final : public Agent {
     evaluate_ = option_string(config, "evaluate", "end");
     scale_ = option_string(config, "scale", "relative");
     features_ = option_string(config, "features", "ours");
+    net_kind_ = option_string(config, "net", "ours");
+    if (net_kind_ != "ours" && net_kind_ != "paper")
+      throw ConfigError("agent placeto: net must be ours or paper, got '" + net_kind_ + "'");
+    pool_ = option_string(config, "pool", "sum");
+    if (pool_ != "sum" && pool_ != "mean")
+      throw ConfigError("agent placeto: pool must be sum or mean, got '" + pool_ + "'");
     if (scale_ != "relative" && scale_ != "seconds")
       throw ConfigError("agent placeto: scale must be relative or seconds, got '" + scale_ + "'");
     if (features_ != "ours" && features_ != "paper")
@@ -189,7 +203,10 @@ class PlacetoAgent final : public Agent {
     if (evaluate_ != "step" && evaluate_ != "end")
       throw ConfigError("agent placeto: evaluate must be step or end, got '" + evaluate_ + "'");
     if (num_devices < 1) throw ConfigError("agent placeto: the cluster has no device");
-    net_ = PlacetoNet(feature_dim(), hidden_, rounds_, devices_, features_ == "ours");
+    if (net_kind_ == "paper")
+      net_ = std::make_shared<PlacetoPaperNetImpl>(feature_dim(), rounds_, devices_, pool_ == "mean");
+    else
+      net_ = std::make_shared<PlacetoNetImpl>(feature_dim(), hidden_, rounds_, devices_, features_ == "ours");
   }
 
   std::string kind() const override { return "placeto"; }
@@ -204,6 +221,14 @@ class PlacetoAgent final : public Agent {
   torch::nn::Module& module() override { return *net_; }
 
   json header() const override {
+    // net=paper's width is the feature width, so `hidden` is not part of it; a
+    // policy of net=ours keeps the header it had before the option existed.
+    if (net_kind_ == "paper")
+      return policy_header(devices_, json::array({feature_dim()}),
+                           {{"net", net_kind_},
+                            {"pool", pool_},
+                            {"rounds", std::to_string(rounds_)},
+                            {"features", features_}});
     return policy_header(
         devices_, json::array({feature_dim()}),
         {{"hidden", std::to_string(hidden_)}, {"rounds", std::to_string(rounds_)}, {"features", features_}});
@@ -575,10 +600,11 @@ class PlacetoAgent final : public Agent {
   int devices_;
   int hidden_ = 32, rounds_ = 8, chunk_ = 0;
   double memory_limit_gb_ = 0;
-  std::string start_, order_, reward_, evaluate_, scale_ = "relative", features_ = "ours";
+  std::string start_, order_, reward_, evaluate_, scale_ = "relative", features_ = "ours", net_kind_ = "ours",
+              pool_ = "sum";
   Placement fixed_start_;  // start=fixed: the run's one start placement
   Trace trace_;
-  PlacetoNet net_{nullptr};
+  std::shared_ptr<PlacetoPolicyImpl> net_;
   int n_ = 0;
   placing::Units units_;
   std::vector<int> leaders_;
@@ -594,7 +620,7 @@ class PlacetoAgent final : public Agent {
 std::vector<OptionSpec> placeto_agent_options() {
   using T = OptionSpec::Type;
   return {
-      {"hidden", T::kInt, "32", "embedding width", 1, 4096},
+      {"hidden", T::kInt, "32", "embedding width (net=ours; net=paper's is the feature width)", 1, 4096},
       {"rounds", T::kInt, "8", "message-passing rounds", 0, 64},
       {"chunk", T::kInt, "0", "ops decided per step; 0: ceil(units/10), at most 10 steps", 0, 1e9},
       {"start", T::kString, "random",
@@ -605,6 +631,12 @@ std::vector<OptionSpec> placeto_agent_options() {
       {"scale", T::kString, "relative", "reward unit: relative (to the graph's first step time) or seconds"},
       {"features", T::kString, "ours",
        "ours (decided-neighbour and load columns, raw-feature skip path) or paper (Placeto's columns alone)"},
+      {"net", T::kString, "ours",
+       "ours (one layer a round, mean aggregation, fixed width) or paper (Placeto's code: FNNs, sums, "
+       "the feature width; docs/agents.md)"},
+      {"pool", T::kString, "sum",
+       "net=paper: pooling over ancestors / descendants / parallel ops as a sum (Placeto's code's default) or "
+       "a mean (its --normalize-aggs)"},
       {"memory_limit_gb", T::kDouble, "0",
        "refuse graphs whose estimated training memory (128 bytes per pair of ops) passes this; "
        "0: this machine's memory, < 0: no limit"},

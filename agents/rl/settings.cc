@@ -93,8 +93,9 @@ AgentSettings placeto(const std::string& preset) {
     placeto_paper_training(s);
     // One op per step, the simulator after every step, rewards in seconds, one
     // random start placement for the whole run.
-    s.agent_options = {{"chunk", "1"},        {"evaluate", "step"}, {"reward", "linear"},
-                       {"scale", "seconds"},  {"start", "fixed"},   {"features", "paper"}};
+    s.agent_options = {{"chunk", "1"},       {"evaluate", "step"}, {"reward", "linear"},
+                       {"scale", "seconds"}, {"start", "fixed"},   {"features", "paper"},
+                       {"net", "paper"}};
     return s;
   }
   // Ours (agents/rl/README.md): the paper's 1e-3 learns the two-chain test's
@@ -297,6 +298,11 @@ std::vector<SettingRow> agent_setting_rows(const std::string& agent, const std::
     auto it = s.agent_options.find(o.name);
     rows.push_back({o.name, it != s.agent_options.end() ? it->second : o.default_value});
   }
+  // Placeto's own network (net=paper) is as wide as its input: `hidden` is unused.
+  const auto net = s.agent_options.find("net");
+  if (agent == "placeto" && net != s.agent_options.end() && net->second == "paper")
+    for (SettingRow& row : rows)
+      if (row.key == "hidden") row.value = "feature width";
   return rows;
 }
 

@@ -364,14 +364,17 @@ TEST(AgentFidelity, ReplayReproducesTheSampledDecisionLogProbs) {
 // taken while playing, they give the same loss value and the same gradient of
 // every weight as the batched replay of the whole episode at its end, for a loss
 // that weights every step's log-probability and entropy differently.
+// Both networks: ours and Placeto's own (net=paper).
 TEST(AgentFidelity, PlacetoStepwiseGradientsEqualTheBatchedReplay) {
   register_builtins();
   const OpGraph g = two_chains_graph(5);
   const Cluster c = star_cluster(3);
   AnalyticSimulator sim;
+  for (const char* net : {"ours", "paper"}) {
+  SCOPED_TRACE(std::string("net=") + net);
   torch::manual_seed(13);
   auto agent = AgentRegistry::instance().create(
-      "placeto", {{"chunk", "1"}, {"evaluate", "step"}, {"features", "paper"}, {"start", "fixed"}}, 3);
+      "placeto", {{"chunk", "1"}, {"evaluate", "step"}, {"features", "paper"}, {"start", "fixed"}, {"net", net}}, 3);
   agent->prepare(g, c);
   PlacementEnv env(g, c, sim, PenaltyKind::kPlacetoMemory, 0, 0, nullptr);
   SampleRng rng(21);
@@ -407,6 +410,7 @@ TEST(AgentFidelity, PlacetoStepwiseGradientsEqualTheBatchedReplay) {
     norm += batched[k].pow(2).sum().item<double>();
   }
   EXPECT_GT(norm, 0);  // the check compares gradients, not zeros
+  }
 }
 
 // Defect 6: Aware's logits were unbounded, with no exploration floor. With

@@ -102,6 +102,80 @@ TEST(PlacetoNet, BatchedForwardMatchesPerStateForward) {
       dn[a], torch::relu(down(torch::cat({h0[a], from_children}).unsqueeze(0))).squeeze(0), 1e-5, 1e-6));
 }
 
+// Placeto's own network (net=paper) by hand on the diamond a -> {b, c} -> d, one
+// feature column (d = 1, so embeddings are 2 wide), every weight the identity
+// eye(out, in) and every bias 0: each FNN then passes non-negative inputs through
+// unchanged, and what is left is the structure: sums (not means) over parents and
+// children, sink rows zeroed, the node transform added back every round, sums over
+// ancestors / descendants / parallel ops.
+TEST(PlacetoNet, PaperNetworkByHandOnADiamond) {
+  const OpGraph g = diamond_graph();
+  const PlacetoGraphTensors t = placeto_graph_tensors(g);
+  const int a = g.find("a"), b = g.find("b"), c = g.find("c"), d = g.find("d");
+  PlacetoPaperNetImpl net(/*feature_dim=*/1, /*rounds=*/2, /*num_devices=*/8);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& item : net.named_parameters()) {
+      torch::Tensor& p = item.value();
+      if (p.dim() == 2)
+        p.copy_(torch::eye(p.size(0), p.size(1)));
+      else
+        p.zero_();
+    }
+  }
+  torch::Tensor x = torch::zeros({4, 1});
+  x[a][0] = 1, x[b][0] = 2, x[c][0] = 3, x[d][0] = 4;
+  // From parents (self = x): round 1 sums the parents: a 0 (a sink: stays 0), b 1,
+  // c 1, d 2 + 3 = 5, plus self: [1, 3, 4, 9]; round 2: d gets 3 + 4 = 7: [1, 3, 4, 11].
+  // From children: round 1: a 2 + 3 = 5, b 4, c 4, d 0 (sink), plus self:
+  // [6, 6, 7, 4]; round 2: a 6 + 7 = 13: [14, 6, 7, 4].
+  const torch::Tensor e = net.embed(x, t);
+  const std::vector<std::vector<float>> expect_e = {{1, 14}, {3, 6}, {4, 7}, {11, 4}};
+  for (int op : {a, b, c, d})
+    for (int k : {0, 1}) EXPECT_FLOAT_EQ(e[op][k].item<float>(), expect_e[op][k]) << "op " << op << " col " << k;
+  // Deciding b: ancestors {a}, descendants {d}, parallel {c}, then b itself; the
+  // classifier's identities pass the 8 summary columns through to 8 devices.
+  // Deciding d: ancestors {a, b, c} summed ([1+3+4, 14+6+7]), no descendants, no
+  // parallel op.
+  const torch::Tensor logits = net.forward(x, t, torch::tensor(std::vector<int64_t>{b, d}));
+  ASSERT_EQ(logits.sizes(), (std::vector<int64_t>{2, 8}));
+  const std::vector<std::vector<float>> expect = {{1, 14, 11, 4, 4, 7, 3, 6}, {8, 27, 0, 0, 0, 0, 11, 4}};
+  for (int r : {0, 1})
+    for (int k = 0; k < 8; ++k) EXPECT_FLOAT_EQ(logits[r][k].item<float>(), expect[r][k]) << "row " << r << " col " << k;
+  // The stacked form is the per-state form.
+  const torch::Tensor y = torch::rand({4, 1});
+  const std::vector<torch::Tensor> idx = {torch::tensor(std::vector<int64_t>{b}), torch::tensor(std::vector<int64_t>{a, c})};
+  EXPECT_TRUE(torch::allclose(net.forward_batch(torch::cat({x, y}), t, replicate_dag(t, 2), idx),
+                              torch::cat({net.forward(x, t, idx[0]), net.forward(y, t, idx[1])})));
+}
+
+// Its initialisation is Placeto's: Glorot-uniform weights (|w| <= sqrt(6 / (in +
+// out))), zero biases; and it is as wide as its input (6 + devices with
+// features=paper): the first layer of the node transform is [d x d].
+TEST(PlacetoNet, PaperNetworkIsGlorotInitialisedAndAsWideAsItsInput) {
+  torch::manual_seed(4);
+  register_builtins();
+  auto agent = AgentRegistry::instance().create("placeto", {{"features", "paper"}, {"net", "paper"}}, 4);
+  const int d = kPlacetoBaseFeatures + 4;
+  int weights = 0;
+  for (const auto& item : agent->module().named_parameters()) {
+    const std::string& name = item.key();
+    const torch::Tensor& p = item.value();
+    if (p.dim() == 1) {
+      EXPECT_EQ(p.abs().max().item<float>(), 0.0f) << name;
+      continue;
+    }
+    ++weights;
+    const double limit = std::sqrt(6.0 / static_cast<double>(p.size(0) + p.size(1)));
+    EXPECT_LE(p.abs().max().item<double>(), limit + 1e-7) << name;
+    EXPECT_GT(p.abs().max().item<double>(), 0.5 * limit) << name;  // drawn, not zero
+    if (name == "node0.weight") EXPECT_EQ(p.sizes(), (std::vector<int64_t>{d, d}));
+    if (name == "classifier2.weight") EXPECT_EQ(p.sizes(), (std::vector<int64_t>{4, 8 * d}));
+  }
+  // node 3 + two directions x (f 2 + g 2) + three pools x (f 2 + g 2) + classifier 3.
+  EXPECT_EQ(weights, 3 + 8 + 12 + 3);
+}
+
 TEST(HierarchicalNets, GrouperAndPlacerShapes) {
   torch::manual_seed(1);
   Grouper grouper(kGrouperFeatures, 16, 8);
