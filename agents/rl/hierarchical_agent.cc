@@ -18,13 +18,18 @@ using nlohmann::json;
 
 // ------------------------------------------------------------ networks
 
-GrouperImpl::GrouperImpl(int feature_dim, int hidden, int groups) {
-  l1_ = register_module("l1", torch::nn::Linear(feature_dim, hidden));
-  l2_ = register_module("l2", torch::nn::Linear(hidden, groups));
+GrouperImpl::GrouperImpl(int feature_dim, int hidden, int groups, bool linear) : linear_(linear) {
+  l1_ = register_module("l1", torch::nn::Linear(torch::nn::LinearOptions(feature_dim, hidden).bias(!linear)));
+  l2_ = register_module("l2", torch::nn::Linear(torch::nn::LinearOptions(hidden, groups).bias(!linear)));
+  if (linear) {
+    torch::NoGradGuard no_grad;
+    torch::nn::init::xavier_uniform_(l1_->weight);
+    torch::nn::init::xavier_uniform_(l2_->weight);
+  }
 }
 
 torch::Tensor GrouperImpl::forward(const torch::Tensor& op_features) {
-  return l2_(torch::relu(l1_(op_features)));
+  return linear_ ? l2_(l1_(op_features)) : l2_(torch::relu(l1_(op_features)));
 }
 
 GroupPlacerImpl::GroupPlacerImpl(int embedding_dim, int hidden, int num_devices,
@@ -95,6 +100,87 @@ DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng*
   return out;
 }
 
+GroupPlacerPaperImpl::GroupPlacerPaperImpl(int embedding_dim, int hidden, int num_devices, double tanh_constant,
+                                           double temperature)
+    : hidden_(hidden), devices_(num_devices), tanh_constant_(tanh_constant), temperature_(temperature) {
+  AWARE_CHECK(hidden >= 2 && hidden % 2 == 0 && num_devices >= 1 && embedding_dim >= 1,
+              "the controller's placer needs an even width (H/2 units each way in its encoder)");
+  const int64_t H = hidden, half = hidden / 2;
+  enc_fw_ = glorot("encoder_forward", embedding_dim + half, 4 * half);
+  enc_bw_ = glorot("encoder_backward", embedding_dim + half, 4 * half);
+  enc_forget_ = register_parameter("encoder_forget_bias", torch::ones({1}));
+  dec_w_ = glorot("decoder", 2 * H, 4 * H);
+  dec_forget_ = register_parameter("decoder_forget_bias", torch::ones({1}));
+  device_embedding_ = glorot("device_embeddings", num_devices, H);
+  go_ = glorot("device_go_embedding", 1, H);
+  attn_w1_ = glorot("attn_w_1", H, H);
+  attn_w2_ = glorot("attn_w_2", H, H);
+  attn_v_ = glorot("attn_v", H, 1);
+  out_ = glorot("out", 2 * H, num_devices);
+}
+
+torch::Tensor GroupPlacerPaperImpl::glorot(const std::string& name, int64_t rows, int64_t cols) {
+  const double limit = std::sqrt(6.0 / static_cast<double>(rows + cols));
+  return register_parameter(name, torch::rand({rows, cols}) * (2 * limit) - limit);
+}
+
+std::pair<torch::Tensor, torch::Tensor> GroupPlacerPaperImpl::cell(const torch::Tensor& x, const torch::Tensor& c,
+                                                                   const torch::Tensor& h, const torch::Tensor& w,
+                                                                   const torch::Tensor& forget_bias) {
+  // The controller's lstm(): [x, h] · W split as input, forget, output, candidate.
+  const auto gates = torch::cat({x, h}, 1).matmul(w).chunk(4, 1);
+  const torch::Tensor i = torch::sigmoid(gates[0]), f = torch::sigmoid(gates[1] + forget_bias);
+  const torch::Tensor o = torch::sigmoid(gates[2]), g = torch::tanh(gates[3]);
+  const torch::Tensor next_c = i * g + f * c;
+  return {next_c, o * torch::tanh(next_c)};
+}
+
+DecodeResult GroupPlacerPaperImpl::decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
+                                          const std::vector<std::vector<int64_t>>* forced, double noise,
+                                          double explore) {
+  const int64_t batch = embeddings.size(0), groups = embeddings.size(1), half = hidden_ / 2;
+  // Encoder. As in the code's encode(), step i pairs the forward state after group
+  // i with the backward state after groups G-1 ... G-1-i (not the backward state
+  // of group i): the memory row i is [forward_i, backward after i + 1 groups].
+  torch::Tensor cf = torch::zeros({batch, half}), hf = torch::zeros({batch, half});
+  torch::Tensor cb = torch::zeros({batch, half}), hb = torch::zeros({batch, half});
+  std::vector<torch::Tensor> rows;
+  for (int64_t t = 0; t < groups; ++t) {
+    std::tie(cf, hf) = cell(embeddings.select(1, t), cf, hf, enc_fw_, enc_forget_);
+    std::tie(cb, hb) = cell(embeddings.select(1, groups - 1 - t), cb, hb, enc_bw_, enc_forget_);
+    rows.push_back(torch::cat({hf, hb}, 1));
+  }
+  const torch::Tensor memory = torch::stack(rows, 1).matmul(attn_w1_);  // [B x G x H]
+  torch::Tensor c = torch::cat({cf, cb}, 1), h = torch::cat({hf, hb}, 1);
+  DecodeResult out;
+  out.actions.assign(batch, std::vector<int64_t>(groups, 0));
+  std::vector<torch::Tensor> step_logits;
+  torch::Tensor prev;
+  for (int64_t t = 0; t < groups; ++t) {
+    const torch::Tensor signal = t == 0 ? go_.expand({batch, hidden_}) : device_embedding_.index_select(0, prev);
+    std::tie(c, h) = cell(signal, c, h, dec_w_, dec_forget_);
+    const torch::Tensor query = torch::tanh(h.matmul(attn_w2_).unsqueeze(1) + memory);  // [B x G x H]
+    const torch::Tensor weights = torch::softmax(query.matmul(attn_v_).squeeze(2), 1);    // [B x G]
+    const torch::Tensor context = (memory * weights.unsqueeze(2)).sum(1);                // [B x H]
+    torch::Tensor logits = torch::cat({h, context}, 1).matmul(out_);
+    logits = tanh_constant_ * torch::tanh(logits / temperature_);
+    if (noise > 0 && rng != nullptr && forced == nullptr && !greedy) logits = logits + logit_noise(logits, noise, *rng);
+    std::vector<int64_t> chosen(batch);
+    if (forced != nullptr) {
+      for (int64_t b = 0; b < batch; ++b) chosen[b] = (*forced)[b][t];
+    } else {
+      AWARE_CHECK(rng != nullptr || greedy, "decode needs an rng to sample");
+      SampleRng dummy(0);
+      chosen = sample_rows(logits, rng != nullptr ? *rng : dummy, greedy, explore);
+    }
+    for (int64_t b = 0; b < batch; ++b) out.actions[b][t] = chosen[b];
+    prev = torch::tensor(chosen, torch::kInt64);
+    step_logits.push_back(logits);
+  }
+  out.logits = torch::stack(step_logits, 1);
+  return out;
+}
+
 // ------------------------------------------------------------ agent
 
 namespace {
@@ -138,11 +224,20 @@ class HierarchicalAgent final : public Agent {
     if (deviations != "on" && deviations != "off")
       throw ConfigError(owner + ": deviations must be on or off, got '" + deviations + "'");
     deviations_ = deviations == "on";
+    net_ = option_string(config, "net", "ours");
+    if (net_ != "ours" && net_ != "paper")
+      throw ConfigError(owner + ": net must be ours or paper, got '" + net_ + "'");
+    if (net_ == "paper" && hidden_ % 2 != 0)
+      throw ConfigError(owner + ": net=paper needs an even hidden (its encoder has hidden/2 units each way), got " +
+                        std::to_string(hidden_));
     if (groups_ < 1 || hidden_ < 1 || grouper_hidden_ < 1 || samples_ < 1 || temperature_ <= 0)
       throw ConfigError("agent hierarchical: groups, hidden, grouper_hidden, samples >= 1 and "
                         "temperature > 0 are required");
-    grouper_ = Grouper(kGrouperFeatures, grouper_hidden_, groups_);
-    placer_ = GroupPlacer(embedding_dim(), hidden_, devices_, tanh_, temperature_);
+    grouper_ = Grouper(kGrouperFeatures, grouper_hidden_, groups_, /*linear=*/net_ == "paper");
+    if (net_ == "paper")
+      placer_ = std::make_shared<GroupPlacerPaperImpl>(embedding_dim(), hidden_, devices_, tanh_, temperature_);
+    else
+      placer_ = std::make_shared<GroupPlacerImpl>(embedding_dim(), hidden_, devices_, tanh_, temperature_);
     root_->register_module("grouper", grouper_);
     root_->register_module("placer", placer_);
     // Our deviation (see README): the placer's output layer starts near zero, so the
@@ -154,7 +249,7 @@ class HierarchicalAgent final : public Agent {
       torch::NoGradGuard no_grad;
       const double scale = 0.01;
       for (auto& kv : placer_->named_parameters(true))
-        if (kv.key().rfind("out.", 0) == 0) kv.value().mul_(scale);
+        if (kv.key() == "out" || kv.key().rfind("out.", 0) == 0) kv.value().mul_(scale);
     }
   }
 
@@ -167,15 +262,17 @@ class HierarchicalAgent final : public Agent {
 
   torch::nn::Module& module() override { return *root_; }
   Grouper& grouper() { return grouper_; }
-  GroupPlacer& placer() { return placer_; }
+  GroupPlacerPolicyImpl& placer() { return *placer_; }
   int groups() const { return groups_; }
 
   json header() const override {
-    return policy_header(devices_, json::array({kGrouperFeatures, embedding_dim()}),
-                         {{"groups", std::to_string(groups_)},
-                          {"hidden", std::to_string(hidden_)},
-                          {"grouper_hidden", std::to_string(grouper_hidden_)},
-                          {"deviations", deviations_ ? "on" : "off"}});
+    json config = {{"groups", std::to_string(groups_)},
+                   {"hidden", std::to_string(hidden_)},
+                   {"grouper_hidden", std::to_string(grouper_hidden_)},
+                   {"deviations", deviations_ ? "on" : "off"}};
+    // A policy of net=ours keeps the header it had before the option existed.
+    if (net_ == "paper") config["net"] = net_;
+    return policy_header(devices_, json::array({kGrouperFeatures, embedding_dim()}), config);
   }
 
   void prepare(const OpGraph& graph, const Cluster& cluster) override {
@@ -395,12 +492,13 @@ class HierarchicalAgent final : public Agent {
   int groups_ = 80, hidden_ = 64, grouper_hidden_ = 64, samples_ = 8;
   double tanh_ = 5.0, temperature_ = 1.0, noise_ = 0.0, explore_ = 0.0;
   long long noise_until_ = 750, update_ = 0;
-  bool deviations_ = true;  // our three deviations (README): grouper prior, "work before" column, small placer init
+  bool deviations_ = true;
+  std::string net_ = "ours";  // net=paper: the controller's grouper and placer  // our three deviations (README): grouper prior, "work before" column, small placer init
   // The group embedding's width: without our "work before" column when deviations=off.
   int embedding_dim() const { return group_embedding_dim(groups_) - (deviations_ ? 0 : 1); }
   std::shared_ptr<torch::nn::Module> root_ = std::make_shared<torch::nn::Module>("hierarchical");
   Grouper grouper_{nullptr};
-  GroupPlacer placer_{nullptr};
+  std::shared_ptr<GroupPlacerPolicyImpl> placer_;
   const OpGraph* graph_ = nullptr;
   int n_ = 0;
   placing::Units units_;
@@ -429,6 +527,9 @@ std::vector<OptionSpec> hierarchical_agent_options() {
       {"explore", T::kDouble, "0",
        "exploration floor: each grouper and placer decision from (1-e) policy + e uniform (ours, an option; 0: none)",
        0, 0.5},
+      {"net", T::kString, "ours",
+       "ours (ReLU grouper; placer with input feeding and biases) or paper (the controller's linear grouper and "
+       "placer; hidden is its hidden_size; docs/agents.md)"},
       {"deviations", T::kString, "on",
        "on: our grouper prior, 'work before' column and small placer init (README); off: the paper's networks"},
   };

@@ -157,12 +157,16 @@ constexpr int kGrouperFeatures = kTypeBuckets + kShapeSlots + 3 + kAdjacency;
 inline int group_embedding_dim(int groups) { return 2 * groups + kTypeBuckets + kShapeSlots + 2; }
 
 // Feed-forward grouper: op features [n x kGrouperFeatures] -> group logits [n x G].
+// linear=false (ours): Linear, ReLU, Linear. linear=true (the controller's,
+// hierarchical_controller.py `HC`:560-561, make_grouping_predictions()): two
+// matrices, no bias, no nonlinearity between them, Glorot-uniform.
 class GrouperImpl : public torch::nn::Module {
  public:
-  GrouperImpl(int feature_dim, int hidden, int groups);
+  GrouperImpl(int feature_dim, int hidden, int groups, bool linear = false);
   torch::Tensor forward(const torch::Tensor& op_features);
 
  private:
+  bool linear_ = false;
   torch::nn::Linear l1_{nullptr}, l2_{nullptr};
 };
 TORCH_MODULE(Grouper);
@@ -176,9 +180,23 @@ struct DecodeResult {
   std::vector<std::vector<int64_t>> actions;  // [B][G]: device per group
 };
 
+// What the Hierarchical agent asks of its placer, whichever it is (net=ours:
+// GroupPlacerImpl; net=paper: GroupPlacerPaperImpl).
+class GroupPlacerPolicyImpl : public torch::nn::Module {
+ public:
+  // embeddings [B x G x E]. Samples with `rng` (argmax when greedy) unless `forced`
+  // gives the actions ([B][G]) to score.
+  // noise > 0: Gaussian noise of std noise × the squashed logits' root mean
+  // square, added after the squash when sampling (drawn from `rng`).
+  // explore > 0: sampled from (1 − explore) softmax + explore uniform.
+  virtual DecodeResult decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
+                              const std::vector<std::vector<int64_t>>* forced = nullptr, double noise = 0,
+                              double explore = 0) = 0;
+};
+
 // Sequence-to-sequence placer: bidirectional LSTM over the group embeddings, an
 // LSTM-cell decoder with additive attention emitting a device per group.
-class GroupPlacerImpl : public torch::nn::Module {
+class GroupPlacerImpl : public GroupPlacerPolicyImpl {
  public:
   GroupPlacerImpl(int embedding_dim, int hidden, int num_devices, double tanh_constant,
                   double temperature);
@@ -189,7 +207,7 @@ class GroupPlacerImpl : public torch::nn::Module {
   // explore > 0: sampled from (1 − explore) softmax + explore uniform.
   DecodeResult decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
                       const std::vector<std::vector<int64_t>>* forced = nullptr, double noise = 0,
-                      double explore = 0);
+                      double explore = 0) override;
 
  private:
   int hidden_, devices_;
@@ -201,5 +219,39 @@ class GroupPlacerImpl : public torch::nn::Module {
   torch::nn::Linear out_{nullptr};
 };
 TORCH_MODULE(GroupPlacer);
+
+// The controller's placer as TensorFlow's hierarchical_controller.py builds it
+// (net=paper; `HC`, commit c425908, by function; docs/agents.md). H = `hidden`
+// (the code's hidden_size, 512 in hierarchical_controller_hparams()):
+//   encoder: a bidirectional LSTM of H/2 units each way over the group embeddings
+//     (encode(), bi_lstm); decoder: an LSTM of H units started from the encoder's
+//     final states, both directions concatenated (encode()'s last_c, last_h);
+//   every LSTM is the code's cell lstm(): gates [i, f, o, g] = [x, h] · W, no bias
+//     but one trainable scalar forget bias, 1.0 at the start (forget_bias_init);
+//   decoder input: the previous group's device embedding ([D x H]), a "go"
+//     embedding first; no input feeding (decode());
+//   attention: memory M = encoder states · W1; score = v · tanh(h W2 + M); context =
+//     the softmax-weighted sum of M (encode(), decode());
+//   logits = [h, context] · W_out ([2H x D], no bias), then C·tanh(x/T) and the noise
+//     (HC:904-918); every matrix Glorot-uniform (the variable scope's initializer in
+//     HierarchicalController.__init__).
+class GroupPlacerPaperImpl : public GroupPlacerPolicyImpl {
+ public:
+  GroupPlacerPaperImpl(int embedding_dim, int hidden, int num_devices, double tanh_constant, double temperature);
+  DecodeResult decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
+                      const std::vector<std::vector<int64_t>>* forced = nullptr, double noise = 0,
+                      double explore = 0) override;
+  // One step of the code's cell lstm(), W [in + H x 4H]: returns {c, h}.
+  static std::pair<torch::Tensor, torch::Tensor> cell(const torch::Tensor& x, const torch::Tensor& c,
+                                                      const torch::Tensor& h, const torch::Tensor& w,
+                                                      const torch::Tensor& forget_bias);
+
+ private:
+  torch::Tensor glorot(const std::string& name, int64_t rows, int64_t cols);
+  int hidden_, devices_;
+  double tanh_constant_, temperature_;
+  torch::Tensor enc_fw_, enc_bw_, enc_forget_, dec_w_, dec_forget_;
+  torch::Tensor device_embedding_, go_, attn_w1_, attn_w2_, attn_v_, out_;
+};
 
 }  // namespace aware::rl

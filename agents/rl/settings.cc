@@ -128,8 +128,9 @@ AgentSettings hierarchical(const std::string& preset) {
   if (preset == "paper") {
     s.learning_rate = 0.1;
     s.ema_start = -10.0;  // the failure signal, 100 s, as a reward: −√100
-    s.agent_options = {{"samples", "4"}, {"tanh", "5"},   {"temperature", "10"}, {"noise", "0.5"},
-                       {"noise_until", "750"}, {"hidden", "256"}, {"deviations", "off"}};
+    s.agent_options = {{"samples", "4"},        {"tanh", "5"},    {"temperature", "10"},
+                       {"noise", "0.5"},        {"noise_until", "750"}, {"hidden", "512"},
+                       {"deviations", "off"},   {"net", "paper"}};
     return s;
   }
   // Ours (agents/rl/README.md): 0.1 diverged on our small networks and budgets.

@@ -266,6 +266,77 @@ TEST(AgentFidelity, HierarchicalLogitNoiseHasItsScale) {
   EXPECT_LT(std::abs(diff.mean().item<double>()), 0.3 * ratio * first.pow(2).mean().sqrt().item<double>());
 }
 
+// The paper preset's networks are the controller's (net=paper): a grouper of two
+// bias-free matrices with nothing between them (so linear in its input), and a
+// placer whose matrices have the code's shapes, whose forget biases start at 1,
+// whose cell is an LSTM, whose squash bounds its logits by C, and whose replay
+// scores the placements it sampled with the logits it sampled them from.
+TEST(AgentFidelity, HierarchicalPaperNetworksAreTheControllers) {
+  register_builtins();
+  torch::manual_seed(6);
+  Options config = agent_settings("hierarchical", "paper").agent_options;
+  EXPECT_EQ(config.at("net"), "paper");
+  EXPECT_EQ(config.at("hidden"), "512");
+  config["groups"] = "5";
+  config["hidden"] = "16";
+  auto agent = AgentRegistry::instance().create("hierarchical", config, 3);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& item : agent->module().named_parameters()) shapes[item.key()] = item.value().sizes().vec();
+  EXPECT_EQ(shapes.count("grouper.l1.bias"), 0u);
+  EXPECT_EQ(shapes.count("grouper.l2.bias"), 0u);
+  const int64_t E = group_embedding_dim(5) - 1;  // deviations=off: no "work before" column
+  EXPECT_EQ(shapes["placer.encoder_forward"], (std::vector<int64_t>{E + 8, 32}));
+  EXPECT_EQ(shapes["placer.encoder_backward"], (std::vector<int64_t>{E + 8, 32}));
+  EXPECT_EQ(shapes["placer.decoder"], (std::vector<int64_t>{32, 64}));
+  EXPECT_EQ(shapes["placer.device_embeddings"], (std::vector<int64_t>{3, 16}));
+  EXPECT_EQ(shapes["placer.attn_w_1"], (std::vector<int64_t>{16, 16}));
+  EXPECT_EQ(shapes["placer.out"], (std::vector<int64_t>{32, 3}));
+  for (const auto& item : agent->module().named_parameters())
+    if (item.key().find("forget_bias") != std::string::npos) EXPECT_EQ(item.value().item<float>(), 1.0f);
+
+  Grouper linear(7, 6, 4, /*linear=*/true);
+  const torch::Tensor x = torch::randn({3, 7}), y = torch::randn({3, 7});
+  EXPECT_TRUE(torch::allclose(linear->forward(x + 2 * y), linear->forward(x) + 2 * linear->forward(y), 1e-4, 1e-5));
+  Grouper ours(7, 6, 4);
+  EXPECT_FALSE(torch::allclose(ours->forward(-x), -ours->forward(x), 1e-4, 1e-5));
+
+  // The cell against torch's LSTMCell with the same weights: the code orders the
+  // gates input, forget, output, candidate; torch input, forget, candidate, output,
+  // and adds the forget bias as a bias.
+  const int64_t in = 5, H = 4;
+  const torch::Tensor w = torch::randn({in + H, 4 * H}), fb = torch::full({1}, 0.7);
+  torch::nn::LSTMCell ref(in, H);
+  {
+    torch::NoGradGuard no_grad;
+    const auto g = w.t().chunk(4, 0);  // each [H x (in + H)]
+    const torch::Tensor torch_order = torch::cat({g[0], g[1], g[3], g[2]});
+    ref->weight_ih.copy_(torch_order.narrow(1, 0, in));
+    ref->weight_hh.copy_(torch_order.narrow(1, in, H));
+    ref->bias_ih.zero_();
+    ref->bias_hh.zero_();
+    ref->bias_ih.narrow(0, H, H).fill_(0.7);
+  }
+  const torch::Tensor xi = torch::randn({2, in}), c0 = torch::randn({2, H}), h0 = torch::randn({2, H});
+  const auto [c1, h1] = GroupPlacerPaperImpl::cell(xi, c0, h0, w, fb);
+  const auto [h_ref, c_ref] = ref->forward(xi, std::make_tuple(h0, c0));
+  EXPECT_TRUE(torch::allclose(c1, c_ref, 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(h1, h_ref, 1e-5, 1e-6));
+
+  GroupPlacerPaperImpl placer(6, 8, 4, /*tanh=*/5.0, /*temperature=*/10.0);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : placer.parameters()) p.mul_(200.0);
+  }
+  SampleRng rng(2);
+  const torch::Tensor emb = torch::randn({3, 5, 6});
+  const DecodeResult sampled = placer.decode(emb, &rng, false);
+  EXPECT_LE(sampled.logits.abs().max().item<double>(), 5.0 + 1e-5);
+  EXPECT_GT(sampled.logits.abs().max().item<double>(), 0.5 + 1e-3);
+  const DecodeResult scored = placer.decode(emb, nullptr, false, &sampled.actions);
+  EXPECT_EQ(scored.actions, sampled.actions);
+  EXPECT_TRUE(torch::allclose(scored.logits, sampled.logits, 1e-5, 1e-6));
+}
+
 // ... on while the update count is at most noise_until, and nothing after.
 TEST(AgentFidelity, HierarchicalLogitNoiseStopsAfterItsStep) {
   register_builtins();
