@@ -33,7 +33,8 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     first = rows[0]
     label = {"sum": "paper (sum pooling, the code's default)", "mean": "paper, pool=mean (--normalize-aggs)",
              "ours": "ours (net=ours)"}[variant]
-    print(f"| {graph.replace('_', ':', 1)} | {label} | {cell.get('policy_parameters', '')} | {float(first['entropy']):.2g} | "
+    graph = cell.get("graph", graph)
+    print(f"| {graph} | {label} | {cell.get('policy_parameters', '')} | {float(first['entropy']):.2g} | "
           f"{float(first['min_step_us'])/1e3:.1f}–{float(first['max_step_us'])/1e3:.1f} | {float(first['seconds']):.0f} |")
 PY
   exit 0
@@ -41,7 +42,7 @@ fi
 AWARE="${AWARE:-build/cli/aware}"
 [[ -x "$AWARE" ]] || { echo "error: $AWARE is missing: run scripts/setup first" >&2; exit 1; }
 for g in $GRAPHS; do for v in $VARIANTS; do
-  cell="$OUT/${g/:/_}__$v.json"
+  cell="$OUT/${g//:/_}__$v.json"
   [[ -s "$cell" ]] && continue
   case "$v" in
     sum) extra=() ;;
