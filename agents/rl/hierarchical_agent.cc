@@ -45,16 +45,20 @@ GroupPlacerImpl::GroupPlacerImpl(int embedding_dim, int hidden, int num_devices,
   out_ = register_module("out", torch::nn::Linear(3 * hidden, num_devices));
 }
 
-torch::Tensor logit_noise(const torch::Tensor& logits, double factor, SampleRng& rng) {
-  const double rms = logits.detach().pow(2).mean().sqrt().item<double>();
+torch::Tensor logit_noise(const torch::Tensor& logits, double factor, SampleRng& rng, bool per_row) {
   torch::Tensor eps = torch::empty(logits.sizes(), torch::kFloat);
   float* e = eps.data_ptr<float>();
   for (int64_t k = 0; k < eps.numel(); ++k) {
     // Box-Muller from our own stream (checkpointable; never torch's generator).
     const double u1 = std::max(1e-300, rng.unit()), u2 = rng.unit();
-    e[k] = static_cast<float>(factor * rms * std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2));
+    e[k] = static_cast<float>(std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2));
   }
-  return eps.to(logits.dtype());
+  // The scale is a function of the logits, as the controller's is (its std is a
+  // tensor, norm(logits) / sqrt(size)), so the loss's gradient passes through it
+  // too; 1e-12 keeps the square root's gradient finite at all-zero logits.
+  const torch::Tensor square = logits.pow(2);
+  const torch::Tensor rms = (per_row ? square.mean(-1, true) : square.mean()).add(1e-12).sqrt();
+  return eps.to(logits.dtype()) * (factor * rms);
 }
 
 DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
@@ -83,7 +87,7 @@ DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng*
     logits = tanh_constant_ * torch::tanh(logits / temperature_);
     // Logit noise while training starts (hierarchical_controller.py:908-918): added
     // after the squash, std = noise × the logits' root mean square.
-    if (noise > 0 && rng != nullptr && forced == nullptr && !greedy) logits = logits + logit_noise(logits, noise, *rng);
+    if (noise > 0 && rng != nullptr && forced == nullptr && !greedy) logits = logits + logit_noise(logits, noise, *rng, /*per_row=*/true);
     std::vector<int64_t> chosen(batch);
     if (forced != nullptr) {
       for (int64_t b = 0; b < batch; ++b) chosen[b] = (*forced)[b][t];
@@ -164,7 +168,7 @@ DecodeResult GroupPlacerPaperImpl::decode(const torch::Tensor& embeddings, Sampl
     const torch::Tensor context = (memory * weights.unsqueeze(2)).sum(1);                // [B x H]
     torch::Tensor logits = torch::cat({h, context}, 1).matmul(out_);
     logits = tanh_constant_ * torch::tanh(logits / temperature_);
-    if (noise > 0 && rng != nullptr && forced == nullptr && !greedy) logits = logits + logit_noise(logits, noise, *rng);
+    if (noise > 0 && rng != nullptr && forced == nullptr && !greedy) logits = logits + logit_noise(logits, noise, *rng, /*per_row=*/true);
     std::vector<int64_t> chosen(batch);
     if (forced != nullptr) {
       for (int64_t b = 0; b < batch; ++b) chosen[b] = (*forced)[b][t];
@@ -429,7 +433,7 @@ class HierarchicalAgent final : public Agent {
     torch::Tensor logits = group_logits();
     // The grouper's logits get the same noise, on the raw logits
     // (hierarchical_controller.py:562-572); log-probs are the noisy logits'.
-    if (!greedy && noise_now() > 0) logits = logits + logit_noise(logits, noise_now(), rng);
+    if (!greedy && noise_now() > 0) logits = logits + logit_noise(logits, noise_now(), rng, /*per_row=*/false);
     // An exploration floor (ours, option `explore`, as Aware's): each decision,
     // grouper's and placer's, from (1 − ε) policy + ε uniform, scored as such.
     const std::vector<int64_t> group_of_op = sample_rows(logits, rng, greedy, explore_);

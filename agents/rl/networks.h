@@ -47,6 +47,15 @@ struct PoolMasks {
 };
 PoolMasks placeto_pool_masks(const PlacetoGraphTensors& g, const torch::Tensor& idx, bool normalise = true);
 
+// The start-time feature column from each op's start minus the current op's
+// (microseconds). paper=false (ours): divided by the largest absolute value, so
+// within [-1, 1] (all 0 when every value is 0). paper=true, as Placeto's code
+// scales it (pgraph.py:65-80, :152; pp_item.py converts only the run time to
+// seconds): divided by the column's signed maximum unless that is 0, so earlier
+// ops can fall below -1 and, when the current op starts last, the column stays in
+// microseconds.
+std::vector<float> placeto_start_column(const std::vector<double>& rel, bool paper);
+
 // What the Placeto agent asks of its policy network, whichever it is (net=ours:
 // PlacetoNetImpl; net=paper: PlacetoPaperNetImpl).
 class PlacetoPolicyImpl : public torch::nn::Module {
@@ -172,8 +181,11 @@ class GrouperImpl : public torch::nn::Module {
 TORCH_MODULE(Grouper);
 
 // Gaussian noise for `logits` (same shape): std = factor × their root mean
-// square, drawn from `rng` (Box-Muller).
-torch::Tensor logit_noise(const torch::Tensor& logits, double factor, SampleRng& rng);
+// square, drawn from `rng` (Box-Muller). per_row: each row's own root mean square
+// (the placer's samples: the controller draws one placement at a time, so its
+// scale is one row's); otherwise one over all of them (the grouper's one grouping).
+// The scale is not detached: the gradient passes through it, as in the controller.
+torch::Tensor logit_noise(const torch::Tensor& logits, double factor, SampleRng& rng, bool per_row);
 
 struct DecodeResult {
   torch::Tensor logits;                      // [B x G x D], squashed

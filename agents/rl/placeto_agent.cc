@@ -132,6 +132,19 @@ torch::Tensor PlacetoNetImpl::forward_batch(const torch::Tensor& features,
   return head2_(torch::relu(head1_(summary)));
 }
 
+std::vector<float> placeto_start_column(const std::vector<double>& rel, bool paper) {
+  double largest_abs = 0, largest = 0;
+  for (size_t i = 0; i < rel.size(); ++i) {
+    largest_abs = std::max(largest_abs, std::abs(rel[i]));
+    largest = i == 0 ? rel[i] : std::max(largest, rel[i]);
+  }
+  const double scale = paper ? (largest != 0 ? largest : 1.0) : largest_abs;
+  std::vector<float> column(rel.size(), 0.0f);
+  if (scale != 0)
+    for (size_t i = 0; i < rel.size(); ++i) column[i] = static_cast<float>(rel[i] / scale);
+  return column;
+}
+
 // ------------------------------------------------------------ agent
 
 namespace {
@@ -288,19 +301,16 @@ class PlacetoAgent final : public Agent {
     for (int op : current) ref_start += trace.ops.empty() ? 0 : trace.ops[op].start_us;
     if (!current.empty()) ref_start /= current.size();
     std::vector<double> rel(n_, 0);
-    double max_rel = 0;
     if (static_cast<int>(trace.ops.size()) == n_)
-      for (int i = 0; i < n_; ++i) {
-        rel[i] = trace.ops[i].start_us - ref_start;
-        max_rel = std::max(max_rel, std::abs(rel[i]));
-      }
+      for (int i = 0; i < n_; ++i) rel[i] = trace.ops[i].start_us - ref_start;
+    const std::vector<float> start_column = placeto_start_column(rel, features_ == "paper");
     for (int i = 0; i < n_; ++i) {
       float* row = p + static_cast<int64_t>(i) * f;
       row[0] = static_cast<float>(cost_[i]);
       row[1] = static_cast<float>(out_size_[i]);
       row[2] = visited[i] ? 1.0f : 0.0f;
       row[3] = 0.0f;
-      row[4] = max_rel > 0 ? static_cast<float>(rel[i] / max_rel) : 0.0f;
+      row[4] = start_column[i];
       row[5] = static_cast<float>(memory_[i]);
       row[kPlacetoBaseFeatures + placement[i]] = 1.0f;
     }

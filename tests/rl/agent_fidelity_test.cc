@@ -337,6 +337,33 @@ TEST(AgentFidelity, HierarchicalPaperNetworksAreTheControllers) {
   EXPECT_TRUE(torch::allclose(scored.logits, sampled.logits, 1e-5, 1e-6));
 }
 
+// The controller's noise scale: each placer sample's own root mean square (it
+// draws one placement at a time), and a tensor the loss's gradient passes through.
+TEST(AgentFidelity, HierarchicalNoiseScaleIsEachSamplesAndCarriesGradient) {
+  const torch::Tensor logits =
+      torch::tensor({{1.0f, -1.0f, 1.0f}, {10.0f, -10.0f, 10.0f}}).requires_grad_(true);
+  SampleRng a(5), b(5);
+  const torch::Tensor per_row = logit_noise(logits, 0.5, a, /*per_row=*/true);
+  const torch::Tensor pooled = logit_noise(logits, 0.5, b, /*per_row=*/false);
+  // The same draws, scaled by row 0's root mean square (1), row 1's (10), or the
+  // pooled one (sqrt((3 + 300) / 6)).
+  const double all = std::sqrt(303.0 / 6);
+  for (int64_t j = 0; j < 3; ++j) {
+    EXPECT_NEAR(per_row[0][j].item<double>(), pooled[0][j].item<double>() / all, 1e-5);
+    EXPECT_NEAR(per_row[1][j].item<double>(), 10 * pooled[1][j].item<double>() / all, 1e-4);
+  }
+  // d/dx_j of eps_j' · 0.5 · rms(row) summed over the row: 0.5 · (Σ eps) · x_j / (3 rms).
+  per_row.sum().backward();
+  for (int64_t r = 0; r < 2; ++r) {
+    const double rms = r == 0 ? 1.0 : 10.0;
+    const double eps_sum = per_row[r].sum().item<double>() / (0.5 * rms);
+    for (int64_t j = 0; j < 3; ++j) {
+      const double x = logits[r][j].item<double>();
+      EXPECT_NEAR(logits.grad()[r][j].item<double>(), 0.5 * eps_sum * x / (3 * rms), 1e-4) << r << "," << j;
+    }
+  }
+}
+
 // ... on while the update count is at most noise_until, and nothing after.
 TEST(AgentFidelity, HierarchicalLogitNoiseStopsAfterItsStep) {
   register_builtins();

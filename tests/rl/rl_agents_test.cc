@@ -152,6 +152,18 @@ TEST(PlacetoNet, PaperNetworkByHandOnADiamond) {
 // Its initialisation is Placeto's: Glorot-uniform weights (|w| <= sqrt(6 / (in +
 // out))), zero biases; and it is as wide as its input (6 + devices with
 // features=paper): the first layer of the node transform is [d x d].
+// The start-time column by hand: ours divides by the largest |value|; Placeto's
+// code by the signed maximum, and not at all when that is 0 (the current op last).
+TEST(PlacetoNet, StartTimeColumnScaledAsOursAndAsPlacetosCode) {
+  const std::vector<double> rel = {-300, 0, 100, 50};
+  EXPECT_EQ(placeto_start_column(rel, false), (std::vector<float>{-1.0f, 0.0f, 1.0f / 3, 1.0f / 6}));
+  EXPECT_EQ(placeto_start_column(rel, true), (std::vector<float>{-3.0f, 0.0f, 1.0f, 0.5f}));
+  const std::vector<double> last = {-400, -100, 0};
+  EXPECT_EQ(placeto_start_column(last, false), (std::vector<float>{-1.0f, -0.25f, 0.0f}));
+  EXPECT_EQ(placeto_start_column(last, true), (std::vector<float>{-400.0f, -100.0f, 0.0f}));
+  EXPECT_EQ(placeto_start_column({0, 0}, false), (std::vector<float>{0.0f, 0.0f}));
+}
+
 TEST(PlacetoNet, PaperNetworkIsGlorotInitialisedAndAsWideAsItsInput) {
   torch::manual_seed(4);
   register_builtins();
