@@ -20,24 +20,7 @@ done
 OUT=experiments/results/placeto-paper/net
 mkdir -p "$OUT"
 if ((TABLE)); then
-  /usr/bin/python3 - "$OUT" <<'PY'
-import csv, glob, json, math, os, sys
-out = sys.argv[1]
-print("| graph | network | weights | first update's entropy (of ln 4 = 1.386) | its steps, min–max ms | seconds |")
-print("|---|---|---|---|---|---|")
-for path in sorted(glob.glob(os.path.join(out, "*.json"))):
-    name = os.path.basename(path)[:-5]
-    graph, variant = name.rsplit("__", 1)
-    cell = json.load(open(path))
-    rows = list(csv.DictReader(open(path[:-5] + ".curve.csv")))
-    first = rows[0]
-    label = {"sum": "paper (sum pooling, the code's default)", "mean": "paper, pool=mean (--normalize-aggs)",
-             "ours": "ours (net=ours)"}[variant]
-    graph = cell.get("graph", graph)
-    print(f"| {graph} | {label} | {cell.get('policy_parameters', '')} | {float(first['entropy']):.2g} | "
-          f"{float(first['min_step_us'])/1e3:.1f}–{float(first['max_step_us'])/1e3:.1f} | {float(first['seconds']):.0f} |")
-PY
-  exit 0
+  exec /usr/bin/python3 experiments/placeto_paper_net_table.py "$OUT"
 fi
 AWARE="${AWARE:-build/cli/aware}"
 [[ -x "$AWARE" ]] || { echo "error: $AWARE is missing: run scripts/setup first" >&2; exit 1; }

@@ -61,6 +61,35 @@ torch::Tensor logit_noise(const torch::Tensor& logits, double factor, SampleRng&
   return eps.to(logits.dtype()) * (factor * rms);
 }
 
+namespace {
+
+// One decoder step's end, the same for both placers: C·tanh(x / T) (Mirhoseini et
+// al. 2018, and hierarchical_controller.py: the temperature inside the squash, so
+// the logits stay within ±C), the logit noise while sampling (:908-918: after the
+// squash, std = noise × each sample's root mean square), then each row's device
+// (forced, sampled or greedy), written into out.actions[.][t]. Returns the logits
+// the devices were drawn from; `chosen` gets the devices.
+torch::Tensor finish_step(torch::Tensor raw, double tanh_constant, double temperature, SampleRng* rng,
+                          bool greedy, const std::vector<std::vector<int64_t>>* forced, double noise,
+                          double explore, int64_t t, DecodeResult& out, std::vector<int64_t>& chosen) {
+  torch::Tensor logits = tanh_constant * torch::tanh(raw / temperature);
+  if (noise > 0 && rng != nullptr && forced == nullptr && !greedy)
+    logits = logits + logit_noise(logits, noise, *rng, /*per_row=*/true);
+  const int64_t batch = logits.size(0);
+  chosen.assign(batch, 0);
+  if (forced != nullptr) {
+    for (int64_t b = 0; b < batch; ++b) chosen[b] = (*forced)[b][t];
+  } else {
+    AWARE_CHECK(rng != nullptr || greedy, "decode needs an rng to sample");
+    SampleRng dummy(0);
+    chosen = sample_rows(logits, rng != nullptr ? *rng : dummy, greedy, explore);
+  }
+  for (int64_t b = 0; b < batch; ++b) out.actions[b][t] = chosen[b];
+  return logits;
+}
+
+}  // namespace
+
 DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng* rng, bool greedy,
                                      const std::vector<std::vector<int64_t>>* forced, double noise,
                                      double explore) {
@@ -81,24 +110,10 @@ DecodeResult GroupPlacerImpl::decode(const torch::Tensor& embeddings, SampleRng*
     const torch::Tensor score = attn_v_(torch::tanh(enc_proj + attn_dec_(h).unsqueeze(1))).squeeze(2);
     const torch::Tensor weights = torch::softmax(score, 1);
     const torch::Tensor context = (weights.unsqueeze(2) * enc).sum(1);
-    torch::Tensor logits = out_(torch::cat({h, context}, 1));
-    // C·tanh(x / T) (Mirhoseini et al. 2018, and hierarchical_controller.py): the
-    // temperature inside the squash, so the logits stay within ±C.
-    logits = tanh_constant_ * torch::tanh(logits / temperature_);
-    // Logit noise while training starts (hierarchical_controller.py:908-918): added
-    // after the squash, std = noise × the logits' root mean square.
-    if (noise > 0 && rng != nullptr && forced == nullptr && !greedy) logits = logits + logit_noise(logits, noise, *rng, /*per_row=*/true);
-    std::vector<int64_t> chosen(batch);
-    if (forced != nullptr) {
-      for (int64_t b = 0; b < batch; ++b) chosen[b] = (*forced)[b][t];
-    } else {
-      AWARE_CHECK(rng != nullptr || greedy, "decode needs an rng to sample");
-      SampleRng dummy(0);
-      chosen = sample_rows(logits, rng != nullptr ? *rng : dummy, greedy, explore);
-    }
-    for (int64_t b = 0; b < batch; ++b) out.actions[b][t] = chosen[b];
+    std::vector<int64_t> chosen;
+    step_logits.push_back(finish_step(out_(torch::cat({h, context}, 1)), tanh_constant_, temperature_, rng, greedy,
+                                      forced, noise, explore, t, out, chosen));
     prev = torch::tensor(chosen, torch::kInt64);
-    step_logits.push_back(logits);
   }
   out.logits = torch::stack(step_logits, 1);
   return out;
@@ -166,20 +181,10 @@ DecodeResult GroupPlacerPaperImpl::decode(const torch::Tensor& embeddings, Sampl
     const torch::Tensor query = torch::tanh(h.matmul(attn_w2_).unsqueeze(1) + memory);  // [B x G x H]
     const torch::Tensor weights = torch::softmax(query.matmul(attn_v_).squeeze(2), 1);    // [B x G]
     const torch::Tensor context = (memory * weights.unsqueeze(2)).sum(1);                // [B x H]
-    torch::Tensor logits = torch::cat({h, context}, 1).matmul(out_);
-    logits = tanh_constant_ * torch::tanh(logits / temperature_);
-    if (noise > 0 && rng != nullptr && forced == nullptr && !greedy) logits = logits + logit_noise(logits, noise, *rng, /*per_row=*/true);
-    std::vector<int64_t> chosen(batch);
-    if (forced != nullptr) {
-      for (int64_t b = 0; b < batch; ++b) chosen[b] = (*forced)[b][t];
-    } else {
-      AWARE_CHECK(rng != nullptr || greedy, "decode needs an rng to sample");
-      SampleRng dummy(0);
-      chosen = sample_rows(logits, rng != nullptr ? *rng : dummy, greedy, explore);
-    }
-    for (int64_t b = 0; b < batch; ++b) out.actions[b][t] = chosen[b];
+    std::vector<int64_t> chosen;
+    step_logits.push_back(finish_step(torch::cat({h, context}, 1).matmul(out_), tanh_constant_, temperature_, rng,
+                                      greedy, forced, noise, explore, t, out, chosen));
     prev = torch::tensor(chosen, torch::kInt64);
-    step_logits.push_back(logits);
   }
   out.logits = torch::stack(step_logits, 1);
   return out;
