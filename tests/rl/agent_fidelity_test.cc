@@ -337,6 +337,44 @@ TEST(AgentFidelity, HierarchicalPaperNetworksAreTheControllers) {
   EXPECT_TRUE(torch::allclose(scored.logits, sampled.logits, 1e-5, 1e-6));
 }
 
+// The controller's encoder pairs forward step i with backward step i (the state
+// after groups G-1 ... G-1-i), not with group i's own backward state: the first
+// decoder step's logits, rebuilt here from the cell and the module's weights with
+// that pairing, equal decode()'s, and differ with the aligned one.
+TEST(AgentFidelity, HierarchicalPaperEncoderPairsStepsAsTheController) {
+  torch::manual_seed(8);
+  GroupPlacerPaperImpl placer(3, 4, 2, /*tanh=*/5.0, /*temperature=*/1.0);
+  std::map<std::string, torch::Tensor> w;
+  for (const auto& item : placer.named_parameters()) w[item.key()] = item.value().detach();
+  const int64_t G = 3;
+  const torch::Tensor emb = torch::randn({1, G, 3});
+  const DecodeResult d = placer.decode(emb, nullptr, /*greedy=*/true);
+  auto first_logits = [&](bool controller_pairing) {
+    torch::Tensor cf = torch::zeros({1, 2}), hf = torch::zeros({1, 2}), cb = cf, hb = hf;
+    std::vector<torch::Tensor> fw, bw(G);
+    for (int64_t t = 0; t < G; ++t) {
+      std::tie(cf, hf) = GroupPlacerPaperImpl::cell(emb.select(1, t), cf, hf, w["encoder_forward"],
+                                                    w["encoder_forget_bias"]);
+      std::tie(cb, hb) = GroupPlacerPaperImpl::cell(emb.select(1, G - 1 - t), cb, hb, w["encoder_backward"],
+                                                    w["encoder_forget_bias"]);
+      fw.push_back(hf);
+      bw[controller_pairing ? t : G - 1 - t] = hb;
+    }
+    std::vector<torch::Tensor> rows;
+    for (int64_t t = 0; t < G; ++t) rows.push_back(torch::cat({fw[t], bw[t]}, 1));
+    const torch::Tensor memory = torch::stack(rows, 1).matmul(w["attn_w_1"]);
+    auto [c, h] = GroupPlacerPaperImpl::cell(w["device_go_embedding"], torch::cat({cf, cb}, 1),
+                                             torch::cat({hf, hb}, 1), w["decoder"], w["decoder_forget_bias"]);
+    const torch::Tensor score = torch::tanh(h.matmul(w["attn_w_2"]).unsqueeze(1) + memory).matmul(w["attn_v"]);
+    const torch::Tensor weights = torch::softmax(score.squeeze(2), 1);
+    const torch::Tensor context = (memory * weights.unsqueeze(2)).sum(1);
+    return 5.0 * torch::tanh(torch::cat({h, context}, 1).matmul(w["out"]));
+  };
+  const torch::Tensor decoded = d.logits.select(1, 0).detach();
+  EXPECT_TRUE(torch::allclose(decoded, first_logits(true), 1e-5, 1e-6));
+  EXPECT_FALSE(torch::allclose(decoded, first_logits(false), 1e-5, 1e-6));
+}
+
 // The controller's noise scale: each placer sample's own root mean square (it
 // draws one placement at a time), and a tensor the loss's gradient passes through.
 TEST(AgentFidelity, HierarchicalNoiseScaleIsEachSamplesAndCarriesGradient) {
