@@ -26,6 +26,7 @@ std::unique_ptr<Placer> make_random_sampling_placer(); // "random-sampling"
 std::unique_ptr<Placer> make_anneal_placer();        // "anneal"
 std::unique_ptr<Placer> make_anneal_graph_placer();  // "anneal-graph"
 std::unique_ptr<Placer> make_genetic_placer();       // "genetic"
+std::unique_ptr<Placer> make_exhaustive_placer();    // "exhaustive"
 
 // The cheap one-shot placers a search starts from, in the order they are tried:
 // m-etf, heft, m-sct, expert, m-topo, single, round-robin (fresh instances).

@@ -83,6 +83,14 @@ void register_baseline_placers() {
          {"mutation", T::kDouble, "0.3", "probability a child gets a run of units moved"},
          threads},
         make_genetic_placer);
+  r.add("exhaustive",
+        "every placement of the colocation units simulated, the best returned (small graphs: D^units; "
+        "with a budget, the first placements in counting order only)",
+        {{"max_placements", T::kDouble, "1e9", "refuse a graph with more placements than this (no budget given)",
+          1, 1e18},
+         {"report", T::kOutputPath, "", "write the count, whether every placement was simulated and the best (JSON)"},
+         threads},
+        make_exhaustive_placer);
   r.add("hilbert", "mesh: groups in graph order along a Hilbert curve over the cores (capacity respected)",
         make_hilbert_placer);
   r.add("force-directed",

@@ -2,6 +2,7 @@
 #include "agents/exact/formulation.h"
 
 #include <coin/Cbc_C_Interface.h>
+#include <coin/ClpSimplex.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -18,28 +19,37 @@ struct CbcDeleter {
   void operator()(Cbc_Model* m) const { Cbc_deleteModel(m); }
 };
 
+// The rows as one column-major matrix (CBC's and Clp's load format).
+struct ColumnMajor {
+  int ncols, nrows;
+  std::vector<CoinBigIndex> starts;
+  std::vector<int> index;
+  std::vector<double> value;
+  explicit ColumnMajor(const Lp& lp) : ncols(lp.num_cols()), nrows(static_cast<int>(lp.rows.size())) {
+    std::vector<int> count(ncols, 0);
+    for (const auto& r : lp.rows)
+      for (const auto& [c, v] : r) ++count[c];
+    starts.assign(ncols + 1, 0);
+    for (int c = 0; c < ncols; ++c) starts[c + 1] = starts[c] + count[c];
+    index.resize(starts[ncols]);
+    value.resize(starts[ncols]);
+    std::vector<CoinBigIndex> fill(starts.begin(), starts.end() - 1);
+    for (int r = 0; r < nrows; ++r)
+      for (const auto& [c, v] : lp.rows[r]) {
+        index[fill[c]] = r;
+        value[fill[c]++] = v;
+      }
+  }
+};
+
 Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, double>>& start,
                bool lp_only) {
-  const int ncols = lp.num_cols();
-  const int nrows = static_cast<int>(lp.rows.size());
-  // Column-major copy of the rows.
-  std::vector<int> count(ncols, 0);
-  for (const auto& r : lp.rows)
-    for (const auto& [c, v] : r) ++count[c];
-  std::vector<CoinBigIndex> starts(ncols + 1, 0);
-  for (int c = 0; c < ncols; ++c) starts[c + 1] = starts[c] + count[c];
-  std::vector<int> index(starts[ncols]);
-  std::vector<double> value(starts[ncols]);
-  std::vector<CoinBigIndex> fill(starts.begin(), starts.end() - 1);
-  for (int r = 0; r < nrows; ++r)
-    for (const auto& [c, v] : lp.rows[r]) {
-      index[fill[c]] = r;
-      value[fill[c]++] = v;
-    }
+  const ColumnMajor cm(lp);
+  const int ncols = cm.ncols, nrows = cm.nrows;
   std::unique_ptr<Cbc_Model, CbcDeleter> model(Cbc_newModel());
   Cbc_Model* m = model.get();
   Cbc_setLogLevel(m, 0);
-  Cbc_loadProblem(m, ncols, nrows, starts.data(), index.data(), value.data(), lp.col_lb.data(),
+  Cbc_loadProblem(m, ncols, nrows, cm.starts.data(), cm.index.data(), cm.value.data(), lp.col_lb.data(),
                   lp.col_ub.data(), lp.obj.data(), lp.row_lb.data(), lp.row_ub.data());
   Cbc_setObjSense(m, 1);
   if (!lp_only)
@@ -80,6 +90,43 @@ Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, do
   return out;
 }
 
+struct WarmLp::Impl {
+  ClpSimplex model;
+};
+
+WarmLp::WarmLp(const Lp& lp) : impl_(new Impl) {
+  const ColumnMajor cm(lp);
+  const int ncols = cm.ncols, nrows = cm.nrows;
+  // Clp takes COIN_DBL_MAX for an infinite bound.
+  auto clip = [](std::vector<double> v) {
+    for (double& x : v) x = std::isinf(x) ? (x > 0 ? COIN_DBL_MAX : -COIN_DBL_MAX) : x;
+    return v;
+  };
+  const std::vector<double> clb = clip(lp.col_lb), cub = clip(lp.col_ub), rlb = clip(lp.row_lb),
+                            rub = clip(lp.row_ub);
+  impl_->model.setLogLevel(0);
+  impl_->model.loadProblem(ncols, nrows, cm.starts.data(), cm.index.data(), cm.value.data(), clb.data(), cub.data(),
+                           lp.obj.data(), rlb.data(), rub.data());
+  impl_->model.setOptimizationDirection(1);
+}
+
+WarmLp::~WarmLp() { delete impl_; }
+
+void WarmLp::set_bounds(int col, double lb, double ub) {
+  impl_->model.setColumnBounds(col, lb, std::isinf(ub) ? COIN_DBL_MAX : ub);
+}
+
+double WarmLp::solve() {
+  impl_->model.dual();
+  if (impl_->model.isProvenOptimal()) return impl_->model.objectiveValue();
+  if (impl_->model.isProvenPrimalInfeasible()) return kInf;
+  // Anything else (iteration limit, numerical trouble): start over once with primal.
+  impl_->model.primal();
+  if (impl_->model.isProvenOptimal()) return impl_->model.objectiveValue();
+  if (impl_->model.isProvenPrimalInfeasible()) return kInf;
+  return -kInf;
+}
+
 bool interchangeable_devices(const Cluster& cluster, const OpCostMatrix& costs) {
   if (costs.num_classes() != 1) return false;
   for (int d = 1; d < cluster.num_devices(); ++d)
@@ -88,7 +135,7 @@ bool interchangeable_devices(const Cluster& cluster, const OpCostMatrix& costs) 
 }
 
 Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatrix& costs,
-                  bool with_order, double floor_us, double cutoff_us, double horizon_us) {
+                  bool with_order, double floor_us, double cutoff_us, double horizon_us, bool symmetry_rows) {
   Formulation f;
   Lp& lp = f.lp;
   const int n = graph.num_ops();
@@ -121,7 +168,7 @@ Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatr
     lp.row(std::move(one), 1, 1);
   }
   f.symmetric = D > 1 && D <= 8 && interchangeable_devices(cluster, costs);
-  if (f.symmetric) {
+  if (f.symmetric && symmetry_rows) {
     for (int d = 1; d < D; ++d)
       if (f.x[0][d] >= 0) lp.col_ub[f.x[0][d]] = 0;
     for (int u = 1; u < U; ++u)

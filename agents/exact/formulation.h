@@ -56,6 +56,24 @@ struct Solved {
 // Solved::failure, not thrown.
 Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, double>>& start, bool lp_only);
 
+// The LP relaxation of `lp` kept loaded in one simplex, for branch and bound:
+// change column bounds, re-solve from the last basis (dual simplex).
+class WarmLp {
+ public:
+  explicit WarmLp(const Lp& lp);
+  ~WarmLp();
+  WarmLp(const WarmLp&) = delete;
+  WarmLp& operator=(const WarmLp&) = delete;
+  void set_bounds(int col, double lb, double ub);
+  // The relaxation's optimum; kInf when it is infeasible, -kInf when the solve
+  // did not finish (no bound).
+  double solve();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
 // The formulation (docs/bounds.md, "The MILP").
 struct Formulation {
   Lp lp;
@@ -72,8 +90,10 @@ struct Formulation {
 bool interchangeable_devices(const Cluster& cluster, const OpCostMatrix& costs);
 // `cutoff_us` (finite): the step must be at most this (exact rounds); `horizon_us`:
 // an upper bound on any start + duration the solve can need (big-M).
+// `symmetry_rows`: with interchangeable devices, add row 9 (first use in unit
+// number order); branch and bound breaks the symmetry in its own order instead.
 Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatrix& costs, bool with_order,
-                  double floor_us, double cutoff_us, double horizon_us);
+                  double floor_us, double cutoff_us, double horizon_us, bool symmetry_rows = true);
 // The placement a solution's x columns choose (each unit on its largest x).
 Placement decode(const Formulation& f, const std::vector<double>& sol, int num_ops);
 // A placement as start values of the x columns (relabelled by first use when the

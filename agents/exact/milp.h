@@ -13,10 +13,13 @@
 //  - "relaxed": the above. One solve within the time limit; every integer
 //    solution the solver found (and the start) is simulated, the best returned.
 //  - "exact": the above (with order=true, also "two ops of a stream on one device do
-//    not overlap", an order variable per pair no path orders). Rounds: solve for
-//    the relaxation's best placement below the best simulated step so far,
-//    simulate it, forbid it, repeat. When no placement is left below the best,
-//    the best is optimal for the simulator (`proven`). For small graphs.
+//    not overlap", an order variable per pair no path orders). Branch and bound
+//    (the default): place the units one at a time, bound each partial placement
+//    by the longest chain and by the relaxation with its units fixed, prune what
+//    cannot beat the best simulated step, simulate every leaf. Or rounds: solve
+//    for the relaxation's best placement below the best simulated step so far,
+//    simulate it, forbid it, repeat. Either way, when no placement is left below
+//    the best, the best is optimal for the simulator (`proven`). For small graphs.
 #pragma once
 
 #include <string>
@@ -44,6 +47,11 @@ struct MilpOptions {
   // rounds of the model without them prove optimality sooner (more rounds, each
   // far cheaper) and leave a higher bound when time runs out.
   bool order = false;
+  // Exact mode's search: "branch" (branch and bound over the units, each node
+  // bounded by the longest chain and the LP relaxation with the placed units
+  // fixed, each leaf simulated) or "rounds" (the whole MILP re-solved with each
+  // simulated placement forbidden, until none is left below the best).
+  std::string search = "branch";
   const Placement* start = nullptr;  // a placement to start from (may be null)
   long long max_evals = 0;     // simulations allowed (0: no limit); the start's count
 };
@@ -57,7 +65,8 @@ struct MilpResult {
   std::string mode;          // "exact" or "relaxed"
   std::string status;        // "optimal", "time limit", "round limit", "evaluation budget", "solver failed: ..."
   std::string source;        // "solver" or "start": where the returned placement came from
-  int rounds = 0;            // solves made
+  int rounds = 0;            // solves made (rounds; 1 for branch and bound)
+  int nodes = 0;             // branch and bound: nodes visited
   int evaluated = 0;         // placements simulated
   double seconds = 0;
 };

@@ -31,6 +31,7 @@ class MilpPlacer final : public Placer {
     o.exact_max_units = static_cast<int>(option_int(context.options, "exact_max_units", 20, name()));
     o.max_rounds = static_cast<int>(option_int(context.options, "max_rounds", 20000, name()));
     o.order = option_bool(context.options, "order", false, name());
+    o.search = option_string(context.options, "search", "branch");
     const std::string start_from = option_string(context.options, "start", "cheap");
     if (start_from != "cheap" && start_from != "none")
       throw ConfigError("milp: start must be cheap or none, not '" + start_from + "'");
@@ -75,7 +76,7 @@ class MilpPlacer final : public Placer {
                        {"step_us", r.step_us},      {"feasible", r.feasible},
                        {"bound_us", r.bound_us},    {"proven", r.proven},
                        {"gap", r.bound_us > 0 ? r.step_us / r.bound_us : 0.0},
-                       {"source", r.source},        {"rounds", r.rounds},
+                       {"source", r.source},        {"rounds", r.rounds}, {"nodes", r.nodes},
                        {"evaluated", r.evaluated},  {"seconds", r.seconds},
                        {"time_limit_s", o.time_limit_s}};
       write_json_file(report, j);
@@ -97,6 +98,7 @@ void register_exact_placers() {
        {"exact_max_units", T::kInt, "20", "auto: exact up to this many colocation units", 1, 1000},
        {"max_rounds", T::kInt, "20000", "exact: solves before giving up on a proof", 1, 100000000},
        {"order", T::kBool, "0", "exact: order variables for ops sharing a device (slower rounds)"},
+       {"search", T::kString, "branch", "exact: branch (branch and bound, each leaf simulated) or rounds (re-solve, forbid)"},
        {"start", T::kString, "cheap", "cheap (the best one-pass placer) or none"},
        {"report", T::kOutputPath, "", "write the bound, the status and the gap here (JSON)"}},
       [] { return std::unique_ptr<Placer>(new MilpPlacer()); });
