@@ -83,6 +83,8 @@ STDOUT_SCRIPTS = [
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "20000"],
      "experiments/results/aware-guided/table-20000.md"),
     (["experiments/bounds_table.py"], "experiments/results/bounds/table.md"),
+    (["experiments/milp_exact_table.py", "experiments/results/milp-exact/cells"],
+     "experiments/results/milp-exact/table.md"),
     (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1"],
      "experiments/results/aware-defaults/vs-anneal-graph-20000-s1.md"),
     (["experiments/curve_summary.py"] + [
