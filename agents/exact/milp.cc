@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -57,44 +58,82 @@ struct Incumbent {
     }
     return better;
   }
+  // The same for `base` with `moves` applied, through the evaluator's incremental path.
+  bool offer_move(Evaluator& ev, const OpGraph& g, const Cluster& c, const Placement& base,
+                  const std::vector<OpMove>& moves, const std::string& from) {
+    if (exhausted()) return false;
+    const StepResult r = ev.evaluate_move(g, c, base, moves);
+    ++evaluated;
+    const bool better = (r.feasible && !feasible) || (r.feasible == feasible && r.step_time_us < step_us);
+    if (better) {
+      placement = base;
+      for (const OpMove& m : moves) placement[m.op] = m.device;
+      step_us = r.step_time_us;
+      feasible = r.feasible;
+      source = from;
+    }
+    return better;
+  }
 };
 
 
 // Exact mode by branch and bound (docs/bounds.md, "Exact mode"): units are placed
 // one at a time in topological order, depth first; a node is pruned when a bound
 // on every completion's simulated step reaches the best simulated step so far,
-// and every leaf is simulated. Two bounds, the cheaper first: the longest chain
+// and every leaf is simulated. Three bounds, the cheaper first: the longest chain
 // with the placed ops at their devices' times and a transfer of at least
-// c(bytes) on each edge whose ends are placed apart (S2-S4), and the MILP's LP
-// relaxation with the placed units' x fixed (the claim of docs/bounds.md holds
-// for every placement, so for every completion of the node's). With
-// interchangeable devices a unit opens at most one new device (first use), and
-// each leaf's relabellings are simulated, as in the rounds.
+// c(bytes) on each edge whose ends are placed apart (S2-S4), the per-device
+// one-machine bound over the placed ops, and the MILP's LP relaxation with the
+// placed units' x fixed (the claim of docs/bounds.md holds for every placement,
+// so for every completion of the node's). With interchangeable devices a unit
+// opens at most one new device (first use), and each leaf's relabellings are
+// simulated, as in the rounds.
+//
+// Window mode (relaxed mode's polish): every unit but a window's fixed where a
+// base placement has it, the window's units searched the same way with the
+// chain bound alone, each leaf simulated as a move from the base.
 class BranchAndBound {
  public:
+  // `with_lp`: bound nodes by the relaxation too (exact mode; the LP is loaded once).
   BranchAndBound(const OpGraph& g, const Cluster& c, const OpCostMatrix& costs, Formulation f,
                  Evaluator& ev, Incumbent& inc, double deadline_s, Clock::time_point t0,
-                 ProgressObserver* progress)
+                 ProgressObserver* progress, bool with_lp = true)
       : g_(g), c_(c), costs_(costs), f_(std::move(f)), ev_(ev), inc_(inc), deadline_s_(deadline_s),
         t0_(t0), progress_(progress), n_(g.num_ops()), D_(c.num_devices()), U_(f_.units.num_units()),
-        lp_(f_.lp) {
+        lp_(with_lp ? std::make_unique<WarmLp>(f_.lp) : nullptr) {
     order_ = topological_order(g_);
     std::vector<int> pos(n_);
     for (int k = 0; k < n_; ++k) pos[order_[k]] = k;
-    std::vector<int> first(U_, n_);
+    first_.assign(U_, n_);
     for (int op = 0; op < n_; ++op) {
       const int u = f_.units.unit_of_op[op];
-      first[u] = std::min(first[u], pos[op]);
+      first_[u] = std::min(first_[u], pos[op]);
     }
     unit_order_.resize(U_);
     for (int u = 0; u < U_; ++u) unit_order_[u] = u;
-    std::sort(unit_order_.begin(), unit_order_.end(), [&](int a, int b) { return first[a] < first[b]; });
+    std::sort(unit_order_.begin(), unit_order_.end(), [&](int a, int b) { return first_[a] < first_[b]; });
     for (const Edge& e : g_.edges()) transfer_.push_back(D_ > 1 ? cheapest_transfer_us(c_, e.bytes) : 0.0);
     device_of_unit_.assign(U_, -1);
     open_bound_.assign(U_ + 1, kInf);
     head_.assign(n_, 0);
     tail_.assign(n_, 0);
   }
+
+  // Window mode: searches the placements of `free_units` with every other unit
+  // where `base` has it (base is the incumbent's placement, copied). Returns
+  // false when the time limit or the budget stopped it.
+  bool search_window(const std::vector<int>& free_units) {
+    base_ = inc_.placement;
+    windowed_ = true;
+    for (int u = 0; u < U_; ++u) device_of_unit_[u] = base_[f_.units.ops_of_unit[u][0]];
+    unit_order_ = free_units;
+    std::sort(unit_order_.begin(), unit_order_.end(), [&](int a, int b) { return first_[a] < first_[b]; });
+    for (int u : unit_order_) device_of_unit_[u] = -1;
+    dfs(0, D_, 0.0);
+    for (int u : unit_order_) device_of_unit_[u] = base_[f_.units.ops_of_unit[u][0]];
+    return !stopped_;
+  }
+  int nodes() const { return nodes_; }
 
   // Returns the proven lower bound: the best simulated step when the search
   // finished, else the least bound of a node left unexplored.
@@ -148,6 +187,7 @@ class BranchAndBound {
         const Edge& edge = g_.edge(e);
         tail_[*it] = std::max(tail_[*it], tail_[edge.dst] + time(edge.dst) + (apart(edge) ? transfer_[e] : 0.0));
       }
+    if (windowed_) return longest;  // the per-device bound costs more than a window's leaves
     for (int d = 0; d < D_; ++d)
       for (int stream = 0; stream < 2; ++stream) {
         ops_.clear();
@@ -178,14 +218,16 @@ class BranchAndBound {
   // The LP relaxation with the placed units fixed (the simplex keeps its last
   // basis, so a node's solve starts from its sibling's); kInf when infeasible.
   void fix_unit(int u, int d) {
+    if (!lp_) return;
     for (int e = 0; e < D_; ++e)
       if (f_.x[u][e] >= 0)
-        lp_.set_bounds(f_.x[u][e], d < 0 ? f_.lp.col_lb[f_.x[u][e]] : (e == d ? 1 : 0),
+        lp_->set_bounds(f_.x[u][e], d < 0 ? f_.lp.col_lb[f_.x[u][e]] : (e == d ? 1 : 0),
                        d < 0 ? f_.lp.col_ub[f_.x[u][e]] : (e == d ? 1 : 0));
   }
   double lp_bound() {
+    if (!lp_) return -kInf;
     ++lps_;
-    return lp_.solve();
+    return lp_->solve();
   }
 
   bool should_stop() {
@@ -199,6 +241,14 @@ class BranchAndBound {
   }
 
   void leaf(int devices_used) {
+    if (windowed_) {
+      std::vector<OpMove> moves;
+      for (int u : unit_order_)
+        if (device_of_unit_[u] != base_[f_.units.ops_of_unit[u][0]])
+          for (int op : f_.units.ops_of_unit[u]) moves.push_back({op, device_of_unit_[u]});
+      if (!moves.empty()) inc_.offer_move(ev_, g_, c_, base_, moves, "window");
+      return;
+    }
     Placement p(std::vector<int>(n_, 0));
     for (int op = 0; op < n_; ++op) p[op] = device_of_unit_[f_.units.unit_of_op[op]];
     if (!f_.symmetric) {
@@ -229,7 +279,7 @@ class BranchAndBound {
       open_bound_[k] = bound;
       return;
     }
-    if (k == U_) {
+    if (k == static_cast<int>(unit_order_.size())) {
       leaf(used);
       if (inc_.exhausted() && !stopped_) {
         stopped_ = true;
@@ -239,7 +289,7 @@ class BranchAndBound {
       return;
     }
     const int u = unit_order_[k];
-    const int limit = f_.symmetric ? std::min(D_, used + 1) : D_;
+    const int limit = f_.symmetric && !windowed_ ? std::min(D_, used + 1) : D_;
     // Children: each device, bounded, then explored from the least bound.
     std::vector<std::pair<double, int>> children;
     for (int d = 0; d < limit; ++d) {
@@ -290,14 +340,73 @@ class BranchAndBound {
   Clock::time_point t0_;
   ProgressObserver* progress_;
   int n_, D_, U_;
-  std::vector<int> order_, unit_order_, device_of_unit_, ops_, set_;
+  std::vector<int> order_, unit_order_, device_of_unit_, ops_, set_, first_;
   std::vector<double> transfer_, open_bound_, head_, tail_;
-  WarmLp lp_;
+  std::unique_ptr<WarmLp> lp_;
+  bool windowed_ = false;
+  Placement base_;
   int nodes_ = 0;
   long long lps_ = 0;
   bool stopped_ = false;
   std::string stop_reason_;
 };
+
+// Relaxed mode's polish (docs/bounds.md, "Relaxed mode"): windows of `window`
+// connected units (breadth first from each unit in turn, in a seeded random
+// order, neighbours shuffled), each searched exactly with the rest of the
+// incumbent fixed, until the time limit or the budget. Returns the windows
+// searched.
+int polish_windows(const OpGraph& g, const Cluster& c, const OpCostMatrix& costs, const Formulation& f,
+                   Evaluator& ev, Incumbent& inc, const MilpOptions& o, Clock::time_point t0,
+                   ProgressObserver* progress) {
+  const int U = f.units.num_units();
+  const int D = c.num_devices();
+  if (U == 0 || D < 2 || inc.placement.size() == 0) return 0;
+  int k = o.window;
+  if (k <= 0) {  // the largest window with at most 1,024 placements
+    k = 1;
+    while (std::pow(static_cast<double>(D), k + 1) <= 1024) ++k;
+  }
+  k = std::min(k, U);
+  std::vector<std::vector<int>> adjacent(U);
+  for (const Edge& e : g.edges()) {
+    const int a = f.units.unit_of_op[e.src], b = f.units.unit_of_op[e.dst];
+    if (a == b) continue;
+    adjacent[a].push_back(b);
+    adjacent[b].push_back(a);
+  }
+  for (auto& list : adjacent) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  std::mt19937_64 rng(o.seed);
+  BranchAndBound bb(g, c, costs, f, ev, inc, o.time_limit_s, t0, progress, /*with_lp=*/false);
+  std::vector<int> seeds(U);
+  for (int u = 0; u < U; ++u) seeds[u] = u;
+  std::vector<char> in(U, 0);
+  int windows = 0;
+  while (true) {
+    std::shuffle(seeds.begin(), seeds.end(), rng);
+    for (int seed : seeds) {
+      if (seconds_since(t0) >= o.time_limit_s || inc.exhausted() || (progress && progress->cancelled()))
+        return windows;
+      std::vector<int> window{seed};
+      std::fill(in.begin(), in.end(), 0);
+      in[seed] = 1;
+      for (std::size_t i = 0; i < window.size() && static_cast<int>(window.size()) < k; ++i) {
+        std::vector<int> next = adjacent[window[i]];
+        std::shuffle(next.begin(), next.end(), rng);
+        for (int v : next)
+          if (!in[v] && static_cast<int>(window.size()) < k) {
+            in[v] = 1;
+            window.push_back(v);
+          }
+      }
+      ++windows;
+      if (!bb.search_window(window)) return windows;
+    }
+  }
+}
 
 }  // namespace
 
@@ -340,7 +449,9 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
     out.status = "time limit";
   } else if (!exact) {
     const Formulation f = build(graph, cluster, costs, false, floor.best_us(), kInf, 0);
-    const Solved r = run_cbc(f.lp, options.time_limit_s, start_values(f, inc.placement), false);
+    // With the polish, the solve gets its share of the time and the windows the rest.
+    const double solve_s = options.polish ? options.time_limit_s * (1 - options.polish_share) : options.time_limit_s;
+    const Solved r = run_cbc(f.lp, solve_s, start_values(f, inc.placement), false);
     out.rounds = 1;
     for (const auto& sol : r.solutions) inc.offer(evaluator, graph, cluster, decode(f, sol, n), "solver");
     if (!r.failure.empty()) out.status = "solver failed: " + r.failure;
@@ -348,6 +459,8 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
     else out.status = r.optimal ? "optimal" : "time limit";
     if (std::isfinite(r.best_bound)) lower = std::max(lower, r.best_bound);
     if (r.infeasible) lower = kInf;
+    if (options.polish && !r.infeasible)
+      out.windows = polish_windows(graph, cluster, costs, f, evaluator, inc, options, t0, progress);
   } else {
     std::vector<std::vector<std::pair<int, double>>> cuts;
     // Every op at its slowest and every edge's transfer one after another: no

@@ -10,8 +10,9 @@
 // step of any placement, so the solver's proven bound is a certified lower
 // bound of that step.
 //
-//  - "relaxed": the above. One solve within the time limit; every integer
-//    solution the solver found (and the start) is simulated, the best returned.
+//  - "relaxed": the above. One solve within its share of the time limit; every
+//    integer solution the solver found (and the start) is simulated, then the
+//    best is polished (windows of units re-placed exactly, the rest fixed).
 //  - "exact": the above (with order=true, also "two ops of a stream on one device do
 //    not overlap", an order variable per pair no path orders). Branch and bound
 //    (the default): place the units one at a time, bound each partial placement
@@ -22,6 +23,7 @@
 //    the best, the best is optimal for the simulator (`proven`). For small graphs.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/bounds.h"
@@ -52,6 +54,14 @@ struct MilpOptions {
   // fixed, each leaf simulated) or "rounds" (the whole MILP re-solved with each
   // simulated placement forbidden, until none is left below the best).
   std::string search = "branch";
+  // Relaxed mode: after the solve (given 1 - polish_share of the time), polish
+  // the incumbent: windows of `window` connected units (0: the most with at most
+  // 1,024 placements), each searched exactly by branch and bound with the other
+  // units fixed, every candidate simulated, until the time limit.
+  bool polish = true;
+  double polish_share = 0.5;
+  int window = 0;
+  std::uint64_t seed = 1;      // the windows' order
   const Placement* start = nullptr;  // a placement to start from (may be null)
   long long max_evals = 0;     // simulations allowed (0: no limit); the start's count
 };
@@ -67,6 +77,7 @@ struct MilpResult {
   std::string source;        // "solver" or "start": where the returned placement came from
   int rounds = 0;            // solves made (rounds; 1 for branch and bound)
   int nodes = 0;             // branch and bound: nodes visited
+  int windows = 0;           // relaxed mode's polish: windows searched
   int evaluated = 0;         // placements simulated
   double seconds = 0;
 };

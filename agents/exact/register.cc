@@ -32,6 +32,10 @@ class MilpPlacer final : public Placer {
     o.max_rounds = static_cast<int>(option_int(context.options, "max_rounds", 20000, name()));
     o.order = option_bool(context.options, "order", false, name());
     o.search = option_string(context.options, "search", "branch");
+    o.polish = option_bool(context.options, "polish", true, name());
+    o.polish_share = option_double(context.options, "polish_share", 0.5, name());
+    o.window = static_cast<int>(option_int(context.options, "window", 0, name()));
+    o.seed = context.seed;
     const std::string start_from = option_string(context.options, "start", "cheap");
     if (start_from != "cheap" && start_from != "none")
       throw ConfigError("milp: start must be cheap or none, not '" + start_from + "'");
@@ -76,7 +80,7 @@ class MilpPlacer final : public Placer {
                        {"step_us", r.step_us},      {"feasible", r.feasible},
                        {"bound_us", r.bound_us},    {"proven", r.proven},
                        {"gap", r.bound_us > 0 ? r.step_us / r.bound_us : 0.0},
-                       {"source", r.source},        {"rounds", r.rounds}, {"nodes", r.nodes},
+                       {"source", r.source},        {"rounds", r.rounds}, {"nodes", r.nodes}, {"windows", r.windows},
                        {"evaluated", r.evaluated},  {"seconds", r.seconds},
                        {"time_limit_s", o.time_limit_s}};
       write_json_file(report, j);
@@ -99,6 +103,9 @@ void register_exact_placers() {
        {"max_rounds", T::kInt, "20000", "exact: solves before giving up on a proof", 1, 100000000},
        {"order", T::kBool, "0", "exact: order variables for ops sharing a device (slower rounds)"},
        {"search", T::kString, "branch", "exact: branch (branch and bound, each leaf simulated) or rounds (re-solve, forbid)"},
+       {"polish", T::kBool, "1", "relaxed: after the solve, re-place windows of units exactly around the best"},
+       {"polish_share", T::kDouble, "0.5", "relaxed: the share of the time limit the polish gets", 0, 1},
+       {"window", T::kInt, "0", "relaxed: units per polish window (0: the most with at most 1,024 placements)", 0, 64},
        {"start", T::kString, "cheap", "cheap (the best one-pass placer) or none"},
        {"report", T::kOutputPath, "", "write the bound, the status and the gap here (JSON)"}},
       [] { return std::unique_ptr<Placer>(new MilpPlacer()); });
