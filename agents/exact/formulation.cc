@@ -43,7 +43,7 @@ struct ColumnMajor {
 };
 
 Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, double>>& start,
-               bool lp_only) {
+               bool lp_only, bool preprocess) {
   const ColumnMajor cm(lp);
   const int ncols = cm.ncols, nrows = cm.nrows;
   std::unique_ptr<Cbc_Model, CbcDeleter> model(Cbc_newModel());
@@ -58,6 +58,7 @@ Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, do
   Cbc_setMaximumSeconds(m, std::max(seconds, 0.01));
   Cbc_setAllowableGap(m, 0);
   Cbc_setAllowableFractionGap(m, 0);
+  if (!preprocess) Cbc_setParameter(m, "preprocess", "off");
   if (!start.empty() && !lp_only) {
     std::vector<int> cols;
     std::vector<double> vals;
@@ -135,7 +136,8 @@ bool interchangeable_devices(const Cluster& cluster, const OpCostMatrix& costs) 
 }
 
 Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatrix& costs,
-                  bool with_order, double floor_us, double cutoff_us, double horizon_us, bool symmetry_rows) {
+                  bool with_order, double floor_us, double cutoff_us, double horizon_us, bool symmetry_rows,
+                  bool placement_only) {
   Formulation f;
   Lp& lp = f.lp;
   const int n = graph.num_ops();
@@ -168,6 +170,7 @@ Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatr
     lp.row(std::move(one), 1, 1);
   }
   f.symmetric = D > 1 && D <= 8 && interchangeable_devices(cluster, costs);
+  if (placement_only) return f;
   if (f.symmetric && symmetry_rows) {
     for (int d = 1; d < D; ++d)
       if (f.x[0][d] >= 0) lp.col_ub[f.x[0][d]] = 0;

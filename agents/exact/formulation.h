@@ -54,7 +54,11 @@ struct Solved {
 // One CBC run of `lp` for at most `seconds`, from the `start` values (column,
 // value); `lp_only`: the relaxation alone. Solver failures are reported in
 // Solved::failure, not thrown.
-Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, double>>& start, bool lp_only);
+// `preprocess`: CBC's preprocessing (off for the placer's relaxed solve: CBC
+// 2.10 has crashed in CglPreProcess::postProcess when the time limit cut a solve
+// of the fused GNMT graph short).
+Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, double>>& start, bool lp_only,
+               bool preprocess = true);
 
 // The LP relaxation of `lp` kept loaded in one simplex, for branch and bound:
 // change column bounds, re-solve from the last basis (dual simplex).
@@ -92,8 +96,11 @@ bool interchangeable_devices(const Cluster& cluster, const OpCostMatrix& costs);
 // an upper bound on any start + duration the solve can need (big-M).
 // `symmetry_rows`: with interchangeable devices, add row 9 (first use in unit
 // number order); branch and bound breaks the symmetry in its own order instead.
+// `placement_only`: stop after the units, their x columns (which devices each
+// fits) and row 1, for searches that need no LP (the polish's windows).
 Formulation build(const OpGraph& graph, const Cluster& cluster, const OpCostMatrix& costs, bool with_order,
-                  double floor_us, double cutoff_us, double horizon_us, bool symmetry_rows = true);
+                  double floor_us, double cutoff_us, double horizon_us, bool symmetry_rows = true,
+                  bool placement_only = false);
 // The placement a solution's x columns choose (each unit on its largest x).
 Placement decode(const Formulation& f, const std::vector<double>& sol, int num_ops);
 // A placement as start values of the x columns (relabelled by first use when the

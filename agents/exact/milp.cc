@@ -353,7 +353,8 @@ class BranchAndBound {
 
 // Relaxed mode's polish (docs/bounds.md, "Relaxed mode"): windows of `window`
 // connected units (breadth first from each unit in turn, in a seeded random
-// order, neighbours shuffled), each searched exactly with the rest of the
+// order, neighbours shuffled; a component used up, on from a random unit
+// outside it), each searched exactly with the rest of the
 // incumbent fixed, until the time limit or the budget. Returns the windows
 // searched.
 int polish_windows(const OpGraph& g, const Cluster& c, const OpCostMatrix& costs, const Formulation& f,
@@ -393,7 +394,14 @@ int polish_windows(const OpGraph& g, const Cluster& c, const OpCostMatrix& costs
       std::vector<int> window{seed};
       std::fill(in.begin(), in.end(), 0);
       in[seed] = 1;
-      for (std::size_t i = 0; i < window.size() && static_cast<int>(window.size()) < k; ++i) {
+      for (std::size_t i = 0; static_cast<int>(window.size()) < k; ++i) {
+        if (i == window.size()) {
+          // The seed's component is used up: go on from a unit outside it.
+          int v = static_cast<int>(rng() % U);
+          while (in[v]) v = (v + 1) % U;
+          in[v] = 1;
+          window.push_back(v);
+        }
         std::vector<int> next = adjacent[window[i]];
         std::shuffle(next.begin(), next.end(), rng);
         for (int v : next)
@@ -413,8 +421,8 @@ int polish_windows(const OpGraph& g, const Cluster& c, const OpCostMatrix& costs
 MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& evaluator,
                       const OpCostMatrix& costs, const MilpOptions& options,
                       ProgressObserver* progress) {
-  if (options.mode != "auto" && options.mode != "exact" && options.mode != "relaxed")
-    throw ConfigError("milp: mode must be auto, exact or relaxed, not '" + options.mode + "'");
+  if (options.mode != "auto" && options.mode != "exact" && options.mode != "relaxed" && options.mode != "windows")
+    throw ConfigError("milp: mode must be auto, exact, relaxed or windows, not '" + options.mode + "'");
   if (options.search != "branch" && options.search != "rounds")
     throw ConfigError("milp: search must be branch or rounds, not '" + options.search + "'");
   if (!(options.time_limit_s >= 0)) throw ConfigError("milp: time_limit must be >= 0");
@@ -424,10 +432,11 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
   const placing::Units units = placing::colocation_units(graph);
   const bool exact =
       options.mode == "exact" || (options.mode == "auto" && units.num_units() <= options.exact_max_units);
+  const bool windows_only = options.mode == "windows";
   const CertifiedBound floor = certified_bound(graph, cluster, costs);
 
   MilpResult out;
-  out.mode = exact ? "exact" : "relaxed";
+  out.mode = options.mode == "windows" ? "windows" : exact ? "exact" : "relaxed";
   Incumbent inc;
   inc.budget = options.max_evals;
   if (options.start) inc.offer(evaluator, graph, cluster, *options.start, "start");
@@ -447,11 +456,17 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
 
   if (options.time_limit_s <= 0) {
     out.status = "time limit";
+  } else if (windows_only) {
+    // No solve: the start (the caller's, or the best one-pass placer) polished
+    // until the time limit. The bound stays the solver-free one.
+    const Formulation f = build(graph, cluster, costs, false, 0, kInf, 0, false, /*placement_only=*/true);
+    out.windows = polish_windows(graph, cluster, costs, f, evaluator, inc, options, t0, progress);
+    out.status = inc.exhausted() ? "evaluation budget" : "time limit";
   } else if (!exact) {
     const Formulation f = build(graph, cluster, costs, false, floor.best_us(), kInf, 0);
     // With the polish, the solve gets its share of the time and the windows the rest.
     const double solve_s = options.polish ? options.time_limit_s * (1 - options.polish_share) : options.time_limit_s;
-    const Solved r = run_cbc(f.lp, solve_s, start_values(f, inc.placement), false);
+    const Solved r = run_cbc(f.lp, solve_s, start_values(f, inc.placement), false, /*preprocess=*/false);
     out.rounds = 1;
     for (const auto& sol : r.solutions) inc.offer(evaluator, graph, cluster, decode(f, sol, n), "solver");
     if (!r.failure.empty()) out.status = "solver failed: " + r.failure;
@@ -459,7 +474,9 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
     else out.status = r.optimal ? "optimal" : "time limit";
     if (std::isfinite(r.best_bound)) lower = std::max(lower, r.best_bound);
     if (r.infeasible) lower = kInf;
-    if (options.polish && !r.infeasible)
+    // Nothing to polish once the solve's bound proves the best optimal.
+    const bool proven_now = inc.feasible && inc.step_us <= lower * (1 + 2 * kTol);
+    if (options.polish && !r.infeasible && !proven_now)
       out.windows = polish_windows(graph, cluster, costs, f, evaluator, inc, options, t0, progress);
   } else {
     std::vector<std::vector<std::pair<int, double>>> cuts;

@@ -41,7 +41,7 @@ namespace exact {
 
 struct MilpOptions {
   double time_limit_s = 60;    // the whole solve; 0: return the start, not proven
-  std::string mode = "auto";   // auto | exact | relaxed
+  std::string mode = "auto";   // auto | exact | relaxed | windows (the polish alone, no solve)
   int exact_max_units = 20;    // auto: exact when the graph has at most this many units
   int max_rounds = 20000;      // exact mode: solves before giving up on a proof
   // Exact mode: add the order variables (non-overlap) to each round's model.

@@ -98,7 +98,9 @@ void register_exact_placers() {
       "MILP through CBC: a relaxation of the contention step (exact rounds on small graphs); "
       "returns the best simulated solution and proves a lower bound",
       {{"time_limit", T::kDouble, "60", "seconds for the whole solve (0: the start, not proven)", 0, 1e7},
-       {"mode", T::kString, "auto", "exact (rounds until optimal), relaxed (one solve) or auto"},
+       {"mode", T::kString, "auto",
+        "exact (branch and bound until optimal), relaxed (one solve, then the polish), auto, or windows (the polish "
+        "alone, from the start)"},
        {"exact_max_units", T::kInt, "20", "auto: exact up to this many colocation units", 1, 1000},
        {"max_rounds", T::kInt, "20000", "exact: solves before giving up on a proof", 1, 100000000},
        {"order", T::kBool, "0", "exact: order variables for ops sharing a device (slower rounds)"},
