@@ -133,7 +133,6 @@ class BranchAndBound {
     for (int u : unit_order_) device_of_unit_[u] = base_[f_.units.ops_of_unit[u][0]];
     return !stopped_;
   }
-  int nodes() const { return nodes_; }
 
   // Returns the proven lower bound: the best simulated step when the search
   // finished, else the least bound of a node left unexplored.
