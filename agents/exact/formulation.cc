@@ -5,6 +5,7 @@
 #include <coin/ClpSimplex.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -44,6 +45,32 @@ struct ColumnMajor {
 
 Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, double>>& start,
                bool lp_only, bool preprocess) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Solved out;
+  {
+    WarmLp relaxation(lp);
+    relaxation.set_time_limit(std::max(seconds, 0.01));
+    const double value = relaxation.solve();
+    if (value == kInf) {  // no fractional solution, so no integer one either
+      out.infeasible = true;
+      return out;
+    }
+    if (value == -kInf) {
+      out.lp_unfinished = true;
+      return out;
+    }
+    out.best_bound = value;
+    if (lp_only) {
+      out.has_solution = true;
+      out.optimal = true;
+      out.objective = value;
+      out.solutions.push_back(relaxation.columns());
+      return out;
+    }
+  }
+  seconds -= std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (seconds <= 0) return out;  // the relaxation's bound, no time for CBC
+  const double relaxation_bound = out.best_bound;
   const ColumnMajor cm(lp);
   const int ncols = cm.ncols, nrows = cm.nrows;
   std::unique_ptr<Cbc_Model, CbcDeleter> model(Cbc_newModel());
@@ -52,14 +79,13 @@ Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, do
   Cbc_loadProblem(m, ncols, nrows, cm.starts.data(), cm.index.data(), cm.value.data(), lp.col_lb.data(),
                   lp.col_ub.data(), lp.obj.data(), lp.row_lb.data(), lp.row_ub.data());
   Cbc_setObjSense(m, 1);
-  if (!lp_only)
-    for (int c = 0; c < ncols; ++c)
-      if (lp.integer[c]) Cbc_setInteger(m, c);
+  for (int c = 0; c < ncols; ++c)
+    if (lp.integer[c]) Cbc_setInteger(m, c);
   Cbc_setMaximumSeconds(m, std::max(seconds, 0.01));
   Cbc_setAllowableGap(m, 0);
   Cbc_setAllowableFractionGap(m, 0);
   if (!preprocess) Cbc_setParameter(m, "preprocess", "off");
-  if (!start.empty() && !lp_only) {
+  if (!start.empty()) {
     std::vector<int> cols;
     std::vector<double> vals;
     for (const auto& [c, v] : start) {
@@ -68,7 +94,6 @@ Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, do
     }
     Cbc_setMIPStartI(m, static_cast<int>(cols.size()), cols.data(), vals.data());
   }
-  Solved out;
   const int rc = Cbc_solve(m);
   const int status = Cbc_status(m);
   if (status == 2 || (rc != 0 && status != 0 && status != 1))
@@ -76,7 +101,6 @@ Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, do
   out.infeasible = Cbc_isProvenInfeasible(m) != 0;
   out.optimal = Cbc_isProvenOptimal(m) != 0;
   const double* best = Cbc_bestSolution(m);
-  if (lp_only) best = Cbc_getColSolution(m);
   if (best != nullptr && !out.infeasible) {
     out.has_solution = true;
     out.objective = Cbc_getObjValue(m);
@@ -86,7 +110,7 @@ Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, do
       if (s) out.solutions.emplace_back(s, s + ncols);
     }
   }
-  out.best_bound = lp_only ? (out.has_solution ? out.objective : -kInf) : Cbc_getBestPossibleObjValue(m);
+  out.best_bound = std::max(relaxation_bound, Cbc_getBestPossibleObjValue(m));
   if (out.optimal && out.has_solution) out.best_bound = std::max(out.best_bound, out.objective);
   return out;
 }
@@ -112,6 +136,13 @@ WarmLp::WarmLp(const Lp& lp) : impl_(new Impl) {
 }
 
 WarmLp::~WarmLp() { delete impl_; }
+
+void WarmLp::set_time_limit(double seconds) { impl_->model.setMaximumWallSeconds(seconds); }
+
+std::vector<double> WarmLp::columns() const {
+  const double* x = impl_->model.primalColumnSolution();
+  return std::vector<double>(x, x + impl_->model.numberColumns());
+}
 
 void WarmLp::set_bounds(int col, double lb, double ub) {
   impl_->model.setColumnBounds(col, lb, std::isinf(ub) ? COIN_DBL_MAX : ub);

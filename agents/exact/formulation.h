@@ -49,11 +49,16 @@ struct Solved {
   double best_bound = -kInf;   // proven lower bound on the optimum
   std::vector<std::vector<double>> solutions;  // best first
   std::string failure;         // non-empty: the solver stopped abnormally
+  bool lp_unfinished = false;  // the time limit stopped the LP relaxation: no bound, no solution
 };
 
 // One CBC run of `lp` for at most `seconds`, from the `start` values (column,
 // value); `lp_only`: the relaxation alone. Solver failures are reported in
-// Solved::failure, not thrown.
+// Solved::failure, not thrown. The relaxation is solved first by Clp under the
+// time limit (CBC 2.10's own root solve does not watch it: the full Inception-V3
+// model ran 5 min 49 s under a 60 s limit); when it does not finish, CBC is not
+// started and `lp_unfinished` is set. With a solved relaxation and no time left
+// for CBC, best_bound is the relaxation's value.
 // `preprocess`: CBC's preprocessing (off for the placer's relaxed solve: CBC
 // 2.10 has crashed in CglPreProcess::postProcess when the time limit cut a solve
 // of the fused GNMT graph short).
@@ -69,9 +74,13 @@ class WarmLp {
   WarmLp(const WarmLp&) = delete;
   WarmLp& operator=(const WarmLp&) = delete;
   void set_bounds(int col, double lb, double ub);
+  // Stop each later solve after this many wall-clock seconds (< 0: no limit).
+  void set_time_limit(double seconds);
   // The relaxation's optimum; kInf when it is infeasible, -kInf when the solve
   // did not finish (no bound).
   double solve();
+  // The columns' values at the last solve.
+  std::vector<double> columns() const;
 
  private:
   struct Impl;

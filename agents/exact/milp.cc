@@ -78,6 +78,7 @@ MilpResult solve_milp(const OpGraph& graph, const Cluster& cluster, Evaluator& e
     out.rounds = 1;
     for (const auto& sol : r.solutions) inc.offer(evaluator, graph, cluster, decode(f, sol, n), "solver");
     if (!r.failure.empty()) out.status = "solver failed: " + r.failure;
+    else if (r.lp_unfinished) out.status = "time limit (the LP relaxation did not finish)";
     else if (r.infeasible) out.status = "infeasible";
     else out.status = r.optimal ? "optimal" : "time limit";
     if (std::isfinite(r.best_bound)) lower = std::max(lower, r.best_bound);
@@ -194,7 +195,8 @@ RelaxationBounds relaxation_bounds(const OpGraph& graph, const Cluster& cluster,
   const Solved lp = run_cbc(f.lp, std::max(time_limit_s, 1.0), {}, true);
   out.lp = {"lp", lp.has_solution ? lp.objective : 0,
             "LP relaxation of the MILP (" + std::to_string(f.lp.num_cols()) + " columns, " +
-                std::to_string(f.lp.rows.size()) + " rows)",
+                std::to_string(f.lp.rows.size()) + " rows)" +
+                (lp.lp_unfinished ? "; did not finish in its time limit" : ""),
             lp.has_solution && lp.failure.empty()};
   if (time_limit_s <= 0) {
     out.milp = {"milp", 0, "not run (time limit 0)", false};
