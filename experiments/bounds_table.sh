@@ -49,22 +49,7 @@ PY
       mv "$cell.tmp" "$cell"
     fi
     [ "$ONLY" = free ] && continue
-    if [ "$ONLY" != place ]; then
-      cell="$OUT/cells/bound-$m-k40x$d.json"
-      if [ ! -s "$cell" ]; then
-        echo "bound $m k40x$d" >&2
-        start=$(date +%s)
-        "$AWARE" bound "zoo:$m" --cluster "preset:k40x$d" --milp-seconds "$MILP_S" --json > "$cell.tmp"
-        python3 - "$cell.tmp" "$(( $(date +%s) - start ))" "$MILP_S" <<'PY'
-import json, sys
-p, secs, milp = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-j = json.load(open(p)); j["seconds"] = secs; j["milp_seconds"] = milp
-json.dump(j, open(p, "w"), indent=1)
-PY
-        mv "$cell.tmp" "$cell"
-      fi
-    fi
-    if [ "$ONLY" = milp ]; then
+    if [ "$ONLY" = milp ] || [ -z "$ONLY" ]; then
       cell="$OUT/cells/milp-$m-k40x$d.json"
       if [ ! -s "$cell" ]; then
         echo "milp (full graph) $m k40x$d" >&2
@@ -82,7 +67,22 @@ PY
         rm -f "$cell.report"
         mv "$cell.tmp" "$cell"
       fi
-      continue
+      [ "$ONLY" = milp ] && continue
+    fi
+    if [ "$ONLY" != place ]; then
+      cell="$OUT/cells/bound-$m-k40x$d.json"
+      if [ ! -s "$cell" ]; then
+        echo "bound $m k40x$d" >&2
+        start=$(date +%s)
+        "$AWARE" bound "zoo:$m" --cluster "preset:k40x$d" --milp-seconds "$MILP_S" --json > "$cell.tmp"
+        python3 - "$cell.tmp" "$(( $(date +%s) - start ))" "$MILP_S" <<'PY'
+import json, sys
+p, secs, milp = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+j = json.load(open(p)); j["seconds"] = secs; j["milp_seconds"] = milp
+json.dump(j, open(p, "w"), indent=1)
+PY
+        mv "$cell.tmp" "$cell"
+      fi
     fi
     if [ "$ONLY" != bound ]; then
       cell="$OUT/cells/place-$m-k40x$d.json"
