@@ -14,10 +14,12 @@
 #                     (anneal-rate's evaluations per second x the guided cell's seconds)
 #   [AWARE=BIN] experiments/aware_guided.sh [--budget 2000] [--seeds "1"] [--devices "2 4 8"]
 #       [--models "inception_v3 resnet50 nasnet nmt4 gnmt"] [--variants "..."] [--table]
+#       [--out DIR]   (cells under DIR/cells; experiments/results/aware-guided by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=2000 SEEDS="1" DEVICES="2 4 8" MODELS="inception_v3 resnet50 nasnet nmt4 gnmt"
 VARIANTS="guided anneal-graph anneal-rate anneal-graph-time" TABLE=0
+DIR=experiments/results/aware-guided
 while (($#)); do
   case "$1" in
     --budget) BUDGET="$2"; shift 2 ;;
@@ -26,10 +28,11 @@ while (($#)); do
     --models) MODELS="$2"; shift 2 ;;
     --variants) VARIANTS="$2"; shift 2 ;;
     --table) TABLE=1; shift ;;
+    --out) DIR="$2"; shift 2 ;;
     *) echo "error: experiments/aware_guided.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-OUT=experiments/results/aware-guided/cells
+OUT=$DIR/cells
 mkdir -p "$OUT"
 if ((TABLE)); then
   exec /usr/bin/python3 experiments/aware_guided_table.py "$OUT" "$BUDGET"

@@ -68,8 +68,12 @@ Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, do
       return out;
     }
   }
-  seconds -= std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (seconds <= 0) return out;  // the relaxation's bound, no time for CBC
+  const double lp_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  seconds -= lp_s;
+  // CBC solves the root LP again, from scratch and without watching its limit
+  // (CbcMain1's initialSolve): start it only when the time left holds that solve
+  // twice over; otherwise the relaxation's bound, and no integer solution.
+  if (seconds <= 2 * lp_s) return out;
   const double relaxation_bound = out.best_bound;
   const ColumnMajor cm(lp);
   const int ncols = cm.ncols, nrows = cm.nrows;
@@ -110,8 +114,15 @@ Solved run_cbc(const Lp& lp, double seconds, const std::vector<std::pair<int, do
       if (s) out.solutions.emplace_back(s, s + ncols);
     }
   }
-  out.best_bound = std::max(relaxation_bound, Cbc_getBestPossibleObjValue(m));
-  if (out.optimal && out.has_solution) out.best_bound = std::max(out.best_bound, out.objective);
+  // CBC 2.10's "best possible" is the least of its tree's bound and its incumbent,
+  // each starting at a placeholder (1e50 and more): before it has branched, the
+  // incumbent (the MIP start, say) comes back as if proven. Taken only as a proof:
+  // optimal, or nodes explored and a real value.
+  const double cbc_bound = Cbc_getBestPossibleObjValue(m);
+  const bool cbc_proved = out.optimal || (Cbc_getNodeCount(m) > 0 && cbc_bound < 1e40);
+  out.best_bound = cbc_proved ? std::max(relaxation_bound, cbc_bound) : relaxation_bound;
+  if (out.has_solution) out.best_bound = std::min(out.best_bound, out.objective);
+  if (out.optimal && out.has_solution) out.best_bound = out.objective;
   return out;
 }
 
@@ -152,6 +163,7 @@ double WarmLp::solve() {
   impl_->model.dual();
   if (impl_->model.isProvenOptimal()) return impl_->model.objectiveValue();
   if (impl_->model.isProvenPrimalInfeasible()) return kInf;
+  if (impl_->model.status() == 3) return -kInf;  // stopped by the time (or iteration) limit: no bound
   // Anything else (iteration limit, numerical trouble): start over once with primal.
   impl_->model.primal();
   if (impl_->model.isProvenOptimal()) return impl_->model.objectiveValue();

@@ -57,8 +57,10 @@ struct Solved {
 // Solved::failure, not thrown. The relaxation is solved first by Clp under the
 // time limit (CBC 2.10's own root solve does not watch it: the full Inception-V3
 // model ran 5 min 49 s under a 60 s limit); when it does not finish, CBC is not
-// started and `lp_unfinished` is set. With a solved relaxation and no time left
-// for CBC, best_bound is the relaxation's value.
+// started and `lp_unfinished` is set. CBC starts only when the time left is more
+// than twice the relaxation's (it solves the root again, unwatched); otherwise
+// best_bound is the relaxation's value. CBC's own bound is taken only once it
+// has branched or proved optimality.
 // `preprocess`: CBC's preprocessing (off for the placer's relaxed solve: CBC
 // 2.10 has crashed in CglPreProcess::postProcess when the time limit cut a solve
 // of the fused GNMT graph short).
@@ -74,7 +76,8 @@ class WarmLp {
   WarmLp(const WarmLp&) = delete;
   WarmLp& operator=(const WarmLp&) = delete;
   void set_bounds(int col, double lb, double ub);
-  // Stop each later solve after this many wall-clock seconds (< 0: no limit).
+  // A deadline, this many wall-clock seconds from now, for every solve after this
+  // call (< 0: none); a solve it stops returns -kInf.
   void set_time_limit(double seconds);
   // The relaxation's optimum; kInf when it is infeasible, -kInf when the solve
   // did not finish (no bound).

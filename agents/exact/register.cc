@@ -126,11 +126,13 @@ class MilpPlacer final : public Placer {
                        {"bound_us", r.bound_us},    {"proven", r.proven},
                        {"gap", r.bound_us > 0 ? r.step_us / r.bound_us : 0.0},
                        {"source", r.source},        {"rounds", r.rounds}, {"nodes", r.nodes}, {"windows", r.windows},
-                       {"evaluated", r.evaluated},  {"seconds", r.seconds},
+                       {"evaluated", r.evaluated},
+                       {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
                        {"time_limit_s", total_limit_s}};
       if (use_coarse) {
         j["coarse"] = coarse_note;
         j["coarse_step_us"] = coarse_step_us;
+        j["coarse_share"] = coarse_share;
         j["mode"] = "coarse+windows";
       }
       write_json_file(report, j);

@@ -77,6 +77,9 @@ Placement FusedPlacer::place(const OpGraph& graph, const Cluster& cluster,
   inner_context.options.clear();
   for (const auto& [key, value] : context.options)
     if (key.rfind("fusion.", 0) != 0) inner_context.options[key] = value;
+  // The exact placer would coarsen a large fused graph once more (its coarse=auto);
+  // on the fused graph it solves that graph itself unless asked otherwise.
+  if (inner_ == "milp" && inner_context.options.count("coarse") == 0) inner_context.options["coarse"] = "none";
   Placement coarse_start;
   if (context.start != nullptr) {
     check_placement(graph, cluster, *context.start, "start placement");
