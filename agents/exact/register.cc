@@ -1,7 +1,6 @@
 // The "milp" placer: solve_milp() behind the Placer interface.
 #include <chrono>
 #include <cmath>
-#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -51,13 +50,17 @@ class MilpPlacer final : public Placer {
     if (start_from != "cheap" && start_from != "none")
       throw ConfigError("milp: start must be cheap or none, not '" + start_from + "'");
     // The start: the caller's, else the best of the cheap one-pass placers.
+    // Feasible first, then the shorter step.
+    auto beats = [](const StepResult& a, const StepResult& b) {
+      return (a.feasible && !b.feasible) || (a.feasible == b.feasible && a.step_time_us < b.step_time_us);
+    };
     Placement start;
+    StepResult start_result;  // the start's simulation, where it was made (valid: start_simulated)
+    bool start_simulated = false;
     long long start_evals = 0;
     if (context.start != nullptr) {
       start = *context.start;
     } else if (start_from == "cheap") {
-      double best = std::numeric_limits<double>::infinity();
-      bool best_feasible = false;
       for (auto& placer : baselines::cheap_placers()) {
         if (context.budget_evals > 0 && start_evals >= context.budget_evals) break;
         PlaceContext sub;  // one-pass placers: no evaluator, so no hidden evaluations
@@ -70,9 +73,9 @@ class MilpPlacer final : public Placer {
         }
         const StepResult r = context.evaluator->evaluate(graph, cluster, p);
         ++start_evals;
-        if ((r.feasible && !best_feasible) || (r.feasible == best_feasible && r.step_time_us < best)) {
-          best = r.step_time_us;
-          best_feasible = r.feasible;
+        if (!start_simulated || beats(r, start_result)) {
+          start_result = r;
+          start_simulated = true;
           start = p;
         }
       }
@@ -101,9 +104,8 @@ class MilpPlacer final : public Placer {
       sub.budget_seconds = 0;
       const Placement fused = PlacerRegistry::instance().create("fused-milp")->place(graph, cluster, sub);
       const StepResult fr = context.evaluator->evaluate(graph, cluster, fused);
-      const StepResult sr = start.size() > 0 ? context.evaluator->evaluate(graph, cluster, start) : StepResult{};
-      const bool better = start.size() == 0 || (fr.feasible && !sr.feasible) ||
-                          (fr.feasible == sr.feasible && fr.step_time_us < sr.step_time_us);
+      if (start.size() > 0 && !start_simulated) start_result = context.evaluator->evaluate(graph, cluster, start);
+      const bool better = start.size() == 0 || beats(fr, start_result);
       coarse_step_us = fr.step_time_us;
       coarse_note = better ? "fused-milp's placement, the windows' start" : "the start, better than fused-milp's";
       if (better) start = fused;
