@@ -30,6 +30,9 @@
 #               ln D on 2, 4 and 8 devices by construction (default's network)
 #   hierarchical-explore5  Hierarchical's default with the same floor (explore=0.05 on
 #               every grouper and placer decision; ours, an option)
+#   around90, around97  around=0.9 / 0.97: sampling around the incumbent, each
+#               decision keeping the best sampled placement's device with that
+#               probability, else the policy's sample (ours, an option; default's network)
 # Every variant but default, paper, hinge, fine, explore5 and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
@@ -84,9 +87,11 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     fine) extra=(--agent-option threshold=3 --agent-option groups=400) ;;
     explore5) extra=(--agent-option explore=0.05) ;;
     hierarchical-explore5) agent=hierarchical; extra=(--agent-option explore=0.05) ;;
+    around90) extra=(--agent-option around=0.9) ;;
+    around97) extra=(--agent-option around=0.97) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
-  case "$v" in default|paper|hierarchical*|hinge|fine|explore5) ;; *) extra+=(--agent-option norm=off) ;; esac
+  case "$v" in default|paper|hierarchical*|hinge|fine|explore5|around*) ;; *) extra+=(--agent-option norm=off) ;; esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)
   "$AWARE" search --agent "$agent" --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \

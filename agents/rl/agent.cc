@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
 #include "agents/rl/agent.h"
@@ -51,8 +52,24 @@ std::vector<Episode> Agent::run_episodes(PlacementEnv& env, SampleRng& rng, int 
   return out;
 }
 
+namespace {
+
+// [rows x classes]: true at each row's kept action.
+torch::Tensor kept_mask(const torch::Tensor& like, const std::vector<int64_t>& kept) {
+  AWARE_CHECK(like.size(0) == static_cast<int64_t>(kept.size()), "kept actions must match the rows");
+  const torch::Tensor idx = torch::tensor(kept, torch::kInt64).unsqueeze(1);
+  return torch::zeros(like.sizes(), torch::kBool).scatter_(1, idx, true);
+}
+
+bool keeps(const std::vector<int64_t>& kept, double keep) {
+  AWARE_CHECK(keep < 1, "the kept share must be below 1 (every action keeps a probability)");
+  return keep > 0 && !kept.empty();
+}
+
+}  // namespace
+
 CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vector<int64_t>& actions,
-                                   double explore) {
+                                   double explore, const std::vector<int64_t>& kept, double keep) {
   AWARE_CHECK(logits.dim() == 2 && logits.size(0) == static_cast<int64_t>(actions.size()),
               "logits rows must match actions");
   torch::Tensor logp = torch::log_softmax(logits, 1);
@@ -60,6 +77,13 @@ CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vecto
     // log((1 - e) p + e / D), computed in log space: logaddexp of the two terms.
     const double d = static_cast<double>(logits.size(1));
     logp = torch::logaddexp(logp + std::log1p(-explore), torch::full_like(logp, std::log(explore / d)));
+  }
+  if (keeps(kept, keep)) {
+    // log((1 - k) q + k [a = kept]): the kept entry gains log k, the others none
+    // (logaddexp with -inf is the identity, with its gradient).
+    const torch::Tensor extra = torch::where(kept_mask(logp, kept), torch::full_like(logp, std::log(keep)),
+                                             torch::full_like(logp, -std::numeric_limits<double>::infinity()));
+    logp = torch::logaddexp(logp + std::log1p(-keep), extra);
   }
   const torch::Tensor idx = torch::tensor(actions, torch::kInt64).unsqueeze(1);
   CategoricalTerms out;
@@ -69,9 +93,11 @@ CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vecto
   return out;
 }
 
-std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy, double explore) {
+std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy, double explore,
+                                 const std::vector<int64_t>& kept, double keep) {
   torch::Tensor probs = torch::softmax(logits.detach(), 1);
   if (explore > 0 && !greedy) probs = probs * (1 - explore) + explore / static_cast<double>(logits.size(1));
+  if (!greedy && keeps(kept, keep)) probs = probs * (1 - keep) + kept_mask(probs, kept).to(probs.dtype()) * keep;
   probs = probs.contiguous().to(torch::kFloat);
   const int64_t rows = probs.size(0);
   const int cols = static_cast<int>(probs.size(1));

@@ -162,11 +162,14 @@ struct CategoricalTerms {
 };
 // With `explore` = ε > 0 the distribution is the mixture (1 − ε) softmax + ε
 // uniform (an exploration floor of ε / D per device); log-probabilities and
-// entropy are the mixture's.
+// entropy are the mixture's. With `keep` = κ in (0, 1) and `kept` one action
+// per row (sampling around an incumbent, Aware's option `around`), that is
+// mixed again: κ on the row's kept action, 1 − κ on the distribution above.
 CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vector<int64_t>& actions,
-                                   double explore = 0);
-// Samples one action per row of `logits` with `rng` (argmax when greedy), from
-// the ε-mixture above when `explore` > 0 (argmax is the same either way).
-std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy, double explore = 0);
+                                   double explore = 0, const std::vector<int64_t>& kept = {}, double keep = 0);
+// Samples one action per row of `logits` with `rng` (argmax of the policy when
+// greedy), from the mixtures above when `explore` or `keep` is above 0.
+std::vector<int64_t> sample_rows(const torch::Tensor& logits, SampleRng& rng, bool greedy, double explore = 0,
+                                 const std::vector<int64_t>& kept = {}, double keep = 0);
 
 }  // namespace aware::rl

@@ -51,6 +51,7 @@ struct AwareReplay {
     AnchorTensors anchors;
     torch::Tensor rows;             // leader indices decided in this chunk
     std::vector<int64_t> actions;  // one per row
+    std::vector<int64_t> kept;     // around > 0: the incumbent's action per row (empty: none yet)
   };
   std::vector<Chunk> chunks;
 };
@@ -95,6 +96,7 @@ class AwareAgent final : public Agent {
     steps_ = static_cast<int>(option_int(config, "steps", 8, who));
     bound_ = option_double(config, "bound", 5.0, who);
     explore_ = option_double(config, "explore", 0.0, who);
+    around_ = option_double(config, "around", 0.0, who);
     penalty_ = option_double(config, "logit_penalty", 0.0, who);
     scale_ = option_string(config, "scale", "relative");
     if (scale_ != "relative" && scale_ != "seconds")
@@ -152,6 +154,8 @@ class AwareAgent final : public Agent {
     normalise_by_max(members_);
     g_ = graph_tensors(coarse);
     stacked_.clear();
+    best_sampled_.clear();  // around: the incumbent belongs to the graph
+    incumbent_.clear();
     // Nodes sharing a colocation group (left split by fusion) follow their first node.
     leader_of_.assign(n_, 0);
     leaders_.clear();
@@ -305,6 +309,10 @@ class AwareAgent final : public Agent {
       out.push_back(empty_episode());
       return out;
     }
+    // around > 0: this update's episodes sample around the best placement of
+    // the updates before it (not of this one, so that batched and one-by-one
+    // play sample the same episodes).
+    incumbent_ = best_sampled_;
     std::vector<SampleRng> streams;
     for (int e = 0; e < count; ++e) streams.emplace_back(rng.next());
     if (!batch_ || state_ == "best") {
@@ -346,14 +354,16 @@ class AwareAgent final : public Agent {
       const torch::Tensor raw = raw_logits(x, anchors, rows);
       const torch::Tensor l = squash(raw);
       penalty = penalty + logit_penalty(raw);
-      const std::vector<int64_t> actions = greedy && decode_ == "balanced" ? balanced_chunk(l, begin, end, balanced)
-                                                                          : sample_rows(l, rng, greedy, explore_);
-      const CategoricalTerms terms = categorical_terms(l, actions, explore_);
+      const std::vector<int64_t> kept = greedy ? std::vector<int64_t>() : kept_rows(begin, end);
+      const std::vector<int64_t> actions = greedy && decode_ == "balanced"
+                                               ? balanced_chunk(l, begin, end, balanced)
+                                               : sample_rows(l, rng, greedy, explore_, kept, around_);
+      const CategoricalTerms terms = categorical_terms(l, actions, explore_, kept, around_);
       log_prob = log_prob + terms.log_prob;
       entropy = entropy + terms.entropy;
       per_decision.push_back(terms.log_probs);
       place_chunk(placed, begin, end, actions);
-      replay->chunks.push_back({x, anchors, rows, actions});
+      replay->chunks.push_back({x, anchors, rows, actions, kept});
     }
     return finish(env, placed, log_prob, entropy, penalty, torch::cat(per_decision), replay);
   }
@@ -387,7 +397,7 @@ class AwareAgent final : public Agent {
           xs.push_back(x);
           scores.push_back(a.score);
           ids.push_back(a.anchor + static_cast<int64_t>(e) * n_);
-          replays[e]->chunks.push_back({x, a, rows, {}});
+          replays[e]->chunks.push_back({x, a, rows, {}, kept_rows(begin, end)});
         }
         all.score = torch::cat(scores);
         all.anchor = torch::cat(ids);
@@ -399,8 +409,9 @@ class AwareAgent final : public Agent {
       for (int e = 0; e < copies; ++e) {
         const torch::Tensor mine = l.narrow(0, e * r, r);
         penalty[e] = penalty[e] + logit_penalty(raw.narrow(0, e * r, r));
-        const std::vector<int64_t> actions = sample_rows(mine, streams[e], false, explore_);
-        const CategoricalTerms terms = categorical_terms(mine, actions, explore_);
+        const std::vector<int64_t>& kept = replays[e]->chunks.back().kept;
+        const std::vector<int64_t> actions = sample_rows(mine, streams[e], false, explore_, kept, around_);
+        const CategoricalTerms terms = categorical_terms(mine, actions, explore_, kept, around_);
         log_prob[e] = log_prob[e] + terms.log_prob;
         entropy[e] = entropy[e] + terms.entropy;
         per_decision[e].push_back(terms.log_probs);
@@ -472,6 +483,13 @@ class AwareAgent final : public Agent {
                          state);
   }
 
+  // around > 0: the incumbent's actions for the leaders begin..end-1 (empty
+  // before the first update, or when off).
+  std::vector<int64_t> kept_rows(int begin, int end) const {
+    if (around_ <= 0 || incumbent_.empty()) return {};
+    return std::vector<int64_t>(incumbent_.begin() + begin, incumbent_.begin() + end);
+  }
+
   // Every node of the leaders begin..end-1 takes its leader's action.
   void place_chunk(std::vector<int>& placed, int begin, int end, const std::vector<int64_t>& actions) const {
     for (int i = 0; i < n_; ++i)
@@ -485,6 +503,11 @@ class AwareAgent final : public Agent {
     const Placement coarse{std::vector<int>(placed)};
     Trace fine;
     const double us = env.evaluate(expand_placement(fusion_result_, coarse), &fine);
+    if (around_ > 0 && (best_sampled_.empty() || us < best_sampled_us_)) {
+      best_sampled_.resize(leaders_.size());
+      for (size_t k = 0; k < leaders_.size(); ++k) best_sampled_[k] = placed[leaders_[k]];
+      best_sampled_us_ = us;
+    }
     if (state_ == "best" && us < current_us_) {
       current_ = coarse;
       current_trace_ = coarse_trace(fine);
@@ -522,7 +545,7 @@ class AwareAgent final : public Agent {
     std::vector<torch::Tensor> per_decision;
     for (const auto& c : r->chunks) {
       const torch::Tensor raw = raw_logits(c.features, c.anchors, c.rows);
-      const CategoricalTerms t = categorical_terms(squash(raw), c.actions, explore_);
+      const CategoricalTerms t = categorical_terms(squash(raw), c.actions, explore_, c.kept, around_);
       penalty = penalty + logit_penalty(raw);
       log_prob = log_prob + t.log_prob;
       entropy = entropy + t.entropy;
@@ -571,7 +594,7 @@ class AwareAgent final : public Agent {
       for (int e = 0; e < copies; ++e) {
         const AwareReplay::Chunk& c = r[e]->chunks[k];
         const int64_t rows = c.rows.size(0);
-        const CategoricalTerms t = categorical_terms(l.narrow(0, at, rows), c.actions, explore_);
+        const CategoricalTerms t = categorical_terms(l.narrow(0, at, rows), c.actions, explore_, c.kept, around_);
         penalty[e] = penalty[e] + logit_penalty(raw.narrow(0, at, rows));
         at += rows;
         log_prob[e] = log_prob[e] + t.log_prob;
@@ -592,6 +615,7 @@ class AwareAgent final : public Agent {
   // nor starts state=best over: it goes on as the run that never stopped.
   json extra_state() const override {
     json extra = {{"reward_scale_us", reference_us_}};
+    if (!best_sampled_.empty()) extra["around"] = {{"actions", best_sampled_}, {"step_us", best_sampled_us_}};
     if (have_reference_) {
       std::vector<double> starts;
       for (const OpSpan& s : current_trace_.ops) starts.push_back(s.start_us);
@@ -601,6 +625,16 @@ class AwareAgent final : public Agent {
   }
   void load_extra_state(const json& state) override {
     reference_us_ = state.value("reward_scale_us", 0.0);
+    if (state.contains("around")) {
+      auto actions = state.at("around").at("actions").get<std::vector<int64_t>>();
+      if (actions.size() != leaders_.size())
+        throw std::invalid_argument("its Aware incumbent has " + std::to_string(actions.size()) +
+                                    " decisions, the fused graph " + std::to_string(leaders_.size()));
+      for (int64_t d : actions)
+        if (d < 0 || d >= devices_) throw std::invalid_argument("its Aware incumbent names device " + std::to_string(d));
+      best_sampled_ = std::move(actions);
+      best_sampled_us_ = state.at("around").at("step_us").get<double>();
+    }
     if (!state.contains("state")) return;
     const json& st = state.at("state");
     auto placement = st.at("placement").get<std::vector<int>>();
@@ -629,7 +663,7 @@ class AwareAgent final : public Agent {
   int devices_;
   int hidden_ = 32, rounds_ = 4, layers_ = 2, anchors_ = 16, hops_ = 6, groups_ = 200, steps_ = 8;
   double threshold_ = 1.0;
-  double bound_ = 5.0, explore_ = 0.0, penalty_ = 0.0;
+  double bound_ = 5.0, explore_ = 0.0, penalty_ = 0.0, around_ = 0.0;
   std::string scale_ = "relative";
   std::uint64_t anchor_seed_ = 12345;
   bool position_ = true, fusion_ = true, batch_ = true, norm_ = false;
@@ -649,6 +683,10 @@ class AwareAgent final : public Agent {
   Trace current_trace_;
   double current_us_ = 0, reference_us_ = 0;
   bool have_reference_ = false;
+  // around > 0: the best placement the policy has sampled (one action per
+  // leader) and its step, and the one this update samples around.
+  std::vector<int64_t> best_sampled_, incumbent_;
+  double best_sampled_us_ = 0;
 };
 
 std::vector<OptionSpec> aware_agent_options() {
@@ -676,6 +714,11 @@ std::vector<OptionSpec> aware_agent_options() {
        0, 1e6},
       {"explore", T::kDouble, "0",
        "exploration floor: sample from (1-e) policy + e uniform (ours, an option; 0: none)", 0, 0.5},
+      {"around", T::kDouble, "0",
+       "sampling around the incumbent: each decision keeps the device of the best placement sampled in the "
+       "updates before with this probability, else samples the policy, and is scored as that mixture (ours, "
+       "an option; 0: none)",
+       0, 0.99},
       {"scale", T::kString, "relative", "reward unit: relative (gain / reference step) or seconds"},
       {"decode", T::kString, "argmax",
        "the greedy placement (zero-shot, and after training): argmax (the paper's: each group's most likely "

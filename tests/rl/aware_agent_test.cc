@@ -159,10 +159,11 @@ TEST(AwareAgent, SaveLoadGivesIdenticalOutputsAndTransplants) {
 TEST(AwareAgent, BatchedEpisodesAreThoseOfOneByOnePlay) {
   const OpGraph g = parallel_chains_graph(4, 5, 2e6);
   const Cluster c = star_cluster(3);
-  // norm=on normalises over each stacked copy's own nodes, as over one graph's.
-  for (const std::string norm : {"off", "on"})
+  // norm=on normalises over each stacked copy's own nodes, as over one graph's;
+  // around=0.9 samples every episode of an update around the same incumbent.
+  for (const auto& [norm, around] : std::vector<std::pair<std::string, std::string>>{{"off", "0"}, {"on", "0"}, {"off", "0.9"}})
   for (long long budget : {100LL, 6LL}) {
-    SCOPED_TRACE("norm=" + norm + ", budget " + std::to_string(budget));
+    SCOPED_TRACE("norm=" + norm + ", around=" + around + ", budget " + std::to_string(budget));
     std::vector<double> times[2], logp[2];
     Placement best[2];
     long long evaluations[2] = {0, 0};
@@ -172,6 +173,7 @@ TEST(AwareAgent, BatchedEpisodesAreThoseOfOneByOnePlay) {
       Options o = off_fusion();
       o["batch"] = batched ? "on" : "off";
       o["norm"] = norm;
+      o["around"] = around;
       auto agent = make_aware_agent(o, 3);
       agent->prepare(g, c);
       AnalyticSimulator sim;
@@ -425,11 +427,14 @@ TEST(AwareAgent, ResumedRunIsTheRunThatNeverStopped) {
   const OpGraph g = asymmetric_graph();
   const Cluster c = star_cluster(3);
   AnalyticSimulator sim;
-  for (const char* state : {"start", "best"}) {
+  for (const char* state : {"start", "best", "start+around"}) {
     TrainOptions t;
     t.seed = 6;
     t.agent_options = off_fusion();
-    t.agent_options["state"] = state;
+    // start+around: the incumbent the next update samples around is in the checkpoint.
+    const bool around = std::string(state) == "start+around";
+    t.agent_options["state"] = around ? "start" : state;
+    if (around) t.agent_options["around"] = "0.9";
     t.self_imitation = 5;
     t.self_imitation_cap = 1;
     t.self_imitation_from = "samples";
@@ -437,9 +442,82 @@ TEST(AwareAgent, ResumedRunIsTheRunThatNeverStopped) {
     t.budget_evals = 301;
     // One evaluation for the reference, then 10 per update: stopped after 3.
     testing::expect_resume_is_the_straight_run("aware", g, c, sim, t, 31,
-                                               test_dir(std::string("resume_split_") + state, 6),
+                                               test_dir(std::string("resume_split_") + (around ? "around" : state), 6),
                                                std::string("state=") + state);
   }
+}
+
+// Sampling around the incumbent (option around=κ, ours): each decision is the
+// incumbent's with probability κ, else the policy's sample; it is scored as that
+// mixture. Hand case: uniform logits over 4 devices, κ = 0.9, incumbent device 2:
+// q(2) = 0.9 + 0.1/4 = 0.925, q(other) = 0.025; the gradient of log q(a) is
+// w (onehot(a) − softmax) with w = 0.1 s_a / q(a), s the softmax.
+TEST(AwareAgent, SamplingAroundTheIncumbentIsTheMixtureItScores) {
+  const double keep = 0.9;
+  for (int64_t action = 0; action < 4; ++action) {
+    const torch::Tensor logits = torch::zeros({1, 4}, torch::requires_grad());
+    const CategoricalTerms t = categorical_terms(logits, {action}, 0.0, {2}, keep);
+    const double q = action == 2 ? 0.925 : 0.025;
+    EXPECT_NEAR(std::exp(t.log_prob.item<double>()), q, 1e-6) << "action " << action;
+    t.log_prob.backward();
+    const double w = 0.1 * 0.25 / q;
+    for (int64_t d = 0; d < 4; ++d)
+      EXPECT_NEAR(logits.grad()[0][d].item<double>(), w * ((d == action ? 1.0 : 0.0) - 0.25), 1e-6)
+          << "action " << action << ", device " << d;
+  }
+  // Entropy of (0.925, 0.025, 0.025, 0.025).
+  const CategoricalTerms e = categorical_terms(torch::zeros({1, 4}), {0}, 0.0, {2}, keep);
+  EXPECT_NEAR(e.entropy.item<double>(), -(0.925 * std::log(0.925) + 3 * 0.025 * std::log(0.025)), 1e-6);
+  // With the exploration floor under it: q = κ [a = kept] + (1 − κ)((1 − ε) s + ε / D).
+  const torch::Tensor sharp = torch::tensor({{10.0f, -10.0f}});
+  const CategoricalTerms both = categorical_terms(sharp, {1}, 0.1, {1}, 0.5);
+  const double s1 = 1 / (1 + std::exp(20.0));
+  EXPECT_NEAR(std::exp(both.log_prob.item<double>()), 0.5 + 0.5 * (0.9 * s1 + 0.05), 1e-6);
+  // Sampled: about 92.5% the kept device, about 2.5% each other one.
+  SampleRng rng(3);
+  std::vector<int> counts(4, 0);
+  for (int64_t a : sample_rows(torch::zeros({10000, 4}), rng, false, 0.0, std::vector<int64_t>(10000, 2), keep))
+    ++counts[a];
+  EXPECT_GT(counts[2], 9100);
+  EXPECT_LT(counts[2], 9400);
+  for (int d : {0, 1, 3}) EXPECT_GT(counts[d], 150) << d;
+  // Greedy decoding is the policy's argmax, whatever is kept.
+  SampleRng unused(3);
+  EXPECT_EQ(sample_rows(sharp, unused, true, 0.0, {1}, 0.9), std::vector<int64_t>{0});
+}
+
+// The agent samples an update's episodes around the best placement the updates
+// before it sampled: with around=0.9 at least 85% of the second update's
+// decisions are the first update's best placement's (its own policy, still near
+// uniform over 3 devices, agrees with it on about a third of them).
+TEST(AwareAgent, AroundSamplesNearTheBestPlacementSoFar) {
+  const OpGraph g = parallel_chains_graph(4, 5, 2e6);
+  const Cluster c = star_cluster(3);
+  for (const char* around : {"0", "0.9"}) {
+    torch::manual_seed(11);
+    Options o = off_fusion();
+    o["around"] = around;
+    auto agent = make_aware_agent(o, 3);
+    agent->prepare(g, c);
+    AnalyticSimulator sim;
+    PlacementEnv env(g, c, sim, agent_settings("aware").penalty, 0, 0, nullptr);
+    SampleRng rng(4);
+    const std::vector<Episode> first = agent->run_episodes(env, rng, 16);
+    const Episode& best = *std::min_element(first.begin(), first.end(), [](const Episode& a, const Episode& b) {
+      return a.final_step_us < b.final_step_us;
+    });
+    int same = 0, decisions = 0;
+    for (const Episode& ep : agent->run_episodes(env, rng, 16))
+      for (int op = 0; op < g.num_ops(); ++op, ++decisions) same += ep.placement[op] == best.placement[op];
+    const double share = static_cast<double>(same) / decisions;
+    if (std::string(around) == "0") {
+      EXPECT_LT(share, 0.6) << "without it, the samples are the policy's own";
+    } else {
+      EXPECT_GT(share, 0.85);
+      EXPECT_LT(share, 1.0) << "and still move";
+    }
+  }
+  EXPECT_THROW(make_aware_agent({{"around", "1"}}, 3), ConfigError);
 }
 
 // The bound C·tanh(x/C) saturates: once a policy has converged, Adam keeps
