@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Aware's default preset against the strongest search, row by row, at one budget.
 
-    aware_vs_search.py [--budget 2000] [--seeds 1[,2,...]] [--variant default]
+    aware_vs_search.py [--budget 2000] [--seeds 1[,2,...]] [--variant default] [--beside VARIANT]
 
 Reads experiments/results/aware-defaults/cells (Aware's default preset, runs of
 experiments/aware_defaults.sh) and the agents-vs-searches study's packed cells
 (experiments/results/agents-vs-searches: `anneal-graph` and the earlier Aware, same
 budget and seeds; the searches are unaffected by the agents' change). Prints one
 markdown row per Table 1 row (means over the seeds, each method over the same seeds)
-and the count at or below `anneal-graph` (within 0.5%).
+and the count at or below `anneal-graph` (within 0.5%). With --beside, a column with
+another variant's cells of the same budget and seeds, and the count of rows where the
+variant is below it (by more than 0.5%) and above it.
 Run from the repository root."""
 import gzip
 import json
@@ -19,7 +21,7 @@ MODELS = ["inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"]
 
 
 def main(argv):
-    budget, seeds, variant = "2000", ["1"], "default"
+    budget, seeds, variant, beside = "2000", ["1"], "default", None
     for i in range(0, len(argv) - 1, 2):
         if argv[i] == "--budget":
             budget = argv[i + 1]
@@ -27,6 +29,8 @@ def main(argv):
             seeds = argv[i + 1].split(",")
         elif argv[i] == "--variant":
             variant = argv[i + 1]
+        elif argv[i] == "--beside":
+            beside = argv[i + 1]
     with gzip.open("experiments/results/agents-vs-searches/cells.pack.json.gz", "rt", encoding="utf-8") as f:
         packed = json.load(f)["files"]
     mine = "experiments/results/aware-defaults/cells"
@@ -43,13 +47,14 @@ def main(argv):
     label = "seed " + seeds[0] if len(seeds) == 1 else "mean over seeds " + ", ".join(seeds)
     name = {"default": "default preset", "nonorm": "default preset before 2026-12-05, norm=off"}.get(variant, variant)
     print(f"Aware ({name}) against `anneal-graph` at {budget} evaluations, {label}, step ms\n")
-    print(f"| model | devices | Aware, {name} | the earlier Aware | anneal-graph | Aware / anneal-graph |")
-    print("|---|---|---|---|---|---|")
+    extra = f" Aware, {beside} |" if beside else ""
+    print(f"| model | devices | Aware, {name} |{extra} the earlier Aware | anneal-graph | Aware / anneal-graph |")
+    print("|---|---|---|---|---|---|" + ("---|" if beside else ""))
 
     def mean(values):
         return sum(values) / len(values) if values and None not in values else None
 
-    rows = wins = 0
+    rows = wins = below = above = 0
     for m in MODELS:
         for n in (2, 4, 8):
             key = lambda method, seed: f"{m}__k40x{n}__{method}__e{budget}__s{seed}.json"
@@ -64,8 +69,17 @@ def main(argv):
             if ref and new <= ref * 1.005:
                 wins += 1
             fmt = lambda x: f"{x:.1f}" if x is not None else "-"
-            print(f"| {m} | {n} | {fmt(new)} | {fmt(old)} | {fmt(ref)} | {ratio} |")
+            cell = ""
+            if beside:
+                other = mean([step(key(beside, sd)) for sd in seeds])
+                cell = f" {fmt(other)} |"
+                if other is not None:
+                    below += new < other * 0.995
+                    above += new > other * 1.005
+            print(f"| {m} | {n} | {fmt(new)} |{cell} {fmt(old)} | {fmt(ref)} | {ratio} |")
     print(f"\nAt or below `anneal-graph` (within 0.5%) on {wins} of {rows} rows.")
+    if beside:
+        print(f"Below {beside} (by more than 0.5%) on {below} of {rows} rows, above it on {above}.")
 
 
 if __name__ == "__main__":

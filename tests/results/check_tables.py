@@ -118,6 +118,8 @@ STDOUT_SCRIPTS = [
         f"experiments/results/aware-defaults/cells/{m}__k40x2__explore5__e20000__s1.curve.csv"
         for m in ("inception_v3", "resnet50", "nasnet")],
      "experiments/results/aware-defaults/curves-20000-explore5.md"),
+    (["experiments/aware_vs_search.py", "--variant", "around97", "--beside", "default"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-around97.md"),
     # Inception-V3's default cell is a rerun on 2026-12-06's code (the older one
     # above, of 2026-12-03, gave the same best steps).
     (["experiments/curve_summary.py"] + [
