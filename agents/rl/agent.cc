@@ -89,6 +89,9 @@ CategoricalTerms categorical_terms(const torch::Tensor& logits, const std::vecto
   CategoricalTerms out;
   out.log_probs = logp.gather(1, idx).squeeze(1);
   out.log_prob = out.log_probs.sum();
+  // The sampling distribution's entropy, as with the floor. Around an incumbent
+  // it is small by construction, and its gradient moves the policy's mass off
+  // the incumbent's device: a push towards proposing moves.
   out.entropy = -(logp.exp() * logp).sum();
   return out;
 }

@@ -365,7 +365,7 @@ class AwareAgent final : public Agent {
       place_chunk(placed, begin, end, actions);
       replay->chunks.push_back({x, anchors, rows, actions, kept});
     }
-    return finish(env, placed, log_prob, entropy, penalty, torch::cat(per_decision), replay);
+    return finish(env, placed, log_prob, entropy, penalty, torch::cat(per_decision), replay, !greedy);
   }
 
   // play() for several episodes at once, in lockstep; stops evaluating (and drops
@@ -497,13 +497,14 @@ class AwareAgent final : public Agent {
   }
 
   // Evaluates an episode's placement and makes its one step.
+  // `sampled`: false for the greedy decode, which is not a sample to search around.
   Episode finish(PlacementEnv& env, const std::vector<int>& placed, const torch::Tensor& log_prob,
                  const torch::Tensor& entropy, const torch::Tensor& penalty,
-                 const torch::Tensor& decision_log_probs, std::shared_ptr<AwareReplay> replay) {
+                 const torch::Tensor& decision_log_probs, std::shared_ptr<AwareReplay> replay, bool sampled = true) {
     const Placement coarse{std::vector<int>(placed)};
     Trace fine;
     const double us = env.evaluate(expand_placement(fusion_result_, coarse), &fine);
-    if (around_ > 0 && (best_sampled_.empty() || us < best_sampled_us_)) {
+    if (around_ > 0 && sampled && (best_sampled_.empty() || us < best_sampled_us_)) {
       best_sampled_.resize(leaders_.size());
       for (size_t k = 0; k < leaders_.size(); ++k) best_sampled_[k] = placed[leaders_[k]];
       best_sampled_us_ = us;
@@ -717,7 +718,7 @@ std::vector<OptionSpec> aware_agent_options() {
       {"around", T::kDouble, "0",
        "sampling around the incumbent: each decision keeps the device of the best placement sampled in the "
        "updates before with this probability, else samples the policy, and is scored as that mixture (ours, "
-       "an option; 0: none)",
+       "an option, one graph only; 0: none)",
        0, 0.99},
       {"scale", T::kString, "relative", "reward unit: relative (gain / reference step) or seconds"},
       {"decode", T::kString, "argmax",

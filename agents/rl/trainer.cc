@@ -429,6 +429,10 @@ TrainResult Trainer::run() {
   env_ = std::make_unique<PlacementEnv>(graph_, cluster_, evaluator_, defaults_.penalty,
                                         opt_.budget_evals - reserve_greedy_,
                                         opt_.budget_seconds, opt_.progress);
+  // Aware's `around` samples around one graph's incumbent; prepare() starts
+  // every graph without one, and several graphs re-prepare every update.
+  if (graphs_.size() > 1 && config_.count("around") && std::stod(config_.at("around")) > 0)
+    throw ConfigError("around (sampling around the incumbent) is for training on one graph");
   if (defaults_.guide_share > 0 && !zero_shot) {
     if (graphs_.size() > 1) throw ConfigError("the guided hybrid (" + name_ + ") trains on one graph");
     guide_ = std::make_unique<Guide>(

@@ -451,7 +451,8 @@ TEST(AwareAgent, ResumedRunIsTheRunThatNeverStopped) {
 // incumbent's with probability κ, else the policy's sample; it is scored as that
 // mixture. Hand case: uniform logits over 4 devices, κ = 0.9, incumbent device 2:
 // q(2) = 0.9 + 0.1/4 = 0.925, q(other) = 0.025; the gradient of log q(a) is
-// w (onehot(a) − softmax) with w = 0.1 s_a / q(a), s the softmax.
+// w (onehot(a) − softmax) with w = 0.1 s_a / q(a), s the softmax. The entropy is
+// the mixture's, as with the exploration floor.
 TEST(AwareAgent, SamplingAroundTheIncumbentIsTheMixtureItScores) {
   const double keep = 0.9;
   for (int64_t action = 0; action < 4; ++action) {
@@ -518,6 +519,44 @@ TEST(AwareAgent, AroundSamplesNearTheBestPlacementSoFar) {
     }
   }
   EXPECT_THROW(make_aware_agent({{"around", "1"}}, 3), ConfigError);
+}
+
+// PPO's replays score the mixture the episodes were sampled from: one by one and
+// stacked, at unchanged weights, each decision's log-probability is the one it was
+// sampled with (a replay that dropped the incumbent would score the plain policy).
+// Training on several graphs refuses the option: each graph starts without one.
+TEST(AwareAgent, ReplaysScoreTheMixtureAroundTheIncumbent) {
+  const OpGraph g = parallel_chains_graph(4, 5, 2e6);
+  const Cluster c = star_cluster(3);
+  torch::manual_seed(11);
+  Options o = off_fusion();
+  o["around"] = "0.9";
+  auto agent = make_aware_agent(o, 3);
+  agent->prepare(g, c);
+  AnalyticSimulator sim;
+  PlacementEnv env(g, c, sim, agent_settings("aware").penalty, 0, 0, nullptr);
+  SampleRng rng(4);
+  agent->run_episodes(env, rng, 8);  // the incumbent of the next update
+  std::vector<Episode> batch = agent->run_episodes(env, rng, 5);
+  ASSERT_EQ(batch.size(), 5u);
+  std::vector<torch::Tensor> sampled;
+  for (const Episode& e : batch) sampled.push_back(e.steps[0].decision_log_probs.detach().clone());
+  std::vector<Episode> one_by_one = batch;
+  agent->replay_all(batch);
+  for (Episode& e : one_by_one) agent->replay(e);
+  double kept_gain = 0;
+  for (size_t e = 0; e < batch.size(); ++e) {
+    EXPECT_TRUE(torch::allclose(batch[e].steps[0].decision_log_probs, sampled[e], 1e-5, 1e-6)) << "stacked " << e;
+    EXPECT_TRUE(torch::allclose(one_by_one[e].steps[0].decision_log_probs, sampled[e], 1e-5, 1e-6)) << "one " << e;
+    kept_gain += sampled[e].exp().mean().item<double>();
+  }
+  // Most decisions are the kept device's, at probability above 0.9 each.
+  EXPECT_GT(kept_gain / batch.size(), 0.8);
+  const OpGraph g2 = parallel_chains_graph(3, 4, 2e6);
+  TrainOptions t;
+  t.budget_evals = 40;
+  t.agent_options = o;
+  EXPECT_THROW(train_agent_multi("aware", {&g, &g2}, c, sim, t), ConfigError);
 }
 
 // The bound C·tanh(x/C) saturates: once a policy has converged, Adam keeps
