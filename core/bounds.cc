@@ -140,25 +140,33 @@ class ForkJoin {
 
   // The least time from a's end to b's start, over every placement (a lower
   // bound: see window_us below). Sets `*branches` to the members counted.
+  // b = kEnd: the step's end, a point with no device, after every op; the
+  // members are then all of a's descendants.
   double window_us(int a, int b, int devices, int* members_out) {
     // A work cap for very large graphs: past it, spans count only their ends
     // (0 is a bound on any span), so the term stays valid, only weaker.
     *members_out = 0;
     if (spent_ > kBudget) return 0;
-    spent_ += static_cast<long long>(pos_[b] - pos_[a] + 1) * 18;
+    const int last = b == kEnd ? static_cast<int>(order_.size()) - 1 : pos_[b];
+    spent_ += static_cast<long long>(last - pos_[a] + 1) * 18;
     const Window w = window(a, b);
     *members_out = static_cast<int>(w.members.size());
-    if (w.members.empty()) return devices >= 2 ? std::min(w.b_head, w.b_head_x) : w.b_head;
-    return solve(w, devices);
+    if (w.members.empty()) return devices >= 2 && b != kEnd ? std::min(w.b_head, w.b_head_x) : w.b_head;
+    return solve(w, devices, b == kEnd);
   }
+
+  static constexpr int kEnd = -1;
 
  private:
   Window window(int a, int b) {
     Window w;
-    const int lo = pos_[a], hi = pos_[b];
+    // To the step's end (b = kEnd), every descendant of a is a member: each
+    // reaches the end, and nothing has to travel to it.
+    const bool to_end = b == kEnd;
+    const int lo = pos_[a], hi = to_end ? static_cast<int>(order_.size()) : pos_[b];
     // Forward: reached from a (1); backward: reaching b (2).
     mark_[lo] = 1;
-    for (int k = lo + 1; k <= hi; ++k) {
+    for (int k = lo + 1; k < hi + (to_end ? 0 : 1); ++k) {
       const int op = order_[k];
       for (int e : g_.in_edges(op))
         if (pos_[g_.edge(e).src] >= lo && (mark_[pos_[g_.edge(e).src]] & 1)) {
@@ -166,9 +174,13 @@ class ForkJoin {
           break;
         }
     }
-    mark_[hi] |= 2;
+    if (!to_end) mark_[hi] |= 2;
     for (int k = hi - 1; k > lo; --k) {
       if (!(mark_[k] & 1)) continue;
+      if (to_end) {
+        mark_[k] |= 2;
+        continue;
+      }
       for (int e : g_.out_edges(order_[k]))
         if (pos_[g_.edge(e).dst] <= hi && (mark_[pos_[g_.edge(e).dst]] & 2)) {
           mark_[k] |= 2;
@@ -192,8 +204,9 @@ class ForkJoin {
     for (int op : w.members)
       for (int e : g_.in_edges(op))
         if (inside(g_.edge(e).src)) cuts.push_back(c_[e]);
-    for (int e : g_.in_edges(b))
-      if (inside(g_.edge(e).src)) cuts.push_back(c_[e]);
+    if (!to_end)
+      for (int e : g_.in_edges(b))
+        if (inside(g_.edge(e).src)) cuts.push_back(c_[e]);
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     if (cuts.size() > 16) {  // quantiles (each a real threshold: still a bound)
@@ -215,12 +228,17 @@ class ForkJoin {
         return best;
       };
       for (size_t k = 0; k < m; ++k) len[k] = relax(w.members[k]);
-      b_len = relax(b);
+      if (!to_end) {
+        b_len = relax(b);
+        return;
+      }
+      b_len = 0;  // the end: after a and after every member
+      for (size_t k = 0; k < m; ++k) b_len = std::max(b_len, len[k] + p_[w.members[k]]);
     };
     auto backward = [&](double t, std::vector<double>& len) {
       len.assign(m, minus_inf);
       for (size_t k = m; k-- > 0;) {
-        double best = minus_inf;
+        double best = to_end ? 0.0 : minus_inf;
         for (int e : g_.out_edges(w.members[k])) {
           const int dst = g_.edge(e).dst;
           if (c_[e] < t || !inside(dst) || dst == a) continue;
@@ -239,11 +257,12 @@ class ForkJoin {
       double b_len = minus_inf;
       forward(t, len, b_len);
       for (size_t k = 0; k < m; ++k) w.head_x[k] = std::max(w.head_x[k], t + len[k]);
+      if (to_end) continue;  // the end has no device: no crossing into it
       w.b_head_x = std::max(w.b_head_x, t + b_len);
       backward(t, len);
       for (size_t k = 0; k < m; ++k) w.tail_x[k] = std::max(w.tail_x[k], t + len[k]);
     }
-    for (int k = lo; k <= hi; ++k) {
+    for (int k = lo; k < hi + (to_end ? 0 : 1); ++k) {
       mark_[k] = 0;
       slot_[k] = -1;
     }
@@ -252,7 +271,9 @@ class ForkJoin {
 
   // The least τ that passes both cases' tests (each monotone in τ), by
   // bisection; returns a τ that fails (or 0 when 0 passes), so a lower bound.
-  double solve(const Window& w, int devices) const {
+  // To the step's end only the first case's test applies, with tail_x = tail:
+  // the end waits for no transfer.
+  double solve(const Window& w, int devices, bool to_end) const {
     const size_t m = w.members.size();
     double total[2] = {0, 0}, hi = std::max(w.b_head, w.b_head_x);
     double min_head_x = std::numeric_limits<double>::infinity(), min_tail_x = min_head_x;
@@ -302,7 +323,7 @@ class ForkJoin {
           return false;
       return true;
     };
-    auto passes = [&](double tau) { return same(tau) || apart(tau); };
+    auto passes = [&](double tau) { return same(tau) || (!to_end && apart(tau)); };
     if (passes(0)) return 0;
     double lo = 0;
     for (int it = 0; it < 60 && hi - lo > 1e-9 * hi; ++it) {
@@ -387,9 +408,17 @@ ForkJoinBound fork_join_bound(const OpGraph& graph, const Cluster& cluster, cons
       if (at > best[j] * (1 + 1e-12)) best[j] = at, from[j] = i;
     }
   }
+  // to_end[j]: the least time from chain[j]'s end to the step's end, a window
+  // holding all of chain[j]'s descendants (from the chain's end backwards, the
+  // cheapest first, so the work cap leaves the spans above whole).
+  std::vector<double> to_end(L, 0);
+  for (int j = L; j-- > 0;) {
+    int members = 0;
+    to_end[j] = std::max(tail[chain[j]], fj.window_us(chain[j], ForkJoin::kEnd, D, &members));
+  }
   int last = 0;
   for (int j = 0; j < L; ++j) {
-    const double end = best[j] + time_us[chain[j]] + tail[chain[j]];
+    const double end = best[j] + time_us[chain[j]] + to_end[j];
     if (end > out.us) out.us = end, last = j;
   }
   out.chain_ops = L;
@@ -450,6 +479,9 @@ ForkJoinBound fork_join_bound(const OpGraph& graph, const Cluster& cluster, cons
         const int a = i + 1;  // chain[i] is c_a
         need = std::max(need, span - (chain_sum[b - 1] - chain_sum[a]) - (idle_prefix[b - 1] - idle_prefix[a]));
       }
+    else  // the windows to the step's end: from c_a's end, g_a + ... + g_L and c_a+1..c_L
+      for (int a = 1; a <= L; ++a)
+        need = std::max(need, to_end[a - 1] - (chain_sum[L] - chain_sum[a]) - (idle_prefix[L] - idle_prefix[a]));
     idle_prefix[b] = idle_prefix[b - 1] + std::max(0.0, need);
   }
   out.cover_idle_us = idle_prefix[L + 1];
@@ -523,7 +555,8 @@ CertifiedBound certified_bound(const OpGraph& graph, const Cluster& cluster,
     const ForkJoinBound fj = fork_join_bound(graph, cluster, weight);
     into.add({"fork-join", fj.us,
               "the longest chain, " + std::to_string(fj.windows) +
-                  " of its spans priced by branches that share the fork's device or pay a transfer each way",
+                  " of its spans priced by branches that share the fork's device or pay a transfer each way,"
+                  " and what follows its last split by the same test up to the step's end",
               true});
     into.add({"chain-windows", fj.cover_us,
               "the longest chain (" + std::to_string(fj.chain_ops) + " ops) and " +
