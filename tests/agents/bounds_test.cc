@@ -188,6 +188,28 @@ TEST(CertifiedBound, ForkJoinPricesTheWindowToTheStepsEnd) {
   EXPECT_NEAR(brute_force_optimum(g, cl), 36, 1e-9);
 }
 
+// a(10) -> b(10) -> c(10), and a -> f(15); a's tensor 1 us across, b's 20, two
+// devices. The window from a's end to the step's end: b and c stay beside a
+// (20), f goes away at 1 and ends at 16, so 20 and the bound is 30, the optimum
+// (f on the other device from 11 to 26). Were the end charged a crossing like
+// a span's closing op (the cut of 20 among the window's edges), f could not be
+// away (1 + 15 + 20 > 20) and the term would say 45.
+TEST(CertifiedBound, TheStepsEndWaitsForNoTransfer) {
+  OpGraph g("end-free");
+  const int a = g.add_op(timed_op("a", 10, 1000));
+  const int b = g.add_op(timed_op("b", 10, 20000));
+  const int c = g.add_op(timed_op("c", 10, 1000));
+  const int f = g.add_op(timed_op("f", 15, 1000));
+  g.add_edge(a, b);
+  g.add_edge(b, c);
+  g.add_edge(a, f);
+  const Cluster cl = testing::zero_latency_star(2);
+  const CertifiedBound bound = certified_bound(g, cl);
+  EXPECT_NEAR(term(bound, "fork-join").us, 30, 1e-6);
+  EXPECT_NEAR(term(bound, "chain-windows").us, 30, 1e-6);
+  EXPECT_NEAR(brute_force_optimum(g, cl), 30, 1e-9);
+}
+
 // r(10) -> p1..p4 (50 each) -> s(10) -> x(40), y(10) -> j(10) -> f1..f4 (30
 // each), two devices, tensors free to move. The longest chain r p1 s x j f1 is
 // 150; work / devices 200; idle-ends 205 (one device idles while r runs); the
@@ -225,7 +247,9 @@ TEST(CertifiedBound, ChainWindowsCountTheIdleTimeInsideTheStep) {
   EXPECT_NEAR(term(b, "idle-ends").us, 205, 1e-9);
   EXPECT_NEAR(term(b, "fork-join").us, 230, 1e-6);
   EXPECT_NEAR(term(b, "chain-windows").us, 230, 1e-6);
-  EXPECT_EQ(b.binding(), "chain-windows");
+  // The two are equal by hand; which one is named binding is the bisection's
+  // last bit, so either.
+  EXPECT_TRUE(b.binding() == "chain-windows" || b.binding() == "fork-join") << b.binding();
   EXPECT_NEAR(brute_force_optimum(g, cl), 230, 1e-9);
 }
 
