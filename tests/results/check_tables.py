@@ -129,8 +129,9 @@ STDOUT_SCRIPTS = [
     # Inception-V3's default cell is a rerun on 2026-12-06's code (the older one
     # above, of 2026-12-03, gave the same best steps).
     (["experiments/curve_summary.py"] + [
-        f"experiments/results/aware-defaults/cells/{m}__k40x4__{v}__e20000__s1"
-        + ("-rerun" if (m, v) == ("inception_v3", "hierarchical") else "") + ".curve.csv"
+        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__{v}__e20000__s1"
+        + ("-rerun" if (m, d, v) == ("inception_v3", 4, "hierarchical") else "") + ".curve.csv"
+        for d in (4, 2, 8)
         for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")
         for v in ("hierarchical", "hierarchical-explore5")],
      "experiments/results/aware-defaults/curves-20000-hierarchical.md"),
