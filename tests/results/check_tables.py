@@ -120,6 +120,8 @@ STDOUT_SCRIPTS = [
      "experiments/results/aware-defaults/curves-20000-explore5.md"),
     (["experiments/aware_vs_search.py", "--variant", "around97", "--beside", "default"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-around97.md"),
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "around97", "--beside", "default"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-around97.md"),
     (["experiments/aware_vs_search.py", "--budget", "20000", "--variant", "around97", "--beside", "default"],
      "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-around97.md"),
     (["experiments/curve_summary.py"] + [
