@@ -164,9 +164,10 @@ class ForkJoin {
     // reaches the end, and nothing has to travel to it.
     const bool to_end = b == kEnd;
     const int lo = pos_[a], hi = to_end ? static_cast<int>(order_.size()) : pos_[b];
+    const int stop = to_end ? hi : hi + 1;  // one past the last position marked
     // Forward: reached from a (1); backward: reaching b (2).
     mark_[lo] = 1;
-    for (int k = lo + 1; k < hi + (to_end ? 0 : 1); ++k) {
+    for (int k = lo + 1; k < stop; ++k) {
       const int op = order_[k];
       for (int e : g_.in_edges(op))
         if (pos_[g_.edge(e).src] >= lo && (mark_[pos_[g_.edge(e).src]] & 1)) {
@@ -262,7 +263,7 @@ class ForkJoin {
       backward(t, len);
       for (size_t k = 0; k < m; ++k) w.tail_x[k] = std::max(w.tail_x[k], t + len[k]);
     }
-    for (int k = lo; k < hi + (to_end ? 0 : 1); ++k) {
+    for (int k = lo; k < stop; ++k) {
       mark_[k] = 0;
       slot_[k] = -1;
     }
