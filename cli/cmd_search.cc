@@ -58,6 +58,9 @@ struct TrainArgs {
   double self_imitation = -1;  // < 0: the preset's
   double self_imitation_cap = 0.9;
   std::string self_imitation_from = "best";
+  double elite = 0;
+  int elite_window = 64;
+  double elite_weight = 1;
   double guide_share = -1;     // < 0: the preset's (aware-guided)
   std::string guide_by;        // "": the preset's
   long long guide_evals = 0;   // 0: the preset's
@@ -114,6 +117,9 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.self_imitation = a.self_imitation;
   t.self_imitation_cap = a.self_imitation_cap;
   t.self_imitation_from = a.self_imitation_from;
+  t.elite = a.elite;
+  t.elite_window = a.elite_window;
+  t.elite_weight = a.elite_weight;
   t.guide_share = a.guide_share;
   t.guide_evals = a.guide_evals;
   t.guide_by = a.guide_by;
@@ -215,6 +221,18 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "Self-imitation clones the best placement evaluated (best: the agent's reference state "
                 "included) or the best the policy sampled (samples)")
       ->check(CLI::IsMember({"best", "samples"}))
+      ->capture_default_str();
+  c->add_option("--elite", a.elite,
+                "Cross-entropy step (ours, after Post, NeurIPS 2018): every update also clones the fastest "
+                "fraction of the last --elite-window sampled placements (0: off, the papers'; aware only)")
+      ->check(number_range(0.0, 1.0))
+      ->capture_default_str();
+  c->add_option("--elite-window", a.elite_window, "The elite step's window: the last N sampled placements")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  c->add_option("--elite-weight", a.elite_weight,
+                "The elite step's weight (each member counts as one episode of advantage weight / |elite|)")
+      ->check(number_range(0.0, 1e6))
       ->capture_default_str();
   c->add_option("--guide-share", a.guide_share,
                 "aware-guided: the local search's share of the wall-clock or of the evaluations (--guide-by; "
@@ -349,6 +367,12 @@ void run_search(const SearchArgs& a) {
                                {"from", a.self_imitation_from},
                                {"updates", r.self_imitation_updates},
                                {"probability", r.self_imitation_probability}};
+    if (a.elite > 0)
+      out["elite"] = {{"fraction", a.elite},
+                      {"window", a.elite_window},
+                      {"weight", a.elite_weight},
+                      {"updates", r.elite_updates},
+                      {"probability", r.elite_probability}};
     out["cancelled"] = r.cancelled;
     if (!a.out.empty()) out["placement_file"] = a.out;
     if (!a.curve.empty()) out["curve_file"] = a.curve;

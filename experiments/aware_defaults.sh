@@ -33,7 +33,10 @@
 #   around90, around97  around=0.9 / 0.97: sampling around the incumbent, each
 #               decision keeping the best sampled placement's device with that
 #               probability, else the policy's sample (ours, an option; default's network)
-# Every variant but default, paper, hinge, fine, explore5 and the Hierarchical ones was run
+#   elite10     --elite 0.1 --elite-window 64: a cross-entropy step on the fastest tenth
+#               of each worker's last 64 samples every update (ours, after Post, Gao et
+#               al. NeurIPS 2018; agents/rl/elite.h; default's network)
+# Every variant but default, paper, hinge, fine, explore5, elite10 and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
@@ -89,9 +92,10 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     hierarchical-explore5) agent=hierarchical; extra=(--agent-option explore=0.05) ;;
     around90) extra=(--agent-option around=0.9) ;;
     around97) extra=(--agent-option around=0.97) ;;
+    elite10) extra=(--elite 0.1 --elite-window 64) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
-  case "$v" in default|paper|hierarchical*|hinge|fine|explore5|around*) ;; *) extra+=(--agent-option norm=off) ;; esac
+  case "$v" in default|paper|hierarchical*|hinge|fine|explore5|around*|elite*) ;; *) extra+=(--agent-option norm=off) ;; esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)
   "$AWARE" search --agent "$agent" --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \

@@ -64,6 +64,7 @@ void Trainer::use_graph(size_t index) {
   env_->set_graph(*graphs_[index]);
   sampled_best_ = Placement();  // per graph, as the env's best
   sampled_best_us_ = std::numeric_limits<double>::infinity();
+  elite_window_.clear();  // the elite is one graph's (elite is refused on several)
   prepare(*graphs_[index]);
 }
 
@@ -147,6 +148,10 @@ void Trainer::update(std::vector<Episode>& episodes) {
   // update's samples included.
   const Placement self_target = opt_.self_imitation > 0 ? self_imitation_target(episodes) : Placement();
   bool self_imitated = false;
+  // The elite step's window takes this update's samples first (Post takes its
+  // elite from the samples since its last step, these included).
+  if (opt_.elite > 0)
+    for (const Episode& ep : episodes) elite_window_.add(ep.placement, ep.final_step_us);
   if (episodes.empty()) {
     // Data-parallel only: this process's share ran out of budget before the
     // others'; it still takes part in the step, with no policy gradient of its
@@ -200,6 +205,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
   auto compute_loss = [&](const std::vector<std::vector<torch::Tensor>>* old, double* entropy_out) {
     torch::Tensor loss = policy_loss(episodes, advantages, old, ppo_clip_, entropy_coef, entropy_out);
     if (self_target.size() > 0) loss = loss + self_imitation_loss(self_target, self_imitated);
+    if (opt_.elite > 0) loss = loss + elite_loss();
     return loss;
   };
 
@@ -229,6 +235,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
     }
   }
   if (self_imitated) ++self_imitation_updates_;
+  if (opt_.elite > 0 && elite_window_.size() > 0) ++elite_updates_;
   ++counters_.updates;
   CurvePoint p;
   p.evaluations = env_->evaluations();
@@ -433,6 +440,11 @@ TrainResult Trainer::run() {
   // every graph without one, and several graphs re-prepare every update.
   if (graphs_.size() > 1 && config_.count("around") && std::stod(config_.at("around")) > 0)
     throw ConfigError("around (sampling around the incumbent) is for training on one graph");
+  if (opt_.elite > 0 && graphs_.size() > 1)
+    throw ConfigError("elite (the cross-entropy step) is for training on one graph");
+  if (opt_.elite > 0 && agent_network(name_) != "aware")
+    throw ConfigError("elite: agent '" + name_ + "' has no imitation loss (the elite step is for aware)");
+  elite_window_ = EliteWindow(opt_.elite_window);
   if (defaults_.guide_share > 0 && !zero_shot) {
     if (graphs_.size() > 1) throw ConfigError("the guided hybrid (" + name_ + ") trains on one graph");
     guide_ = std::make_unique<Guide>(
@@ -609,6 +621,8 @@ TrainResult Trainer::run() {
   result.self_imitation_updates = self_imitation_updates_;
   result.self_imitation_probability = self_imitation_probability_;
   result.self_imitation_weight = opt_.self_imitation;
+  result.elite_updates = elite_updates_;
+  result.elite_probability = elite_probability_;
   if (guide_ != nullptr) {
     result.guide_rounds = guide_->rounds();
     result.guide_evaluations = guide_->evaluations();

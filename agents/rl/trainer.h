@@ -101,6 +101,15 @@ struct TrainOptions {
   // Which best it clones: "best", the best placement evaluated (the agent's
   // reference state included), or "samples", the best the policy sampled.
   std::string self_imitation_from = "best";
+  // A cross-entropy step on the elite (ours, after Post, Gao et al. NeurIPS
+  // 2018; agents/rl/elite.h): every update's loss also holds elite_weight x the
+  // mean over the elite of -log p(its actions), summed over each one's
+  // decisions like an episode's log-probability; the elite is the fastest
+  // `elite` fraction of the last elite_window placements this process sampled
+  // on the graph. 0: off (the papers'). One graph only.
+  double elite = 0;
+  int elite_window = 64;
+  double elite_weight = 1;
   // The guided hybrid (aware-guided; agents/rl/guide.h): the refiner's share of
   // the evaluations or the wall-clock (guide_by) (< 0: the preset's; 0: off), the evaluations of one
   // refinement (0: the preset's), and where it starts ("" the preset's,
@@ -224,6 +233,10 @@ struct TrainResult {
   long long self_imitation_updates = 0;
   double self_imitation_probability = 0;
   double self_imitation_weight = 0;  // the weight the run used (the preset's when none was given)
+  // The elite step (TrainOptions::elite): the updates whose loss held it, and
+  // the mean probability of the elite's actions at the last.
+  long long elite_updates = 0;
+  double elite_probability = 0;
   // The guided hybrid (aware-guided): refinements run, the evaluations they
   // made (in `evaluations`), and how many found a better placement than their start.
   long long guide_rounds = 0, guide_evaluations = 0, guide_improvements = 0;

@@ -124,6 +124,8 @@ json Trainer::own_state() const {
   if (sampled_best_.size() > 0)
     own["sampled_best"] = {{"placement", sampled_best_.device_of_op}, {"penalised_us", sampled_best_us_}};
   if (self_imitation_updates_ > 0) own["self_imitation_updates"] = self_imitation_updates_;
+  if (elite_window_.size() > 0) own["elite_window"] = elite_window_.state();
+  if (elite_updates_ > 0) own["elite_updates"] = elite_updates_;
   if (guide_ != nullptr) own["guide"] = json::parse(guide_->state());
   return own;
 }
@@ -244,6 +246,10 @@ void Trainer::restore_own_state(const json& state) {
     prepare_next_graph_ = true;
   }
   self_imitation_updates_ = own.value("self_imitation_updates", 0LL);
+  // The elite step's window (this process's samples; with another process
+  // count, those of the process whose state this one takes).
+  if (own.contains("elite_window")) elite_window_.restore(own.at("elite_window"));
+  elite_updates_ = own.value("elite_updates", 0LL);
   // The hybrid's refinements so far (its share is kept against the evaluations
   // restored; with another process count, this process's part of the old one's).
   if (guide_ != nullptr && own.contains("guide")) guide_->restore(own.at("guide").dump());

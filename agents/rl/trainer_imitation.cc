@@ -178,4 +178,26 @@ torch::Tensor Trainer::self_imitation_loss(const Placement& target, bool& used) 
   return opt_.self_imitation * static_cast<double>(std::max(1, terms.decisions)) * terms.loss;
 }
 
+torch::Tensor Trainer::elite_loss() {
+  const std::vector<const Placement*> elite = elite_window_.elite(opt_.elite);
+  if (elite.empty()) return torch::zeros({});
+  torch::Tensor sum = torch::zeros({});
+  double probability = 0;
+  for (const Placement* target : elite) {
+    ImitationTerms terms;
+    try {
+      terms = agent_->imitation_loss(*target, rng_);
+    } catch (const ConfigError&) {
+      throw ConfigError("elite: agent '" + name_ + "' has no imitation loss (the elite step is for aware)");
+    }
+    // Each member summed over its decisions, as an episode's log-probability
+    // (and self-imitation's target) is: one member weighs as one episode of
+    // advantage elite_weight / |elite|.
+    sum = sum + static_cast<double>(std::max(1, terms.decisions)) * terms.loss;
+    probability += terms.mean_probability;
+  }
+  elite_probability_ = probability / static_cast<double>(elite.size());
+  return (opt_.elite_weight / static_cast<double>(elite.size())) * sum;
+}
+
 }  // namespace aware::rl::detail

@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 
 #include "agents/rl/agent.h"
+#include "agents/rl/elite.h"
 #include "agents/rl/guide.h"
 #include "agents/rl/trainer.h"
 
@@ -123,6 +124,13 @@ class Trainer {
   Placement sampled_best_;
   double sampled_best_us_ = std::numeric_limits<double>::infinity();
   double self_imitation_probability_ = 0;
+  // The elite step (TrainOptions::elite): this graph's window of sampled
+  // placements (checkpointed), and opt_.elite_weight x the elite's mean
+  // imitation loss, each summed over its decisions (0 while the window is empty).
+  EliteWindow elite_window_;
+  long long elite_updates_ = 0;
+  double elite_probability_ = 0;
+  torch::Tensor elite_loss();
   // agent_->prepare, timed.
   void prepare(const OpGraph& graph);
   ParallelTraining* parallel_ = nullptr;  // data-parallel over processes; null: alone

@@ -316,6 +316,50 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
   EXPECT_THROW(train_agent("placeto", g, c, sim, bad), ConfigError);
 }
 
+// The elite step (ours, after Post; elite.h): every update also clones the
+// fastest fraction of the last samples. On the flat chain every placement takes
+// the same time, so the policy-gradient term is zero and only the elite term
+// can move the policy: with a window of one it clones its own last sample and
+// sharpens; with weight 0 it stays near uniform.
+TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
+  register_builtins();
+  OpGraph g("flat-chain");
+  for (int i = 0; i < 7; ++i) g.add_op(timed_op("op" + std::to_string(i), 100, 0));
+  for (int i = 0; i + 1 < 7; ++i) g.add_edge(i, i + 1);
+  const Cluster c = testing::zero_latency_star(3);
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_evals = 800;
+  t.seed = 4;
+  t.agent_options = off_fusion();
+  t.elite = 1;
+  t.elite_window = 1;
+  t.elite_weight = 5;
+  const TrainResult r = train_agent("aware", g, c, sim, t);
+  EXPECT_EQ(r.elite_updates, r.updates);
+  EXPECT_GT(r.elite_probability, 0.6) << "from 1/3, uniform over three devices";
+  EXPECT_EQ(r.evaluations, 800) << "the term costs no evaluations";
+  t.elite_weight = 0;
+  const TrainResult still = train_agent("aware", g, c, sim, t);
+  EXPECT_LT(still.elite_probability, 0.45) << "no pull: the policy stays near 1/3";
+  // The fraction, the window and the weight are checked; several graphs and
+  // agents without an imitation loss refuse it.
+  TrainOptions bad = t;
+  bad.elite = 1.5;
+  EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  bad = t;
+  bad.elite_window = 0;
+  EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  bad = t;
+  bad.elite_weight = -1;
+  EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  bad = t;
+  bad.agent_options = {};
+  EXPECT_THROW(train_agent("placeto", g, c, sim, bad), ConfigError);
+  const std::vector<const OpGraph*> two = {&g, &g};
+  EXPECT_THROW(train_agent_multi("aware", two, c, sim, t), ConfigError);
+}
+
 // A policy that places each group by what the group is must give different groups
 // different logits. At the start, the logits' spread across the fused groups of
 // NMT-4 (four K40s), against their size: without the graph normalisation the
@@ -427,14 +471,20 @@ TEST(AwareAgent, ResumedRunIsTheRunThatNeverStopped) {
   const OpGraph g = asymmetric_graph();
   const Cluster c = star_cluster(3);
   AnalyticSimulator sim;
-  for (const char* state : {"start", "best", "start+around"}) {
+  for (const char* state : {"start", "best", "start+around", "best+elite"}) {
     TrainOptions t;
     t.seed = 6;
     t.agent_options = off_fusion();
     // start+around: the incumbent the next update samples around is in the checkpoint.
+    // best+elite: the elite step's window is in the checkpoint too.
     const bool around = std::string(state) == "start+around";
-    t.agent_options["state"] = around ? "start" : state;
+    const bool elite = std::string(state) == "best+elite";
+    t.agent_options["state"] = around ? "start" : elite ? "best" : state;
     if (around) t.agent_options["around"] = "0.9";
+    if (elite) {
+      t.elite = 0.25;
+      t.elite_window = 16;
+    }
     t.self_imitation = 5;
     t.self_imitation_cap = 1;
     t.self_imitation_from = "samples";
@@ -442,7 +492,7 @@ TEST(AwareAgent, ResumedRunIsTheRunThatNeverStopped) {
     t.budget_evals = 301;
     // One evaluation for the reference, then 10 per update: stopped after 3.
     testing::expect_resume_is_the_straight_run("aware", g, c, sim, t, 31,
-                                               test_dir(std::string("resume_split_") + (around ? "around" : state), 6),
+                                               test_dir(std::string("resume_split_") + (around ? "around" : elite ? "elite" : state), 6),
                                                std::string("state=") + state);
   }
 }

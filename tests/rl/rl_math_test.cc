@@ -1,10 +1,13 @@
 // Hand-computed policy-gradient arithmetic (no LibTorch needed) and the penalties.
 #include <cmath>
+#include <limits>
 
 #include <gtest/gtest.h>
 
+#include "agents/rl/elite.h"
 #include "agents/rl/env.h"
 #include "agents/rl/trainer.h"
+#include "core/errors.h"
 #include "core/placement.h"
 #include "tests/test_graphs.h"
 
@@ -24,6 +27,39 @@ TEST(Returns, RewardToGoDiscounted) {
   EXPECT_DOUBLE_EQ(r[0], 1 + 0.5 * 2 + 0.25 * 3);
   EXPECT_DOUBLE_EQ(r[1], 2 + 0.5 * 3);
   EXPECT_DOUBLE_EQ(r[2], 3);
+}
+
+// The elite step's window (elite.h): the last `capacity` samples, the fastest
+// ceil(fraction x size) of them fastest first, the earlier sampled first on ties.
+TEST(EliteWindow, KeepsTheLastSamplesAndPicksTheFastestCeilFraction) {
+  EliteWindow w(4);
+  const auto p = [](int d) { return Placement(std::vector<int>{d, d}); };
+  const auto devices = [](const std::vector<const Placement*>& e) {
+    std::vector<int> out;
+    for (const Placement* x : e) out.push_back((*x)[0]);
+    return out;
+  };
+  EXPECT_TRUE(w.elite(0.5).empty());
+  w.add(p(0), 50);
+  w.add(p(1), 20);
+  w.add(p(2), 40);
+  w.add(Placement(), 1);                                     // no placement: not a sample
+  w.add(p(3), std::numeric_limits<double>::infinity());       // an infinite step: not kept
+  EXPECT_EQ(w.size(), 3u);
+  EXPECT_EQ(devices(w.elite(0.34)), (std::vector<int>{1, 2})) << "ceil(0.34 x 3) = 2";
+  EXPECT_EQ(devices(w.elite(1.0 / 3)), (std::vector<int>{1})) << "exactly one third of 3 is 1";
+  w.add(p(4), 20);  // ties with device 1, sampled later
+  w.add(p(5), 10);  // the window holds 4: device 0's sample (the oldest) leaves
+  EXPECT_EQ(w.size(), 4u);
+  EXPECT_EQ(devices(w.elite(1)), (std::vector<int>{5, 1, 4, 2}));
+  EXPECT_EQ(devices(w.elite(0.5)), (std::vector<int>{5, 1}));
+  // The checkpoint's state brings back the same window, in order.
+  EliteWindow back(4);
+  back.restore(w.state());
+  EXPECT_EQ(devices(back.elite(1)), devices(w.elite(1)));
+  EXPECT_THROW(w.elite(0), ConfigError);
+  EXPECT_THROW(w.elite(1.5), ConfigError);
+  EXPECT_THROW(EliteWindow(0), ConfigError);
 }
 
 TEST(Baselines, PerStepMeanOverRecentEpisodes) {
