@@ -264,16 +264,22 @@ TEST(AwareAgent, BehaviourCloningReproducesATargetPlacement) {
   EXPECT_THROW(train_agent("placeto", big, c, sim, bad), ConfigError) << "placeto cannot imitate";
 }
 
+// A chain of 7 ops whose tensors are empty: on links without latency
+// (testing::zero_latency_star) every placement takes the same time, so the
+// policy-gradient term carries no signal, and what moves the policy is the
+// imitation term under test.
+OpGraph flat_chain() {
+  OpGraph g("flat-chain");
+  for (int i = 0; i < 7; ++i) g.add_op(timed_op("op" + std::to_string(i), 100, 0));
+  for (int i = 0; i + 1 < 7; ++i) g.add_edge(i, i + 1);
+  return g;
+}
+
 // Self-imitation (not the paper's): every update also clones the best placement
 // found so far, until the policy gives its actions the cap's mean probability.
 TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
   register_builtins();
-  // Every placement of this graph takes the same time (a chain whose tensors are
-  // empty, on links without latency), so the policy-gradient term carries no
-  // signal and what moves the policy is the self-imitation term under test.
-  OpGraph g("flat-chain");
-  for (int i = 0; i < 7; ++i) g.add_op(timed_op("op" + std::to_string(i), 100, 0));
-  for (int i = 0; i + 1 < 7; ++i) g.add_edge(i, i + 1);
+  const OpGraph g = flat_chain();
   const Cluster c = testing::zero_latency_star(3);
   AnalyticSimulator sim;
   TrainOptions t;
@@ -323,9 +329,7 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
 // sharpens; with weight 0 it stays near uniform.
 TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
   register_builtins();
-  OpGraph g("flat-chain");
-  for (int i = 0; i < 7; ++i) g.add_op(timed_op("op" + std::to_string(i), 100, 0));
-  for (int i = 0; i + 1 < 7; ++i) g.add_edge(i, i + 1);
+  const OpGraph g = flat_chain();
   const Cluster c = testing::zero_latency_star(3);
   AnalyticSimulator sim;
   TrainOptions t;
