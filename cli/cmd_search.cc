@@ -228,10 +228,11 @@ void add_train_options(CLI::App* c, TrainArgs& a,
       ->check(number_range(0.0, 1.0))
       ->capture_default_str();
   c->add_option("--elite-window", a.elite_window, "The elite step's window: the last N sampled placements")
-      ->check(CLI::Range(1, 1000000))
+      ->check(CLI::Range(1, 10000))
       ->capture_default_str();
   c->add_option("--elite-weight", a.elite_weight,
-                "The elite step's weight (each member counts as one episode of advantage weight / |elite|)")
+                "The elite step's weight: w x the elite's mean summed -log p, beside the policy-gradient term's "
+                "mean over the update's episodes of -advantage x log p")
       ->check(number_range(0.0, 1e6))
       ->capture_default_str();
   c->add_option("--guide-share", a.guide_share,

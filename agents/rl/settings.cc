@@ -244,8 +244,8 @@ AgentSettings run_settings(const std::string& agent, TrainOptions& opt) {
     throw ConfigError("self-imitation cap must be in (0, 1], got " + std::to_string(opt.self_imitation_cap));
   if (!(opt.elite >= 0 && opt.elite <= 1))
     throw ConfigError("elite fraction must lie in [0, 1] (0: off), got " + setting_number(opt.elite));
-  if (opt.elite_window < 1)
-    throw ConfigError("elite window must hold at least one placement, got " + std::to_string(opt.elite_window));
+  if (opt.elite_window < 1 || opt.elite_window > 10000)
+    throw ConfigError("elite window must hold 1 to 10000 placements, got " + std::to_string(opt.elite_window));
   if (!(opt.elite_weight >= 0) || !std::isfinite(opt.elite_weight))
     throw ConfigError("elite weight must be >= 0, got " + setting_number(opt.elite_weight));
   // The guided hybrid's settings (the guide checks their values).

@@ -102,11 +102,12 @@ struct TrainOptions {
   // reference state included), or "samples", the best the policy sampled.
   std::string self_imitation_from = "best";
   // A cross-entropy step on the elite (ours, after Post, Gao et al. NeurIPS
-  // 2018; agents/rl/elite.h): every update's loss also holds elite_weight x the
-  // mean over the elite of -log p(its actions), summed over each one's
-  // decisions like an episode's log-probability; the elite is the fastest
-  // `elite` fraction of the last elite_window placements this process sampled
-  // on the graph. 0: off (the papers'). One graph only.
+  // 2018; agents/rl/elite.h): the loss of every update in which this process
+  // sampled also holds elite_weight x the mean over the elite of -log p(its
+  // actions), summed over each one's decisions like an episode's
+  // log-probability; the elite is the fastest `elite` fraction of the last
+  // elite_window (1 to 10,000) placements this process sampled on the graph.
+  // 0: off (the papers'). One graph only.
   double elite = 0;
   int elite_window = 64;
   double elite_weight = 1;

@@ -173,8 +173,9 @@ torch::Tensor Trainer::self_imitation_loss(const Placement& target, bool& used) 
   if (below == 0) return torch::zeros({});
   used = true;
   // On the policy-gradient term's scale: the target's log-probability summed
-  // over its decisions, as an episode's is (weight 1: cloned like one episode of
-  // advantage 1; rewards are relative, so sampled advantages are a few hundredths).
+  // over its decisions, as an episode's is. That term is the mean over the
+  // update's episodes of -advantage x log p, so at weight 1 the target weighs as
+  // a whole batch would whose every episode had advantage 1.
   return opt_.self_imitation * static_cast<double>(std::max(1, terms.decisions)) * terms.loss;
 }
 
@@ -191,8 +192,9 @@ torch::Tensor Trainer::elite_loss() {
       throw ConfigError("elite: agent '" + name_ + "' has no imitation loss (the elite step is for aware)");
     }
     // Each member summed over its decisions, as an episode's log-probability
-    // (and self-imitation's target) is: one member weighs as one episode of
-    // advantage elite_weight / |elite|.
+    // (and self-imitation's target) is. The policy-gradient term is the mean
+    // over the update's n episodes of -advantage x log p, so the elite weighs
+    // as a whole batch would whose every episode had advantage elite_weight.
     sum = sum + static_cast<double>(std::max(1, terms.decisions)) * terms.loss;
     probability += terms.mean_probability;
   }

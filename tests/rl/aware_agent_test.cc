@@ -364,6 +364,31 @@ TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
   EXPECT_THROW(train_agent_multi("aware", two, c, sim, t), ConfigError);
 }
 
+// The elite is the fastest of the window: where placements differ (two chains
+// on two devices), an elite of one out of a window that holds the whole run is
+// the best sample so far, and a strong pull makes the greedy decode reproduce
+// it. Without the term the same run's greedy decode does not reach it (an elite
+// of the slowest samples would pull it further away).
+TEST(AwareAgent, EliteStepPullsTowardTheFastestNotTheLatest) {
+  register_builtins();
+  const OpGraph g = two_chains_graph(4);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_evals = 161;  // 10 updates of 16, and the greedy episode
+  t.seed = 3;
+  t.agent_options = off_fusion();
+  t.elite = 0.001;      // ceil(0.001 x size): one member while the window holds under 1,000
+  t.elite_window = 1000;
+  t.elite_weight = 20;
+  const TrainResult pulled = train_agent("aware", g, c, sim, t);
+  EXPECT_GT(pulled.elite_probability, 0.7) << "from 1/2, uniform over two devices";
+  EXPECT_DOUBLE_EQ(pulled.greedy_step_us, pulled.best_step_us) << "the greedy decode is the fastest sample";
+  t.elite_weight = 0;
+  const TrainResult free = train_agent("aware", g, c, sim, t);
+  EXPECT_GT(free.greedy_step_us, free.best_step_us) << "without the pull, ten updates do not get there";
+}
+
 // A policy that places each group by what the group is must give different groups
 // different logits. At the start, the logits' spread across the fused groups of
 // NMT-4 (four K40s), against their size: without the graph normalisation the

@@ -48,6 +48,8 @@ inline void expect_resume_is_the_straight_run(const TrainRun& train, rl::TrainOp
   EXPECT_EQ(resumed.episodes, straight.episodes) << what;
   EXPECT_EQ(resumed.self_imitation_updates, straight.self_imitation_updates) << what;
   EXPECT_EQ(resumed.self_imitation_probability, straight.self_imitation_probability) << what;
+  EXPECT_EQ(resumed.elite_updates, straight.elite_updates) << what;
+  EXPECT_EQ(resumed.elite_probability, straight.elite_probability) << what;
   EXPECT_EQ(resumed.best_step_us, straight.best_step_us) << what;
   EXPECT_EQ(resumed.greedy, straight.greedy) << what;
   ASSERT_EQ(resumed.curve.size(), straight.curve.size()) << what;
