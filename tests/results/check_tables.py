@@ -130,6 +130,12 @@ STDOUT_SCRIPTS = [
      "experiments/results/aware-defaults/curves-20000-around97.md"),
     (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "elite10", "--beside", "default"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-elite10.md"),
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "elite10", "--beside", "default"],
+     "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-elite10.md"),
+    (["experiments/curve_summary.py"] + [
+        f"experiments/results/aware-defaults/cells/{m}__k40x4__elite10__e20000__s1.curve.csv"
+        for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
+     "experiments/results/aware-defaults/curves-20000-elite10.md"),
     # Inception-V3's default cell is a rerun on 2026-12-06's code (the older one
     # above, of 2026-12-03, gave the same best steps).
     (["experiments/curve_summary.py"] + [
