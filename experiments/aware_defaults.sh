@@ -36,6 +36,7 @@
 #   elite10     --elite 0.1 --elite-window 64: a cross-entropy step on the fastest tenth
 #               of each worker's last 64 samples every update (ours, after Post, Gao et
 #               al. NeurIPS 2018; agents/rl/elite.h; default's network)
+#   around97-elite10  both: sampling around the incumbent and the elite step
 # Every variant but default, paper, hinge, fine, explore5, elite10 and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
@@ -93,6 +94,7 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     around90) extra=(--agent-option around=0.9) ;;
     around97) extra=(--agent-option around=0.97) ;;
     elite10) extra=(--elite 0.1 --elite-window 64) ;;
+    around97-elite10) extra=(--agent-option around=0.97 --elite 0.1 --elite-window 64) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
   case "$v" in default|paper|hierarchical*|hinge|fine|explore5|around*|elite*) ;; *) extra+=(--agent-option norm=off) ;; esac
