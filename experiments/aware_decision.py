@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Aware's candidate configurations side by side at one long budget: which to make the default.
+
+    aware_decision.py [--budget 20000] [--seed 1] [--at 2000] [--variants default,around97,elite10]
+
+Reads experiments/results/aware-defaults/cells (runs of experiments/aware_defaults.sh)
+and `anneal-graph` at the same budget and seed from the agents-vs-searches study's
+packed cells. For each of Table 1's rows where every variant has a cell: each variant's
+best step at `--at` evaluations (from its curve) and at the end, and `anneal-graph`'s.
+Then, per variant, over those rows: how often its best at the end is below its best at
+`--at` (the issue's no-collapse count), at or below `anneal-graph` (within 0.5%), the
+lowest of the variants (within 0.5% of the lowest counts as lowest), and its entropy per
+decision below a tenth of its start at some report before half the budget (the issue's
+"stays above" read strictly) and at the last report before half (variants whose entropy
+column is a sampling mixture's, `around*`, are marked n/a). Prints markdown. Run from the
+repository root."""
+import gzip
+import json
+import os
+import sys
+
+from curve_summary import summary  # the curve's best at a count, entropy and first fall
+
+MODELS = ["inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"]
+CELLS = "experiments/results/aware-defaults/cells"
+
+
+def main(argv):
+    budget, seed, at = "20000", "1", 2000
+    variants = ["default", "around97", "elite10"]
+    for i in range(0, len(argv) - 1, 2):
+        flag, value = argv[i], argv[i + 1]
+        if flag == "--budget":
+            budget = value
+        elif flag == "--seed":
+            seed = value
+        elif flag == "--at":
+            at = int(value)
+        elif flag == "--variants":
+            variants = value.split(",")
+        else:
+            sys.exit(f"error: aware_decision.py: unknown argument '{flag}'")
+    with gzip.open("experiments/results/agents-vs-searches/cells.pack.json.gz", "rt", encoding="utf-8") as f:
+        packed = json.load(f)["files"]
+
+    counts = {v: {"improves": 0, "at_or_below": 0, "lowest": 0, "collapsed": 0, "low_at_half": 0, "entropy_rows": 0, "seconds": 0.0}
+              for v in variants}
+    lines, rows = [], 0
+    for m in MODELS:
+        for n in (2, 4, 8):
+            key = f"{m}__k40x{n}__anneal-graph__e{budget}__s{seed}.json"
+            if key not in packed:
+                continue
+            ref = json.loads(packed[key])["step_time_us"] / 1e3
+            found = {}
+            for v in variants:
+                stem = os.path.join(CELLS, f"{m}__k40x{n}__{v}__e{budget}__s{seed}")
+                if not (os.path.exists(stem + ".json") and os.path.exists(stem + ".curve.csv")):
+                    break
+                cell = json.load(open(stem + ".json"))
+                c = summary(stem + ".curve.csv", at)
+                # The entropy per decision below a tenth of its start at some report
+                # before half the budget (the issue's "stays above" read strictly),
+                # and at the report at half.
+                collapsed = (c["below"] is not None and c["below"] <= int(budget) // 2, c["h_half"] < 0.1 * c["h0"])
+                found[v] = (c["best_at"], cell["step_time_us"] / 1e3, cell.get("wall_seconds", 0.0), collapsed)
+            if len(found) < len(variants):
+                continue
+            rows += 1
+            lowest = min(end for _, end, _, _ in found.values())
+            cells = []
+            for v in variants:
+                early, end, seconds, collapsed = found[v]
+                c = counts[v]
+                c["improves"] += end < early * (1 - 1e-6)  # not a last digit of the CSV
+                c["at_or_below"] += end <= ref * 1.005
+                c["lowest"] += end <= lowest * 1.005
+                c["seconds"] += seconds
+                if not v.startswith("around"):
+                    c["entropy_rows"] += 1
+                    c["collapsed"] += collapsed[0]
+                    c["low_at_half"] += collapsed[1]
+                mark = "**" if end <= lowest * 1.005 else ""
+                cells.append(f"{early:.1f} / {mark}{end:.1f}{mark}")
+            lines.append(f"| {m} | {n} | " + " | ".join(cells) + f" | {ref:.1f} |")
+
+    print(f"Aware's candidates at {int(budget):,} evaluations, seed {seed}: best step (ms) at {at:,} / at the end "
+          f"(bold: the lowest of the variants, within 0.5%), beside `anneal-graph` at {int(budget):,}.\n")
+    print("| model | K40s | " + " | ".join(variants) + " | anneal-graph |")
+    print("|---|---|" + "---|" * (len(variants) + 1))
+    for line in lines:
+        print(line)
+    print(f"\nOver the {rows} rows where every variant ran:\n")
+    print("| | " + " | ".join(variants) + " |")
+    print("|---|" + "---|" * len(variants))
+    print(f"| best at the end below its best at {at:,} | " +
+          " | ".join(str(counts[v]["improves"]) for v in variants) + " |")
+    print("| at or below `anneal-graph` (within 0.5%) | " +
+          " | ".join(str(counts[v]["at_or_below"]) for v in variants) + " |")
+    print("| the lowest of the variants (within 0.5%) | " +
+          " | ".join(str(counts[v]["lowest"]) for v in variants) + " |")
+    print("| entropy below a tenth of its start at some report before half the budget | " +
+          " | ".join(str(counts[v]["collapsed"]) if counts[v]["entropy_rows"] else "n/a" for v in variants) + " |")
+    print("| entropy below a tenth of its start at half the budget | " +
+          " | ".join(str(counts[v]["low_at_half"]) if counts[v]["entropy_rows"] else "n/a" for v in variants) + " |")
+    print("| wall-clock, summed over the rows (s; runs not all alone) | " +
+          " | ".join(f"{counts[v]['seconds']:,.0f}" for v in variants) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
