@@ -37,7 +37,9 @@
 #               of each worker's last 64 samples every update (ours, after Post, Gao et
 #               al. NeurIPS 2018; agents/rl/elite.h; default's network)
 #   around97-elite10  both: sampling around the incumbent and the elite step
-# Every variant but default, paper, hinge, fine, explore5, elite10 and the Hierarchical ones was run
+#   paper-ent0, paper-norm  the paper preset without its entropy bonus (--entropy 0) /
+#               with our graph normalisation (norm=on): which holds it uniform
+# Every variant but default, paper*, hinge, fine, explore5, around*, elite* and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
@@ -74,6 +76,8 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     default) extra=() ;;
     floor) extra=(--agent-option explore=0.01) ;;
     paper) extra=(--preset paper) ;;
+    paper-ent0) extra=(--preset paper --entropy 0) ;;
+    paper-norm) extra=(--preset paper --agent-option norm=on) ;;
     lr3) extra=(--lr 0.003 --agent-option explore=0.01) ;;
     ppo) extra=(--algorithm ppo --agent-option explore=0.01) ;;
     ent0) extra=(--entropy 0 --agent-option explore=0.01) ;;
@@ -97,7 +101,7 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     around97-elite10) extra=(--agent-option around=0.97 --elite 0.1 --elite-window 64) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
-  case "$v" in default|paper|hierarchical*|hinge|fine|explore5|around*|elite*) ;; *) extra+=(--agent-option norm=off) ;; esac
+  case "$v" in default|paper*|hierarchical*|hinge|fine|explore5|around*|elite*) ;; *) extra+=(--agent-option norm=off) ;; esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)
   "$AWARE" search --agent "$agent" --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \
