@@ -133,9 +133,14 @@ STDOUT_SCRIPTS = [
     (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "elite10", "--beside", "default"],
      "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-elite10.md"),
     (["experiments/curve_summary.py"] + [
-        f"experiments/results/aware-defaults/cells/{m}__k40x4__elite10__e20000__s1.curve.csv"
-        for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
+        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__elite10__e20000__s1.curve.csv"
+        for d in (4, 2, 8) for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
      "experiments/results/aware-defaults/curves-20000-elite10.md"),
+    (["experiments/aware_decision.py"], "experiments/results/aware-defaults/decision-20000-s1.md"),
+    (["experiments/curve_summary.py"] + [
+        f"experiments/results/aware-defaults/cells/{m}__k40x4__paper__e20000__s1.curve.csv"
+        for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
+     "experiments/results/aware-defaults/curves-20000-paper.md"),
     # Inception-V3's default cell is a rerun on 2026-12-06's code (the older one
     # above, of 2026-12-03, gave the same best steps).
     (["experiments/curve_summary.py"] + [
