@@ -43,8 +43,8 @@ def main(argv):
     with gzip.open("experiments/results/agents-vs-searches/cells.pack.json.gz", "rt", encoding="utf-8") as f:
         packed = json.load(f)["files"]
 
-    counts = {v: {"improves": 0, "at_or_below": 0, "lowest": 0, "collapsed": 0, "low_at_half": 0, "entropy_rows": 0, "seconds": 0.0}
-              for v in variants}
+    fields = ("improves", "at_or_below", "lowest", "collapsed", "low_at_half", "entropy_rows", "seconds")
+    counts = {v: dict.fromkeys(fields, 0) for v in variants}
     lines, rows = [], 0
     for m in MODELS:
         for n in (2, 4, 8):
@@ -61,7 +61,7 @@ def main(argv):
                 c = summary(stem + ".curve.csv", at)
                 # The entropy per decision below a tenth of its start at some report
                 # before half the budget (the "stays above" read strictly),
-                # and at the report at half.
+                # and at the last report before half (curve_summary's h_half).
                 collapsed = (c["below"] is not None and c["below"] <= int(budget) // 2, c["h_half"] < 0.1 * c["h0"])
                 found[v] = (c["best_at"], cell["step_time_us"] / 1e3, cell.get("wall_seconds", 0.0), collapsed)
             if len(found) < len(variants):
