@@ -122,7 +122,7 @@ std::vector<OptionSpec> trainer_options() {
       {"self_imitation_from", T::kString, "best", "self-imitation clones the best evaluated (best) or the best sampled (samples)"},
       {"elite", T::kDouble, "0",
        "cross-entropy step (ours, after Post): each update also clones the fastest fraction of the last "
-       "elite_window sampled placements (0: off; aware only; one graph)", 0, 1},
+       "elite_window sampled placements (0: off; aware only; one window a graph)", 0, 1},
       {"elite_window", T::kInt, "64", "the elite step's window: the last N sampled placements", 1, 1e4},
       {"elite_weight", T::kDouble, "1",
        "the elite step's weight: w x the elite's mean summed -log p, beside the batch's mean of -advantage x log p", 0, 1e6},

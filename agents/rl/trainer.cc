@@ -64,7 +64,6 @@ void Trainer::use_graph(size_t index) {
   env_->set_graph(*graphs_[index]);
   sampled_best_ = Placement();  // per graph, as the env's best
   sampled_best_us_ = std::numeric_limits<double>::infinity();
-  elite_window_.clear();  // the elite is one graph's (elite is refused on several)
   prepare(*graphs_[index]);
 }
 
@@ -151,7 +150,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
   // The elite step's window takes this update's samples first (Post takes its
   // elite from the samples since its last step, these included).
   if (opt_.elite > 0)
-    for (const Episode& ep : episodes) elite_window_.add(ep.placement, ep.final_step_us);
+    for (const Episode& ep : episodes) elite_window().add(ep.placement, ep.final_step_us);
   if (episodes.empty()) {
     // Data-parallel only: this process's share ran out of budget before the
     // others'; it still takes part in the step, with no policy gradient of its
@@ -235,7 +234,7 @@ void Trainer::update(std::vector<Episode>& episodes) {
     }
   }
   if (self_imitated) ++self_imitation_updates_;
-  if (opt_.elite > 0 && elite_window_.size() > 0) ++elite_updates_;
+  if (opt_.elite > 0 && elite_window().size() > 0) ++elite_updates_;
   ++counters_.updates;
   CurvePoint p;
   p.evaluations = env_->evaluations();
@@ -440,11 +439,9 @@ TrainResult Trainer::run() {
   // every graph without one, and several graphs re-prepare every update.
   if (graphs_.size() > 1 && config_.count("around") && std::stod(config_.at("around")) > 0)
     throw ConfigError("around (sampling around the incumbent) is for training on one graph");
-  if (opt_.elite > 0 && graphs_.size() > 1)
-    throw ConfigError("elite (the cross-entropy step) is for training on one graph");
   if (opt_.elite > 0 && agent_network(name_) != "aware")
     throw ConfigError("elite: agent '" + name_ + "' has no imitation loss (the elite step is for aware)");
-  elite_window_ = EliteWindow(opt_.elite_window);
+  elite_windows_.assign(graphs_.size(), EliteWindow(opt_.elite_window));
   if (defaults_.guide_share > 0 && !zero_shot) {
     if (graphs_.size() > 1) throw ConfigError("the guided hybrid (" + name_ + ") trains on one graph");
     guide_ = std::make_unique<Guide>(

@@ -124,7 +124,11 @@ json Trainer::own_state() const {
   if (sampled_best_.size() > 0)
     own["sampled_best"] = {{"placement", sampled_best_.device_of_op}, {"penalised_us", sampled_best_us_}};
   if (self_imitation_updates_ > 0) own["self_imitation_updates"] = self_imitation_updates_;
-  if (elite_window_.size() > 0) own["elite_window"] = elite_window_.state();
+  if (opt_.elite > 0) {
+    json windows = json::array();
+    for (const EliteWindow& w : elite_windows_) windows.push_back(w.state());
+    own["elite_windows"] = windows;
+  }
   if (elite_updates_ > 0) own["elite_updates"] = elite_updates_;
   if (guide_ != nullptr) own["guide"] = json::parse(guide_->state());
   return own;
@@ -246,9 +250,18 @@ void Trainer::restore_own_state(const json& state) {
     prepare_next_graph_ = true;
   }
   self_imitation_updates_ = own.value("self_imitation_updates", 0LL);
-  // The elite step's window (this process's samples; with another process
-  // count, those of the process whose state this one takes).
-  if (own.contains("elite_window")) elite_window_.restore(own.at("elite_window"));
+  // The elite step's windows, one a graph (this process's samples; with
+  // another process count, those of the process whose state this one takes).
+  // Checkpoints written before 2026-12-07 hold one graph's, as "elite_window".
+  if (own.contains("elite_windows")) {
+    const json& windows = own.at("elite_windows");
+    if (windows.size() != elite_windows_.size())
+      throw ConfigError("checkpoint holds elite windows for " + std::to_string(windows.size()) +
+                        " graphs, this run trains on " + std::to_string(elite_windows_.size()));
+    for (size_t g = 0; g < elite_windows_.size(); ++g) elite_windows_[g].restore(windows.at(g));
+  } else if (own.contains("elite_window") && elite_windows_.size() == 1) {
+    elite_windows_[0].restore(own.at("elite_window"));
+  }
   elite_updates_ = own.value("elite_updates", 0LL);
   // The hybrid's refinements so far (its share is kept against the evaluations
   // restored; with another process count, this process's part of the old one's).

@@ -180,7 +180,7 @@ torch::Tensor Trainer::self_imitation_loss(const Placement& target, bool& used) 
 }
 
 torch::Tensor Trainer::elite_loss() {
-  const std::vector<const Placement*> elite = elite_window_.elite(opt_.elite);
+  const std::vector<const Placement*> elite = elite_window().elite(opt_.elite);
   if (elite.empty()) return torch::zeros({});
   torch::Tensor sum = torch::zeros({});
   double probability = 0;

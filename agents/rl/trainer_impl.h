@@ -124,10 +124,13 @@ class Trainer {
   Placement sampled_best_;
   double sampled_best_us_ = std::numeric_limits<double>::infinity();
   double self_imitation_probability_ = 0;
-  // The elite step (TrainOptions::elite): this graph's window of sampled
-  // placements (checkpointed), and opt_.elite_weight x the elite's mean
-  // imitation loss, each summed over its decisions (0 while the window is empty).
-  EliteWindow elite_window_;
+  // The elite step (TrainOptions::elite): a window of sampled placements per
+  // graph (index as graphs_; checkpointed), and opt_.elite_weight x the current
+  // graph's elite's mean imitation loss, each summed over its decisions (0 while
+  // its window is empty). Several graphs keep their windows apart, as they keep
+  // their baselines: a placement is only an imitation target on its own graph.
+  std::vector<EliteWindow> elite_windows_;
+  EliteWindow& elite_window() { return elite_windows_.at(current_); }
   long long elite_updates_ = 0;
   double elite_probability_ = 0;
   torch::Tensor elite_loss();

@@ -346,8 +346,8 @@ TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
   t.elite_weight = 0;
   const TrainResult still = train_agent("aware", g, c, sim, t);
   EXPECT_LT(still.elite_probability, 0.45) << "no pull: the policy stays near 1/3";
-  // The fraction, the window and the weight are checked; several graphs and
-  // agents without an imitation loss refuse it.
+  // The fraction, the window and the weight are checked; agents without an
+  // imitation loss refuse it.
   TrainOptions bad = t;
   bad.elite = 1.5;
   EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
@@ -360,8 +360,29 @@ TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
   bad = t;
   bad.agent_options = {};
   EXPECT_THROW(train_agent("placeto", g, c, sim, bad), ConfigError);
-  const std::vector<const OpGraph*> two = {&g, &g};
-  EXPECT_THROW(train_agent_multi("aware", two, c, sim, t), ConfigError);
+}
+
+// On several graphs (pre-training) each graph keeps its own window: an update
+// on one graph clones only that graph's samples. The graphs here differ in op
+// count, so a placement of one would be refused as the other's imitation target
+// ("imitation target of another graph"); with one shared window the second
+// graph's first update would clone the first graph's last sample.
+TEST(AwareAgent, EliteStepKeepsAWindowPerGraph) {
+  register_builtins();
+  const OpGraph a = two_chains_graph(3), b = two_chains_graph(5);
+  const Cluster c = star_cluster(2);
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_evals = 160;
+  t.seed = 2;
+  t.greedy_eval = false;
+  t.agent_options = off_fusion();
+  t.elite = 1;
+  t.elite_window = 1;
+  const TrainResult r = train_agent_multi("aware", {&a, &b}, c, sim, t);
+  EXPECT_GE(r.updates, 4);
+  EXPECT_EQ(r.elite_updates, r.updates) << "every update has its own graph's elite";
+  EXPECT_GT(r.elite_probability, 0) << "the last update cloned a sample";
 }
 
 // The elite is the fastest of the window: where placements differ (two chains

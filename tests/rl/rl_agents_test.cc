@@ -461,11 +461,16 @@ TEST(Checkpoint, EveryAgentResumesAsTheRunThatNeverStopped) {
   // the second, so the resumed run starts on the first again.
   const OpGraph g4 = two_chains_graph(4), g5 = two_chains_graph(5);
   const std::vector<const OpGraph*> graphs = {&g, &g4, &g5};
-  for (const std::string agent : {"placeto", "aware"}) {
+  for (const std::string agent : {"placeto", "aware", "aware-elite"}) {
     TrainOptions t = small_run(150, 3);
     t.greedy_eval = false;
+    if (agent == "aware-elite") {  // each graph's elite window is in the checkpoint
+      t.elite = 0.5;
+      t.elite_window = 8;
+    }
+    const std::string name = agent == "aware-elite" ? "aware" : agent;
     testing::expect_resume_is_the_straight_run(
-        [&](const TrainOptions& o) { return train_agent_multi(agent, graphs, c, sim, o); }, t, 40,
+        [&](const TrainOptions& o) { return train_agent_multi(name, graphs, c, sim, o); }, t, 40,
         temp_dir("resume_split_multi_" + agent), agent + " on three graphs");
   }
 }
