@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Aware's candidate configurations side by side at one long budget: which to make the default.
 
-    aware_decision.py [--budget 20000] [--seed 1] [--at 2000] [--variants default,around97,elite10]
+    aware_decision.py [--budget 20000] [--seed 1[,2,...]] [--at 2000] [--variants default,around97,elite10]
 
 Reads experiments/results/aware-defaults/cells (runs of experiments/aware_defaults.sh)
 and `anneal-graph` at the same budget and seed from the agents-vs-searches study's
@@ -13,7 +13,10 @@ lowest of the variants (within 0.5% of the lowest counts as lowest), and its ent
 decision below a tenth of its start at some report before half the budget (the issue's
 "stays above" read strictly) and at the last report before half (variants whose entropy
 column is a sampling mixture's, `around*`, are marked n/a). Prints markdown. Run from the
-repository root."""
+repository root. With several seeds (--seed 1,2) it prints that for each seed, then the
+rows where every variant ran every seed: each variant's mean best at the end, the counts
+on those means, and per pair of variants how many (row, seed) runs the one ends below the
+other."""
 import gzip
 import json
 import os
@@ -25,27 +28,11 @@ MODELS = ["inception_v3", "resnet50", "nasnet", "nmt4", "gnmt"]
 CELLS = "experiments/results/aware-defaults/cells"
 
 
-def main(argv):
-    budget, seed, at = "20000", "1", 2000
-    variants = ["default", "around97", "elite10"]
-    for i in range(0, len(argv) - 1, 2):
-        flag, value = argv[i], argv[i + 1]
-        if flag == "--budget":
-            budget = value
-        elif flag == "--seed":
-            seed = value
-        elif flag == "--at":
-            at = int(value)
-        elif flag == "--variants":
-            variants = value.split(",")
-        else:
-            sys.exit(f"error: aware_decision.py: unknown argument '{flag}'")
-    with gzip.open("experiments/results/agents-vs-searches/cells.pack.json.gz", "rt", encoding="utf-8") as f:
-        packed = json.load(f)["files"]
-
+def one_seed(budget, seed, at, variants, packed):
+    """The per-seed table (printed) and {(model, n): {variant: best at the end}} for its rows."""
     fields = ("improves", "at_or_below", "lowest", "collapsed", "low_at_half", "entropy_rows", "seconds")
     counts = {v: dict.fromkeys(fields, 0) for v in variants}
-    lines, rows = [], 0
+    lines, rows, ends = [], 0, {}
     for m in MODELS:
         for n in (2, 4, 8):
             key = f"{m}__k40x{n}__anneal-graph__e{budget}__s{seed}.json"
@@ -67,6 +54,7 @@ def main(argv):
             if len(found) < len(variants):
                 continue
             rows += 1
+            ends[(m, n)] = ({v: found[v][1] for v in variants}, ref)
             lowest = min(end for _, end, _, _ in found.values())
             cells = []
             for v in variants:
@@ -105,6 +93,79 @@ def main(argv):
           " | ".join(str(counts[v]["low_at_half"]) if counts[v]["entropy_rows"] else "n/a" for v in variants) + " |")
     print("| wall-clock, summed over the rows (s; runs not all alone) | " +
           " | ".join(f"{counts[v]['seconds']:,.0f}" for v in variants) + " |")
+    return ends
+
+
+def across_seeds(budget, seeds, variants, per_seed):
+    """Rows where every variant ran every seed: means, counts on the means, and pairwise wins."""
+    keys = [k for k in per_seed[0] if all(k in ends for ends in per_seed)]
+    print(f"\n## Seeds {', '.join(seeds)} together\n")
+    print(f"The {len(keys)} rows where every variant ran seeds {', '.join(seeds)}: the mean over the seeds of "
+          f"each variant's best step (ms) at {int(budget):,} (bold: the lowest, within 0.5%), beside "
+          "`anneal-graph`'s mean.\n")
+    print("| model | K40s | " + " | ".join(variants) + " | anneal-graph |")
+    print("|---|---|" + "---|" * (len(variants) + 1))
+    at_or_below = dict.fromkeys(variants, 0)
+    lowest_count = dict.fromkeys(variants, 0)
+    for k in keys:
+        mean = {v: sum(ends[k][0][v] for ends in per_seed) / len(seeds) for v in variants}
+        ref = sum(ends[k][1] for ends in per_seed) / len(seeds)
+        lowest = min(mean.values())
+        cells = []
+        for v in variants:
+            mark = "**" if mean[v] <= lowest * 1.005 else ""
+            cells.append(f"{mark}{mean[v]:.1f}{mark}")
+            at_or_below[v] += mean[v] <= ref * 1.005
+            lowest_count[v] += mean[v] <= lowest * 1.005
+        print(f"| {k[0]} | {k[1]} | " + " | ".join(cells) + f" | {ref:.1f} |")
+    print(f"\nOn the means over the {len(keys)} rows:\n")
+    print("| | " + " | ".join(variants) + " |")
+    print("|---|" + "---|" * len(variants))
+    print("| at or below `anneal-graph` (within 0.5%) | " + " | ".join(str(at_or_below[v]) for v in variants) + " |")
+    print("| the lowest of the variants (within 0.5%) | " + " | ".join(str(lowest_count[v]) for v in variants) + " |")
+    print(f"\nRuns (row and seed, {len(keys) * len(seeds)} of them) where the first ends below the second "
+          "by more than 0.5%:\n")
+    print("| first | second | below | within 0.5% | above |")
+    print("|---|---|---|---|---|")
+    for i, a in enumerate(variants):
+        for b in variants[i + 1:]:
+            below = within = above = 0
+            for k in keys:
+                for ends in per_seed:
+                    x, y = ends[k][0][a], ends[k][0][b]
+                    if x < y * 0.995:
+                        below += 1
+                    elif x > y * 1.005:
+                        above += 1
+                    else:
+                        within += 1
+            print(f"| {a} | {b} | {below} | {within} | {above} |")
+
+
+def main(argv):
+    budget, seeds, at = "20000", ["1"], 2000
+    variants = ["default", "around97", "elite10"]
+    for i in range(0, len(argv) - 1, 2):
+        flag, value = argv[i], argv[i + 1]
+        if flag == "--budget":
+            budget = value
+        elif flag == "--seed":
+            seeds = value.split(",")
+        elif flag == "--at":
+            at = int(value)
+        elif flag == "--variants":
+            variants = value.split(",")
+        else:
+            sys.exit(f"error: aware_decision.py: unknown argument '{flag}'")
+    with gzip.open("experiments/results/agents-vs-searches/cells.pack.json.gz", "rt", encoding="utf-8") as f:
+        packed = json.load(f)["files"]
+    per_seed = []
+    for i, seed in enumerate(seeds):
+        if i > 0:
+            print()
+        per_seed.append(one_seed(budget, seed, at, variants, packed))
+    if len(seeds) > 1:
+        across_seeds(budget, seeds, variants, per_seed)
 
 
 if __name__ == "__main__":
