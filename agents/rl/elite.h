@@ -8,7 +8,7 @@
 // eq. 10: for per-group categoricals the fit is the elite's frequencies, in
 // closed form). Our policy is a network, so there is no closed form: each
 // update's loss gains one term, the elite's mean imitation loss, and the
-// gradient step moves towards that fit (trainer.cc). The elite is taken from a
+// gradient step moves towards that fit (trainer_update.cc). The elite is taken from a
 // sliding window of the last `capacity` sampled placements rather than from a
 // batch that is then emptied, so that every update has one.
 //

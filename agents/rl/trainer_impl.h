@@ -1,7 +1,8 @@
 // INTERNAL (includes LibTorch): the Trainer behind train_agent(), shared by the
-// .cc files that implement it: trainer.cc (the loop, the loss, the greedy
-// episode), trainer_checkpoint.cc (checkpoints) and trainer_imitation.cc
-// (behaviour cloning before training, self-imitation during it).
+// .cc files that implement it: trainer.cc (the loop, the greedy episode),
+// trainer_update.cc (the loss and one update), trainer_checkpoint.cc
+// (checkpoints) and trainer_imitation.cc (behaviour cloning before training,
+// self-imitation and the elite step during it).
 #pragma once
 
 #include <chrono>
@@ -32,7 +33,7 @@ struct Counters {
 };
 
 
-// The policy-gradient loss of an update (trainer.cc), on one normaliser: per
+// The policy-gradient loss of an update (trainer_update.cc), on one normaliser: per
 // episode, the sum over its decisions of the policy term and of −entropy_coef ×
 // the decision's entropy, averaged over the episodes. `advantages[e][i]` is step
 // i of episode e's. Without `old`, REINFORCE: −A·log π of each step. With `old`
