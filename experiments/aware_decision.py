@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Aware's candidate configurations side by side at one long budget: which to make the default.
+"""Candidate configurations of a learned agent side by side at one long budget: which to make the default.
 
     aware_decision.py [--budget 20000] [--seed 1[,2,...]] [--at 2000] [--variants default,around97,elite10]
 
@@ -72,7 +72,8 @@ def one_seed(budget, seed, at, variants, packed):
                 cells.append(f"{early:.1f} / {mark}{end:.1f}{mark}")
             lines.append(f"| {m} | {n} | " + " | ".join(cells) + f" | {ref:.1f} |")
 
-    print(f"Aware's candidates at {int(budget):,} evaluations, seed {seed}: best step (ms) at {at:,} / at the end "
+    print(f"The candidate configurations ({', '.join(variants)}) at {int(budget):,} evaluations, seed {seed}: "
+          f"best step (ms) at {at:,} (from the curve) / at the end (the run's result, its greedy decode included) "
           f"(bold: the lowest of the variants, within 0.5%), beside `anneal-graph` at {int(budget):,}.\n")
     print("| model | K40s | " + " | ".join(variants) + " | anneal-graph |")
     print("|---|---|" + "---|" * (len(variants) + 1))

@@ -139,6 +139,8 @@ STDOUT_SCRIPTS = [
     (["experiments/aware_decision.py"], "experiments/results/aware-defaults/decision-20000-s1.md"),
     (["experiments/aware_decision.py", "--seed", "1,2", "--variants", "default,elite10"],
      "experiments/results/aware-defaults/decision-20000-s12-elite10.md"),
+    (["experiments/aware_decision.py", "--seed", "1,2", "--variants", "hierarchical,hierarchical-explore5"],
+     "experiments/results/aware-defaults/decision-20000-s12-hierarchical.md"),
     (["experiments/curve_summary.py"] + [
         f"experiments/results/aware-defaults/cells/{m}__k40x4__paper__e20000__s1.curve.csv"
         for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
