@@ -240,7 +240,7 @@ class AwareAgent final : public Agent {
 
   // Raw (unsquashed) logits of the leaders `rows` (indices into leaders_) [rows x D].
   torch::Tensor raw_logits(const torch::Tensor& x, const AnchorTensors& anchors, const torch::Tensor& rows) {
-    return net_->forward(x, g_, anchors).index_select(0, leader_idx_.index_select(0, rows));
+    return gather_rows(net_->forward(x, g_, anchors), leader_idx_.index_select(0, rows));
   }
 
   // bound=C > 0 (ours): logits C·tanh(x / C), within ±C, so no device's
@@ -403,7 +403,7 @@ class AwareAgent final : public Agent {
         all.anchor = torch::cat(ids);
       }
       const torch::Tensor picked = (offsets + leader_idx_.index_select(0, rows).unsqueeze(0)).reshape({-1});
-      const torch::Tensor raw = net_->forward(torch::cat(xs), g, all, copies).index_select(0, picked);
+      const torch::Tensor raw = gather_rows(net_->forward(torch::cat(xs), g, all, copies), picked);
       const torch::Tensor l = squash(raw);
       const int64_t r = end - begin;
       for (int e = 0; e < copies; ++e) {
@@ -460,8 +460,8 @@ class AwareAgent final : public Agent {
     }
     all.score = torch::cat(scores);
     all.anchor = torch::cat(ids);
-    const torch::Tensor logits = squash(net_->forward(torch::cat(xs), stacked_graph(copies), all, copies)
-                                            .index_select(0, torch::cat(picked)));
+    const torch::Tensor logits =
+        squash(gather_rows(net_->forward(torch::cat(xs), stacked_graph(copies), all, copies), torch::cat(picked)));
     const torch::Tensor want = torch::tensor(actions, torch::kInt64);
     const torch::Tensor chosen = torch::log_softmax(logits, 1).gather(1, want.unsqueeze(1)).squeeze(1);
     ImitationTerms out;
@@ -589,7 +589,7 @@ class AwareAgent final : public Agent {
       }
       all.score = torch::cat(scores);
       all.anchor = torch::cat(ids);
-      const torch::Tensor raw = net_->forward(torch::cat(xs), g, all, copies).index_select(0, torch::cat(picked));
+      const torch::Tensor raw = gather_rows(net_->forward(torch::cat(xs), g, all, copies), torch::cat(picked));
       const torch::Tensor l = squash(raw);
       int64_t at = 0;
       for (int e = 0; e < copies; ++e) {

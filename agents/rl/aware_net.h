@@ -140,7 +140,7 @@ class AwareNetImpl : public torch::nn::Module {
         const torch::Tensor& w = msg1_[l]->weight;
         const torch::Tensor self = torch::addmm(msg1_[l]->bias, x, w.narrow(1, 0, hidden).t());
         const torch::Tensor other = x.mm(w.narrow(1, hidden, hidden).t());
-        const torch::Tensor at_anchor = other.index_select(0, flat_anchor).view({rows, anchors_, hidden});
+        const torch::Tensor at_anchor = gather_rows(other, flat_anchor).view({rows, anchors_, hidden});
         messages = torch::relu(msg2_[l](torch::relu(torch::addcmul(self.unsqueeze(1), s, at_anchor))));
         messages = messages * mask;
         // The mean over drawn sets feeds the next layer (h itself when none was drawn).

@@ -8,6 +8,77 @@
 
 namespace aware::rl {
 
+namespace {
+
+// out[index[i]] += x[i] for i in order: index_add_'s arithmetic (one add per
+// element, so with alpha 1 the same rounding) without its per-index dispatch.
+template <typename T>
+void add_rows_in_order(const torch::Tensor& x, const torch::Tensor& index, torch::Tensor& out) {
+  const int64_t k = index.size(0), width = x.size(1), rows = out.size(0);
+  const T* src = x.data_ptr<T>();
+  const int64_t* at = index.data_ptr<int64_t>();
+  T* dst = out.data_ptr<T>();
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t r = at[i];
+    AWARE_CHECK(r >= 0 && r < rows, "scatter_add_rows: index out of range");
+    T* o = dst + r * width;
+    const T* s = src + i * width;
+    for (int64_t c = 0; c < width; ++c) o[c] += s[c];
+  }
+}
+
+torch::Tensor scatter_rows(const torch::Tensor& x, const torch::Tensor& index, int64_t rows) {
+  AWARE_CHECK(x.dim() == 2 && index.dim() == 1 && index.size(0) == x.size(0) && index.scalar_type() == torch::kInt64,
+              "scatter_add_rows: want x [k x w] and an int64 index [k]");
+  const torch::Tensor xc = x.contiguous(), ic = index.contiguous();
+  torch::Tensor out = torch::zeros({rows, x.size(1)}, x.options());
+  if (x.scalar_type() == torch::kFloat)
+    add_rows_in_order<float>(xc, ic, out);
+  else if (x.scalar_type() == torch::kDouble)
+    add_rows_in_order<double>(xc, ic, out);
+  else
+    out.index_add_(0, ic, xc);
+  return out;
+}
+
+struct GatherRows : public torch::autograd::Function<GatherRows> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& index) {
+    ctx->saved_data["rows"] = x.size(0);
+    ctx->save_for_backward({index});
+    return x.index_select(0, index);
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const torch::Tensor index = ctx->get_saved_variables()[0];
+    return {scatter_rows(grads[0], index, ctx->saved_data["rows"].toInt()), torch::Tensor()};
+  }
+};
+
+struct ScatterAddRows : public torch::autograd::Function<ScatterAddRows> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& index, int64_t rows) {
+    ctx->save_for_backward({index});
+    return scatter_rows(x, index, rows);
+  }
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const torch::Tensor index = ctx->get_saved_variables()[0];
+    return {grads[0].index_select(0, index), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor gather_rows(const torch::Tensor& x, const torch::Tensor& index) {
+  if (x.dim() != 2) return x.index_select(0, index);
+  return GatherRows::apply(x, index);
+}
+
+torch::Tensor scatter_add_rows(const torch::Tensor& x, const torch::Tensor& index, int64_t rows) {
+  return ScatterAddRows::apply(x, index, rows);
+}
+
 DagEdgeTensors dag_edge_tensors(const OpGraph& graph) {
   const int n = graph.num_ops();
   std::vector<std::pair<int, int>> pairs;
@@ -63,10 +134,9 @@ std::pair<torch::Tensor, torch::Tensor> dag_message_passing(const torch::Tensor&
       continue;
     }
     // Mean over parents (into each child) and over children (into each parent).
-    const torch::Tensor from_parents =
-        torch::zeros_like(h0).index_add_(0, g.edge_dst, up.index_select(0, g.edge_src) * in_w);
-    const torch::Tensor from_children =
-        torch::zeros_like(h0).index_add_(0, g.edge_src, down.index_select(0, g.edge_dst) * out_w);
+    const int64_t n = h0.size(0);
+    const torch::Tensor from_parents = scatter_add_rows(gather_rows(up, g.edge_src) * in_w, g.edge_dst, n);
+    const torch::Tensor from_children = scatter_add_rows(gather_rows(down, g.edge_dst) * out_w, g.edge_src, n);
     up = torch::relu(torch::addmm(up_self, from_parents, up_msg_w));
     down = torch::relu(torch::addmm(down_self, from_children, down_msg_w));
   }

@@ -36,6 +36,16 @@ std::pair<torch::Tensor, torch::Tensor> dag_message_passing(const torch::Tensor&
                                                             torch::nn::Linear& up,
                                                             torch::nn::Linear& down);
 
+// x.index_select(0, index) and zeros({rows, x.size(1)}).index_add_(0, index, x),
+// the same values bit for bit, forward and backward, but each a differentiable op
+// whose scatter (index_add's forward, index_select's backward) is one pass over
+// the rows. LibTorch 1.13 runs index_add_ on a 2-D tensor as one TensorIterator
+// call per index, which was a sixth of an Aware training run's time. Both add a
+// source row to its target row in index order, one rounding per add, as index_add_
+// does. x: contiguous or not, float or double; index: int64 [k].
+torch::Tensor gather_rows(const torch::Tensor& x, const torch::Tensor& index);
+torch::Tensor scatter_add_rows(const torch::Tensor& x, const torch::Tensor& index, int64_t rows);
+
 // Static per-op feature columns, each divided by its maximum over the graph (left
 // as is when that maximum is not positive): mean compute time over the devices
 // (core's OpCostMatrix), total output bytes, and memory (parameters + outputs +

@@ -187,7 +187,7 @@ torch::Tensor PlacetoPaperNetImpl::pass(const torch::Tensor& self, const torch::
   for (int r = 0; r < rounds_; ++r) {
     // A · relu(f(x)): the sum of the messages over each node's parents (or children).
     const torch::Tensor m = torch::relu(run(f, x));
-    const torch::Tensor summed = torch::zeros_like(m).index_add_(0, dst, m.index_select(0, src));
+    const torch::Tensor summed = scatter_add_rows(gather_rows(m, src), dst, m.size(0));
     x = torch::relu(run(g, summed)) * sink + self;
   }
   return x;

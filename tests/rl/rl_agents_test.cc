@@ -102,6 +102,42 @@ TEST(PlacetoNet, BatchedForwardMatchesPerStateForward) {
       dn[a], torch::relu(down(torch::cat({h0[a], from_children}).unsqueeze(0))).squeeze(0), 1e-5, 1e-6));
 }
 
+// gather_rows and scatter_add_rows are index_select and index_add_ bit for bit,
+// values and gradients, with repeated indices (the sums whose order matters) and
+// in float and double; so replacing one by the other leaves every training run
+// as it was.
+TEST(GraphNet, RowGatherAndScatterAreIndexSelectAndIndexAddBitForBit) {
+  torch::manual_seed(11);
+  const torch::Tensor index = torch::tensor(std::vector<int64_t>{3, 0, 3, 6, 1, 3, 0, 5, 3, 3, 2});
+  for (const auto dtype : {torch::kFloat, torch::kDouble}) {
+    // Values spread over six orders of magnitude, so that the order of the
+    // sums shows in the last bits.
+    const torch::Tensor base = torch::randn({7, 5}, dtype) * torch::pow(10.0, torch::randint(-3, 3, {7, 1}, dtype));
+    const torch::Tensor up = torch::randn({11, 5}, dtype) * torch::pow(10.0, torch::randint(-3, 3, {11, 1}, dtype));
+
+    torch::Tensor x1 = base.clone().requires_grad_(true), x2 = base.clone().requires_grad_(true);
+    const torch::Tensor ours = gather_rows(x1, index), theirs = x2.index_select(0, index);
+    EXPECT_TRUE(torch::equal(ours, theirs));
+    (ours * up).sum().backward();
+    (theirs * up).sum().backward();
+    EXPECT_TRUE(torch::equal(x1.grad(), x2.grad()));
+    // Row 3 was gathered at positions 0, 2, 5, 8 and 9.
+    EXPECT_TRUE(torch::allclose(x1.grad()[3], up[0] + up[2] + up[5] + up[8] + up[9]));
+
+    const torch::Tensor src = up.clone();
+    torch::Tensor s1 = src.clone().requires_grad_(true), s2 = src.clone().requires_grad_(true);
+    const torch::Tensor down = torch::randn({7, 5}, dtype);
+    const torch::Tensor sum1 = scatter_add_rows(s1, index, 7);
+    const torch::Tensor sum2 = torch::zeros({7, 5}, dtype).index_add_(0, index, s2);
+    EXPECT_TRUE(torch::equal(sum1, sum2));
+    (sum1 * down).sum().backward();
+    (sum2 * down).sum().backward();
+    EXPECT_TRUE(torch::equal(s1.grad(), s2.grad()));
+  }
+  // An index past the rows is refused, as index_add_ refuses it.
+  EXPECT_THROW(scatter_add_rows(torch::ones({2, 3}), torch::tensor(std::vector<int64_t>{0, 7}), 4), std::exception);
+}
+
 // Placeto's own network (net=paper) by hand on the diamond a -> {b, c} -> d, one
 // feature column (d = 1, so embeddings are 2 wide), every weight the identity
 // eye(out, in) and every bias 0: each FNN then passes non-negative inputs through
