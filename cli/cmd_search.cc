@@ -58,8 +58,8 @@ struct TrainArgs {
   double self_imitation = -1;  // < 0: the preset's
   double self_imitation_cap = 0.9;
   std::string self_imitation_from = "best";
-  double elite = 0;
-  int elite_window = 64;
+  double elite = -1;        // < 0: the preset's
+  int elite_window = -1;    // < 0: the preset's
   double elite_weight = 1;
   double guide_share = -1;     // < 0: the preset's (aware-guided)
   std::string guide_by;        // "": the preset's
@@ -224,12 +224,12 @@ void add_train_options(CLI::App* c, TrainArgs& a,
       ->capture_default_str();
   c->add_option("--elite", a.elite,
                 "Cross-entropy step (ours, after Post, NeurIPS 2018): every update also clones the fastest "
-                "fraction of the last --elite-window sampled placements (0: off, the papers'; aware only)")
-      ->check(number_range(0.0, 1.0))
-      ->capture_default_str();
-  c->add_option("--elite-window", a.elite_window, "The elite step's window: the last N sampled placements")
-      ->check(CLI::Range(1, 10000))
-      ->capture_default_str();
+                "fraction of the last --elite-window sampled placements (0: off, the papers'; aware only; "
+                "default: the preset's, 0 in every preset)")
+      ->check(number_range(0.0, 1.0));
+  c->add_option("--elite-window", a.elite_window,
+                "The elite step's window: the last N sampled placements (default: the preset's, 64)")
+      ->check(CLI::Range(1, 10000));
   c->add_option("--elite-weight", a.elite_weight,
                 "The elite step's weight: w x the elite's mean summed -log p, beside the policy-gradient term's "
                 "mean over the update's episodes of -advantage x log p")
@@ -368,9 +368,9 @@ void run_search(const SearchArgs& a) {
                                {"from", a.self_imitation_from},
                                {"updates", r.self_imitation_updates},
                                {"probability", r.self_imitation_probability}};
-    if (a.elite > 0)
-      out["elite"] = {{"fraction", a.elite},
-                      {"window", a.elite_window},
+    if (r.elite_fraction > 0)
+      out["elite"] = {{"fraction", r.elite_fraction},
+                      {"window", r.elite_window},
                       {"weight", a.elite_weight},
                       {"updates", r.elite_updates},
                       {"probability", r.elite_probability}};

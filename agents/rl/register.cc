@@ -47,8 +47,8 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "self_imitation") t.self_imitation = option_double(context.options, key, 0, owner);
     else if (key == "self_imitation_cap") t.self_imitation_cap = option_double(context.options, key, 0.9, owner);
     else if (key == "self_imitation_from") t.self_imitation_from = value;
-    else if (key == "elite") t.elite = option_double(context.options, key, 0, owner);
-    else if (key == "elite_window") t.elite_window = static_cast<int>(option_int(context.options, key, 64, owner));
+    else if (key == "elite") t.elite = option_double(context.options, key, -1, owner);
+    else if (key == "elite_window") t.elite_window = static_cast<int>(option_int(context.options, key, -1, owner));
     else if (key == "elite_weight") t.elite_weight = option_double(context.options, key, 1, owner);
     else if (key == "guide_share") t.guide_share = option_double(context.options, key, -1, owner);
     else if (key == "guide_evals") t.guide_evals = option_int(context.options, key, 0, owner);
@@ -120,10 +120,10 @@ std::vector<OptionSpec> trainer_options() {
        "not the paper's; default: the preset's, 0 but for aware-guided)", 0, 1e6},
       {"self_imitation_cap", T::kDouble, "0.9", "self-imitation stops pulling once the best's actions average this probability", 1e-9, 1},
       {"self_imitation_from", T::kString, "best", "self-imitation clones the best evaluated (best) or the best sampled (samples)"},
-      {"elite", T::kDouble, "0",
+      {"elite", T::kDouble, "",
        "cross-entropy step (ours, after Post): each update also clones the fastest fraction of the last "
-       "elite_window sampled placements (0: off; aware only; one window a graph)", 0, 1},
-      {"elite_window", T::kInt, "64", "the elite step's window: the last N sampled placements", 1, 1e4},
+       "elite_window sampled placements (0: off; aware only; one window a graph; default: the preset's, 0)", 0, 1},
+      {"elite_window", T::kInt, "", "the elite step's window: the last N sampled placements (default: the preset's, 64)", 1, 1e4},
       {"elite_weight", T::kDouble, "1",
        "the elite step's weight: w x the elite's mean summed -log p, beside the batch's mean of -advantage x log p", 0, 1e6},
   };

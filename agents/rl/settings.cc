@@ -242,6 +242,9 @@ AgentSettings run_settings(const std::string& agent, TrainOptions& opt) {
     throw ConfigError("self-imitation from must be best or samples, got '" + opt.self_imitation_from + "'");
   if (!(opt.self_imitation_cap > 0 && opt.self_imitation_cap <= 1))
     throw ConfigError("self-imitation cap must be in (0, 1], got " + std::to_string(opt.self_imitation_cap));
+  // -1 (the fields' default): the preset's elite step.
+  if (opt.elite == -1) opt.elite = s.elite;
+  if (opt.elite_window == -1) opt.elite_window = s.elite_window;
   if (!(opt.elite >= 0 && opt.elite <= 1))
     throw ConfigError("elite fraction must lie in [0, 1] (0: off), got " + setting_number(opt.elite));
   if (opt.elite_window < 1 || opt.elite_window > 10000)
@@ -286,6 +289,10 @@ std::vector<SettingRow> agent_setting_rows(const std::string& agent, const std::
   } else {
     rows.push_back({"baseline_window", std::to_string(s.baseline_window)});
     rows.push_back({"baseline_includes_current", s.baseline_includes_current ? "yes" : "no"});
+  }
+  if (agent_network(agent) == "aware") {
+    rows.push_back({"elite", setting_number(s.elite)});
+    rows.push_back({"elite_window", std::to_string(s.elite_window)});
   }
   if (s.self_imitation > 0 || s.guide_share > 0) {
     rows.push_back({"self_imitation", setting_number(s.self_imitation)});

@@ -86,6 +86,11 @@ struct AgentSettings {
   PenaltyKind penalty = PenaltyKind::kPlacetoMemory;
   // Self-imitation weight (TrainOptions::self_imitation when the user gives none): 0 off.
   double self_imitation = 0.0;
+  // The elite step (TrainOptions::elite and elite_window when the user gives
+  // none): the fraction of the window cloned each update, 0 off (every preset
+  // today), and the window.
+  double elite = 0.0;
+  int elite_window = 64;
   // The guided hybrid (aware-guided; agents/rl/guide.h): a local search refines
   // the policy's proposals and spends this share of the evaluations (0: off,
   // every other agent); each refinement runs `guide_evals` evaluations of the

@@ -453,6 +453,8 @@ TrainResult Trainer::run() {
   result.self_imitation_weight = opt_.self_imitation;
   result.elite_updates = elite_updates_;
   result.elite_probability = elite_probability_;
+  result.elite_fraction = opt_.elite;
+  result.elite_window = opt_.elite_window;
   if (guide_ != nullptr) {
     result.guide_rounds = guide_->rounds();
     result.guide_evaluations = guide_->evaluations();

@@ -107,9 +107,10 @@ struct TrainOptions {
   // actions), summed over each one's decisions like an episode's
   // log-probability; the elite is the fastest `elite` fraction of the last
   // elite_window (1 to 10,000) placements this process sampled on the graph.
-  // 0: off (the papers'). One graph only.
-  double elite = 0;
-  int elite_window = 64;
+  // 0: off (the papers'). One window a graph. < 0: the preset's
+  // (AgentSettings::elite, elite_window).
+  double elite = -1;
+  int elite_window = -1;
   double elite_weight = 1;
   // The guided hybrid (aware-guided; agents/rl/guide.h): the refiner's share of
   // the evaluations or the wall-clock (guide_by) (< 0: the preset's; 0: off), the evaluations of one
@@ -238,6 +239,9 @@ struct TrainResult {
   // the mean probability of the elite's actions at the last.
   long long elite_updates = 0;
   double elite_probability = 0;
+  // The elite step as the run had it (the preset's or the user's): fraction (0: off) and window.
+  double elite_fraction = 0;
+  int elite_window = 0;
   // The guided hybrid (aware-guided): refinements run, the evaluations they
   // made (in `evaluations`), and how many found a better placement than their start.
   long long guide_rounds = 0, guide_evaluations = 0, guide_improvements = 0;

@@ -14,6 +14,7 @@
 #include "agents/fusion/anchor_sets.h"
 #include "agents/fusion/fusion.h"
 #include "agents/rl/agent.h"
+#include "agents/rl/settings.h"
 #include "agents/rl/trainer.h"
 #include "core/cluster.h"
 #include "core/errors.h"
@@ -360,6 +361,46 @@ TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
   bad = t;
   bad.agent_options = {};
   EXPECT_THROW(train_agent("placeto", g, c, sim, bad), ConfigError);
+}
+
+// The elite step is a preset setting: left unset (-1) a run takes its preset's
+// (off, window 64, in every preset today) and the result says what ran; given,
+// the user's wins.
+TEST(AwareAgent, EliteStepDefaultsToThePresetsAndTheResultSaysWhatRan) {
+  for (const char* preset : {"default", "paper"}) {
+    TrainOptions unset;
+    unset.preset = preset;
+    const AgentSettings s = run_settings("aware", unset);
+    EXPECT_EQ(unset.elite, s.elite) << preset;
+    EXPECT_EQ(unset.elite_window, s.elite_window) << preset;
+    EXPECT_EQ(s.elite, 0.0) << preset;
+    EXPECT_EQ(s.elite_window, 64) << preset;
+  }
+  TrainOptions given;
+  given.elite = 0.25;
+  given.elite_window = 8;
+  run_settings("aware", given);
+  EXPECT_EQ(given.elite, 0.25);
+  EXPECT_EQ(given.elite_window, 8);
+
+  register_builtins();
+  const OpGraph g = flat_chain();
+  const Cluster c = testing::zero_latency_star(3);
+  AnalyticSimulator sim;
+  TrainOptions t;
+  t.budget_evals = 64;
+  t.seed = 3;
+  t.agent_options = off_fusion();
+  const TrainResult off = train_agent("aware", g, c, sim, t);
+  EXPECT_EQ(off.elite_fraction, 0.0);
+  EXPECT_EQ(off.elite_window, 64);
+  EXPECT_EQ(off.elite_updates, 0);
+  t.elite = 0.5;
+  t.elite_window = 16;
+  const TrainResult on = train_agent("aware", g, c, sim, t);
+  EXPECT_EQ(on.elite_fraction, 0.5);
+  EXPECT_EQ(on.elite_window, 16);
+  EXPECT_GT(on.elite_updates, 0);
 }
 
 // On several graphs (pre-training) each graph keeps its own window: an update
