@@ -43,10 +43,13 @@
 # around the default before 2026-12-05 and keeps its network: norm=off.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
-#       [--models "inception_v3 gnmt"] [--variants "default paper ..."] [--table]
+#       [--models "inception_v3 resnet50 nasnet nmt4 gnmt"] [--variants "default paper ..."] [--table]
+# Table 1's five models by default. A cell's name carries its variant, not the settings the
+# variant ran with: when Aware's default preset changes, move the old `default` cells to a
+# variant name of their own first (as `nonorm` on 2026-12-05), or a re-run skips them as done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUDGET=2000 SEEDS="1 2" DEVICES="4" MODELS="inception_v3 gnmt"
+BUDGET=2000 SEEDS="1 2" DEVICES="4" MODELS="inception_v3 resnet50 nasnet nmt4 gnmt"
 VARIANTS="default paper lr3 ppo ent0 ent01 nofloor nostd" TABLE=0
 while (($#)); do
   case "$1" in
