@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Candidate configurations of a learned agent side by side at one long budget: which to make the default.
 
-    aware_decision.py [--budget 20000] [--seed 1[,2,...]] [--at 2000] [--variants default,around97,elite10]
+    aware_decision.py [--budget 20000] [--seed 1[,2,...]] [--at 2000] [--variants noelite,around97,elite10]
 
 Reads experiments/results/aware-defaults/cells (runs of experiments/aware_defaults.sh)
 and `anneal-graph` at the same budget and seed from the agents-vs-searches study's
@@ -145,7 +145,7 @@ def across_seeds(budget, seeds, variants, per_seed):
 
 def main(argv):
     budget, seeds, at = "20000", ["1"], 2000
-    variants = ["default", "around97", "elite10"]
+    variants = ["noelite", "around97", "elite10"]
     for i in range(0, len(argv) - 1, 2):
         flag, value = argv[i], argv[i + 1]
         if flag == "--budget":

@@ -6,7 +6,10 @@
 # The ablation of 2026-12-03 chose the default: it was run around a candidate with
 # an exploration floor (explore=0.01, variant `floor`), which the variants marked
 # (+floor) keep; `noexplore` won, and is the default preset since.
-#   default     the default preset (ours; since 2026-12-05 with norm=on)
+#   default     the default preset (ours; since 2026-12-05 with norm=on, since
+#               2026-12-07 with the elite step: the same runs as elite10)
+#   noelite     --elite 0: the default preset before 2026-12-07 (cells named
+#               default before then were renamed noelite)
 #   nonorm      norm=off: the default preset before 2026-12-05 (cells named
 #               default before then were renamed nonorm)
 #   floor       explore=0.01 (the candidate the ablation was run around)
@@ -35,18 +38,22 @@
 #               probability, else the policy's sample (ours, an option; default's network)
 #   elite10     --elite 0.1 --elite-window 64: a cross-entropy step on the fastest tenth
 #               of each worker's last 64 samples every update (ours, after Post, Gao et
-#               al. NeurIPS 2018; agents/rl/elite.h; default's network)
+#               al. NeurIPS 2018; agents/rl/elite.h; default's network). The default
+#               preset's values since 2026-12-07, so its runs are the default's, bit for bit
 #   around97-elite10  both: sampling around the incumbent and the elite step
 #   paper-ent0, paper-norm  the paper preset without its entropy bonus (--entropy 0) /
 #               with our graph normalisation (norm=on): which holds it uniform
 # Every variant but default, paper*, hinge, fine, explore5, around*, elite* and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
+# Every Aware variant but default, noelite (explicitly) and those named elite runs without the
+# elite step (--elite 0), as it was measured before the default took it on 2026-12-07.
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
 #       [--models "inception_v3 resnet50 nasnet nmt4 gnmt"] [--variants "default paper ..."] [--table]
 # Table 1's five models by default. A cell's name carries its variant, not the settings the
 # variant ran with: when Aware's default preset changes, move the old `default` cells to a
-# variant name of their own first (as `nonorm` on 2026-12-05), or a re-run skips them as done.
+# variant name of their own first (as `nonorm` on 2026-12-05 and `noelite` on 2026-12-07), or a
+# re-run skips them as done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUDGET=2000 SEEDS="1 2" DEVICES="4" MODELS="inception_v3 resnet50 nasnet nmt4 gnmt"
@@ -94,6 +101,7 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     ent01-nofloor) extra=(--entropy 0.01) ;;
     imitate) extra=(--imitate cheap) ;;
     nonorm) extra=() ;;
+    noelite) extra=(--elite 0) ;;
     hinge) extra=(--agent-option logit_penalty=0.01) ;;
     fine) extra=(--agent-option threshold=3 --agent-option groups=400) ;;
     explore5) extra=(--agent-option explore=0.05) ;;
@@ -104,7 +112,8 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     around97-elite10) extra=(--agent-option around=0.97 --elite 0.1 --elite-window 64) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
-  case "$v" in default|paper*|hierarchical*|hinge|fine|explore5|around*|elite*) ;; *) extra+=(--agent-option norm=off) ;; esac
+  case "$v" in default|noelite|paper*|hierarchical*|hinge|fine|explore5|around*|elite*) ;; *) extra+=(--agent-option norm=off) ;; esac
+  case "$v" in default|noelite|paper*|hierarchical*|*elite10) ;; *) extra+=(--elite 0) ;; esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)
   "$AWARE" search --agent "$agent" --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \

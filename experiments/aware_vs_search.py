@@ -45,7 +45,8 @@ def main(argv):
         return d.get("step_time_us", d.get("best_step_us")) / 1e3
 
     label = "seed " + seeds[0] if len(seeds) == 1 else "mean over seeds " + ", ".join(seeds)
-    name = {"default": "default preset", "nonorm": "default preset before 2026-12-05, norm=off"}.get(variant, variant)
+    name = {"default": "default preset", "nonorm": "default preset before 2026-12-05, norm=off",
+            "noelite": "default preset before 2026-12-07, no elite step"}.get(variant, variant)
     print(f"Aware ({name}) against `anneal-graph` at {budget} evaluations, {label}, step ms\n")
     extra = f" Aware, {beside} |" if beside else ""
     print(f"| model | devices | Aware, {name} |{extra} the earlier Aware | anneal-graph | Aware / anneal-graph |")

@@ -8,8 +8,8 @@ Data: experiments/results/fused-ceiling/<space>-k40x<D>.json, written by
   aware fuse report --models inception_v3,resnet50,nasnet,nmt4,gnmt --cluster k40xD \\
       --target-size 200 --method anneal-graph --budget-evals 20000 --json -o groups200-k40xD.json
   (the same with --threshold 3 --target-size 400 for t3-groups400-k40xD.json)
-and Aware's cells in experiments/results/aware-defaults/cells (variant default,
-and fine: threshold=3 groups=400).
+and Aware's cells in experiments/results/aware-defaults/cells (variant noelite, the default
+before 2026-12-07, and fine: threshold=3 groups=400).
 
   experiments/fused_ceiling.py [--root REPO]      prints the Markdown table
 """
@@ -50,11 +50,11 @@ def main():
     print("Anneal-graph at 20,000 evaluations (seed 1, analytic, contention) on the full graph and in "
           "Aware's search space: its fused graph, each candidate expanded and scored on the full graph "
           "as Aware's episodes are. Steps in ms; ceiling ratio = fused search / full-graph search. "
-          "Aware (seed 1): its default (200 groups) at 2,000 and 20,000 evaluations, and `fine` "
+          "Aware (seed 1): its default before 2026-12-07 (`noelite`, 200 groups) at 2,000 and 20,000 evaluations, and `fine` "
           "(threshold 3, at most 400 groups) at 2,000.\n")
     print("| model | K40s | ops | groups | anneal-graph, full graph | in Aware's space | ceiling ratio | "
-          "groups (fine) | in the fine space | ceiling ratio (fine) | Aware default, 2,000 | "
-          "Aware default, 20,000 | Aware fine, 2,000 |")
+          "groups (fine) | in the fine space | ceiling ratio (fine) | Aware noelite, 2,000 | "
+          "Aware noelite, 20,000 | Aware fine, 2,000 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     reachable = 0
     reachable_fine = 0
@@ -77,7 +77,7 @@ def main():
                 fine_cols = [str(f["fused_ops"]), fmt(f["fine_scored_step_us"] / 1e3), f"{fr:.3f}"]
             print(f"| {m} | {d} | {r['ops']} | {r['fused_ops']} | {full:.1f} | {space:.1f} | {ratio:.3f} | "
                   + " | ".join(fine_cols)
-                  + f" | {fmt(cell(root, m, d, 'default', 2000))} | {fmt(cell(root, m, d, 'default', 20000))} | {fmt(cell(root, m, d, 'fine', 2000))} |")
+                  + f" | {fmt(cell(root, m, d, 'noelite', 2000))} | {fmt(cell(root, m, d, 'noelite', 20000))} | {fmt(cell(root, m, d, 'fine', 2000))} |")
     print(f"\nRows where the search in Aware's 200-group space reaches the full graph's step (ratio at "
           f"most 1.005): {reachable} of {rows}; in the fine space: {reachable_fine}.")
 

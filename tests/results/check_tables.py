@@ -54,8 +54,8 @@ STDOUT_SCRIPTS = [
      "experiments/results/strategies/summary-analytic.md"),
     (["experiments/strategies_agreement.py", "experiments/results/strategies", "k40x4"],
      "experiments/results/strategies/agreement-k40x4.md"),
-    (["experiments/aware_vs_search.py"], "experiments/results/aware-defaults/vs-anneal-graph-2000-s1.md"),
-    (["experiments/aware_vs_search.py", "--seeds", "1,2,3"],
+    (["experiments/aware_vs_search.py", "--variant", "noelite"], "experiments/results/aware-defaults/vs-anneal-graph-2000-s1.md"),
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s123.md"),
     (["experiments/aware_vs_search.py", "--variant", "nonorm"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-nonorm.md"),
@@ -89,10 +89,10 @@ STDOUT_SCRIPTS = [
     (["experiments/bounds_table.py"], "experiments/results/bounds/table.md"),
     (["experiments/milp_exact_table.py", "experiments/results/milp-exact/cells"],
      "experiments/results/milp-exact/table.md"),
-    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1"],
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-20000-s1.md"),
     (["experiments/curve_summary.py"] + [
-        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__default__e20000__s1.curve.csv"
+        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__noelite__e20000__s1.curve.csv"
         for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt") for d in (2, 4, 8)],
      "experiments/results/aware-defaults/curves-20000-default.md"),
     (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "nonorm"],
@@ -118,26 +118,26 @@ STDOUT_SCRIPTS = [
         f"experiments/results/aware-defaults/cells/{m}__k40x2__explore5__e20000__s1.curve.csv"
         for m in ("inception_v3", "resnet50", "nasnet")],
      "experiments/results/aware-defaults/curves-20000-explore5.md"),
-    (["experiments/aware_vs_search.py", "--variant", "around97", "--beside", "default"],
+    (["experiments/aware_vs_search.py", "--variant", "around97", "--beside", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s1-around97.md"),
-    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "around97", "--beside", "default"],
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "around97", "--beside", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-around97.md"),
-    (["experiments/aware_vs_search.py", "--budget", "20000", "--variant", "around97", "--beside", "default"],
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--variant", "around97", "--beside", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-around97.md"),
     (["experiments/curve_summary.py"] + [
         f"experiments/results/aware-defaults/cells/{m}__k40x{d}__around97__e20000__s1.curve.csv"
         for d in (2, 4, 8) for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
      "experiments/results/aware-defaults/curves-20000-around97.md"),
-    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "elite10", "--beside", "default"],
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "elite10", "--beside", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-elite10.md"),
-    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "elite10", "--beside", "default"],
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "elite10", "--beside", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-elite10.md"),
     (["experiments/curve_summary.py"] + [
         f"experiments/results/aware-defaults/cells/{m}__k40x{d}__elite10__e20000__s1.curve.csv"
         for d in (4, 2, 8) for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
      "experiments/results/aware-defaults/curves-20000-elite10.md"),
     (["experiments/aware_decision.py"], "experiments/results/aware-defaults/decision-20000-s1.md"),
-    (["experiments/aware_decision.py", "--seed", "1,2", "--variants", "default,elite10"],
+    (["experiments/aware_decision.py", "--seed", "1,2", "--variants", "noelite,elite10"],
      "experiments/results/aware-defaults/decision-20000-s12-elite10.md"),
     (["experiments/aware_decision.py", "--seed", "1,2", "--variants", "hierarchical,hierarchical-explore5"],
      "experiments/results/aware-defaults/decision-20000-s12-hierarchical.md"),

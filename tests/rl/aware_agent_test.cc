@@ -364,17 +364,20 @@ TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
 }
 
 // The elite step is a preset setting: left unset (-1) a run takes its preset's
-// (off, window 64, in every preset today) and the result says what ran; given,
-// the user's wins.
+// (the default's since 2026-12-07: a tenth of a 64-placement window; none in the
+// paper preset, none in aware-guided's) and the result says what ran; given, the
+// user's wins.
 TEST(AwareAgent, EliteStepDefaultsToThePresetsAndTheResultSaysWhatRan) {
-  for (const char* preset : {"default", "paper"}) {
+  const std::tuple<const char*, const char*, double> cases[] = {
+      {"aware", "default", 0.1}, {"aware", "paper", 0.0}, {"aware-guided", "default", 0.0}};
+  for (const auto& [agent, preset, fraction] : cases) {
     TrainOptions unset;
     unset.preset = preset;
-    const AgentSettings s = run_settings("aware", unset);
-    EXPECT_EQ(unset.elite, s.elite) << preset;
-    EXPECT_EQ(unset.elite_window, s.elite_window) << preset;
-    EXPECT_EQ(s.elite, 0.0) << preset;
-    EXPECT_EQ(s.elite_window, 64) << preset;
+    const AgentSettings s = run_settings(agent, unset);
+    EXPECT_EQ(unset.elite, s.elite) << agent << " " << preset;
+    EXPECT_EQ(unset.elite_window, s.elite_window) << agent << " " << preset;
+    EXPECT_EQ(s.elite, fraction) << agent << " " << preset;
+    EXPECT_EQ(s.elite_window, 64) << agent << " " << preset;
   }
   TrainOptions given;
   given.elite = 0.25;
@@ -391,6 +394,11 @@ TEST(AwareAgent, EliteStepDefaultsToThePresetsAndTheResultSaysWhatRan) {
   t.budget_evals = 64;
   t.seed = 3;
   t.agent_options = off_fusion();
+  const TrainResult preset = train_agent("aware", g, c, sim, t);
+  EXPECT_EQ(preset.elite_fraction, 0.1);
+  EXPECT_EQ(preset.elite_window, 64);
+  EXPECT_GT(preset.elite_updates, 0);
+  t.elite = 0;
   const TrainResult off = train_agent("aware", g, c, sim, t);
   EXPECT_EQ(off.elite_fraction, 0.0);
   EXPECT_EQ(off.elite_window, 64);
