@@ -225,7 +225,7 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--elite", a.elite,
                 "Cross-entropy step (ours, after Post, NeurIPS 2018): every update also clones the fastest "
                 "fraction of the last --elite-window sampled placements (0: off, the papers'; aware only; "
-                "default: the preset's, 0 in every preset)")
+                "default: the preset's, 0.1 in aware's default, 0 in its paper preset and in aware-guided)")
       ->check(number_range(0.0, 1.0));
   c->add_option("--elite-window", a.elite_window,
                 "The elite step's window: the last N sampled placements (default: the preset's, 64)")

@@ -43,7 +43,7 @@
 #   around97-elite10  both: sampling around the incumbent and the elite step
 #   paper-ent0, paper-norm  the paper preset without its entropy bonus (--entropy 0) /
 #               with our graph normalisation (norm=on): which holds it uniform
-# Every variant but default, paper*, hinge, fine, explore5, around*, elite* and the Hierarchical ones was run
+# Every variant but default, noelite, paper*, hinge, fine, explore5, around*, elite* and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 # Every Aware variant but default, noelite (explicitly) and those named elite runs without the
 # elite step (--elite 0), as it was measured before the default took it on 2026-12-07.

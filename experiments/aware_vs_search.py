@@ -34,6 +34,11 @@ def main(argv):
     with gzip.open("experiments/results/agents-vs-searches/cells.pack.json.gz", "rt", encoding="utf-8") as f:
         packed = json.load(f)["files"]
     mine = "experiments/results/aware-defaults/cells"
+    if not any(os.path.exists(os.path.join(mine, f"{m}__k40x{n}__{variant}__e{budget}__s{sd}.json"))
+               for m in MODELS for n in (2, 4, 8) for sd in seeds):
+        sys.exit(f"error: aware_vs_search.py: {mine} has no cell of variant '{variant}' at {budget} evaluations, "
+                 f"seeds {','.join(seeds)} (the default preset's runs are named noelite before 2026-12-07, "
+                 "elite10 since)")
 
     def step(name, text=None):
         if text is None:

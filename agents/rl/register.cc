@@ -122,7 +122,8 @@ std::vector<OptionSpec> trainer_options() {
       {"self_imitation_from", T::kString, "best", "self-imitation clones the best evaluated (best) or the best sampled (samples)"},
       {"elite", T::kDouble, "",
        "cross-entropy step (ours, after Post): each update also clones the fastest fraction of the last "
-       "elite_window sampled placements (0: off; aware only; one window a graph; default: the preset's, 0)", 0, 1},
+       "elite_window sampled placements (0: off; aware only; one window a graph; default: the preset's, 0.1 in "
+       "aware's default, 0 in its paper preset and in aware-guided)", 0, 1},
       {"elite_window", T::kInt, "", "the elite step's window: the last N sampled placements (default: the preset's, 64)", 1, 1e4},
       {"elite_weight", T::kDouble, "1",
        "the elite step's weight: w x the elite's mean summed -log p, beside the batch's mean of -advantage x log p", 0, 1e6},

@@ -176,7 +176,7 @@ AgentSettings aware(const std::string& preset) {
   // The elite step (ours, after Post, Gao et al. NeurIPS 2018; elite.h): each
   // update also imitates the fastest tenth of the last 64 placements. Default
   // since 2026-12-07: at 20,000 evaluations on Table 1's rows it ended at or
-  // below the step without it (within 0.5%) on 22 of 22 runs (seeds 1-2) and
+  // below the step without it (within 0.5%) on 24 of 24 runs (seeds 1-2) and
   // kept improving after 2,000 on 14 of 15 (seed 1), for 1.8x the time
   // (experiments/results/aware-defaults/decision-20000-s12-elite10.md).
   s.elite = 0.1;

@@ -87,8 +87,8 @@ struct AgentSettings {
   // Self-imitation weight (TrainOptions::self_imitation when the user gives none): 0 off.
   double self_imitation = 0.0;
   // The elite step (TrainOptions::elite and elite_window when the user gives
-  // none): the fraction of the window cloned each update, 0 off (every preset
-  // today), and the window.
+  // none): the fraction of the window cloned each update, 0 off (0.1 in Aware's
+  // default since 2026-12-07; 0 in every other preset), and the window.
   double elite = 0.0;
   int elite_window = 64;
   // The guided hybrid (aware-guided; agents/rl/guide.h): a local search refines
