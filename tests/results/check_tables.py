@@ -76,6 +76,8 @@ STDOUT_SCRIPTS = [
      "experiments/results/reproduce-small-3seeds-c/zero-shot.md"),
     (["experiments/zero_shot_table.py", "experiments/results/reproduce-small-3seeds-d"],
      "experiments/results/reproduce-small-3seeds-d/zero-shot.md"),
+    (["experiments/zero_shot_table.py", "experiments/results/reproduce-small-3seeds-e"],
+     "experiments/results/reproduce-small-3seeds-e/zero-shot.md"),
     (["experiments/placeto_paper_net_table.py", "experiments/results/placeto-paper/net"],
      "experiments/results/placeto-paper/net/table.md"),
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "2000"],
