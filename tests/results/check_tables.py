@@ -78,6 +78,8 @@ STDOUT_SCRIPTS = [
      "experiments/results/reproduce-small-3seeds-d/zero-shot.md"),
     (["experiments/zero_shot_table.py", "experiments/results/reproduce-small-3seeds-e"],
      "experiments/results/reproduce-small-3seeds-e/zero-shot.md"),
+    (["experiments/transfer_pretrain_table.py", "experiments/results/transfer-pretrain18000"],
+     "experiments/results/transfer-pretrain18000/TABLE.md"),
     (["experiments/placeto_paper_net_table.py", "experiments/results/placeto-paper/net"],
      "experiments/results/placeto-paper/net/table.md"),
     (["experiments/aware_guided_table.py", "experiments/results/aware-guided/cells", "2000"],
