@@ -26,7 +26,8 @@ AnalyticSimulator::AnalyticSimulator(AnalyticMode mode, PlacetoConstants constan
 std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options& options) {
   check_known_options(options,
                       {"mode", "placeto.delta1_us", "placeto.delta2_us", "placeto.bytes_per_us",
-                       "costs", "slowdown.compute", "slowdown.memory", "slowdown.memory_from_bytes", "copies", "queue"},
+                       "costs", "slowdown.compute", "slowdown.memory", "slowdown.memory_from_bytes", "copies", "queue",
+                       "host.op_us", "host.copy_us"},
                       "evaluator 'analytic'");
   const std::string mode = option_string(options, "mode", "contention");
   AnalyticMode m;
@@ -67,6 +68,13 @@ std::unique_ptr<AnalyticSimulator> AnalyticSimulator::from_options(const Options
     throw ConfigError(owner + ": slowdown.* applies to contention mode only");
   if (m == AnalyticMode::kPlaceto && interference.copies_on_consumer)
     throw ConfigError(owner + ": copies=consumer applies to contention mode only");
+  interference.host_op_us = option_double(options, "host.op_us", 0, owner);
+  interference.host_copy_us = option_double(options, "host.copy_us", 0, owner);
+  for (double us : {interference.host_op_us, interference.host_copy_us})
+    if (!(us >= 0) || !std::isfinite(us))
+      throw ConfigError(owner + ": host.op_us and host.copy_us must be microseconds >= 0");
+  if (m == AnalyticMode::kPlaceto && interference.host_issues())
+    throw ConfigError(owner + ": host.* applies to contention mode only");
   auto simulator = std::make_unique<AnalyticSimulator>(m, c);
   simulator->set_interference(interference);
   const std::string costs = option_string(options, "costs", "");
@@ -130,6 +138,12 @@ std::string AnalyticSimulator::describe() const {
   }
   if (interference_.copies_on_consumer) text += "; copies run on the consumer's compute stream";
   if (interference_.rank_queue) text += "; each device runs its queued task of lowest topological rank";
+  if (interference_.host_issues()) {
+    char buffer[160];
+    std::snprintf(buffer, sizeof buffer, "; one host issues every task: %.3g us an op, %.3g us a copy",
+                  interference_.host_op_us, interference_.host_copy_us);
+    text += buffer;
+  }
   return text + ")";
 }
 

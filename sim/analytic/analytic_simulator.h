@@ -66,14 +66,28 @@ struct PlacetoConstants {
 // not the first queued (first come first served, the default and Placeto's
 // simulator's order): the order of the cpu executor's `order=rank`. A move is
 // then simulated from the start (checkpoints assume first come first served).
+//
+// host_op_us, host_copy_us: one host thread issues every task of the step, for
+// every device, ahead of them and never waiting for them (the CUDA executor:
+// hw/cuda_backend.cc, run()), and needs this long to issue an op or a copy. The
+// k-th task the simulator starts, over all devices, cannot start before the
+// issue costs of the first k add up; a device whose next task is not issued yet
+// waits for it (in stream order: nothing else runs there meanwhile). While the
+// devices are the bottleneck the host runs ahead and changes nothing; a stream
+// of short ops runs at the host's pace. 0 (the default): no host.
 struct Interference {
   double compute = 1;
   double memory = 1;
   double memory_from_bytes = 0;
   bool rank_queue = false;
   bool copies_on_consumer = false;
-  bool none() const { return compute == 1 && memory == 1 && !copies_on_consumer && !rank_queue; }
+  double host_op_us = 0;
+  double host_copy_us = 0;
+  bool none() const {
+    return compute == 1 && memory == 1 && !copies_on_consumer && !rank_queue && !host_issues();
+  }
   bool slows() const { return compute != 1 || memory != 1; }
+  bool host_issues() const { return host_op_us > 0 || host_copy_us > 0; }
 };
 
 class AnalyticSimulator final : public Evaluator {
@@ -82,8 +96,8 @@ class AnalyticSimulator final : public Evaluator {
                              PlacetoConstants constants = {});
   // Options: mode=contention|placeto; placeto.delta1_us, placeto.delta2_us,
   // placeto.bytes_per_us; costs=FILE (a cost table); slowdown.compute,
-  // slowdown.memory, slowdown.memory_from_bytes, copies=links|consumer, queue=fifo|rank
-  // (Interference, contention mode). Throws ConfigError on unknown
+  // slowdown.memory, slowdown.memory_from_bytes, copies=links|consumer, queue=fifo|rank,
+  // host.op_us, host.copy_us (Interference, contention mode). Throws ConfigError on unknown
   // keys or values, ParseError naming the option and the file for a bad table.
   static std::unique_ptr<AnalyticSimulator> from_options(const Options& options);
 

@@ -141,6 +141,7 @@ void ContentionRun::reset_scratch() {
   std::fill(s_.route_head.begin(), s_.route_head.end(), 0);
   std::fill(s_.mem_now.begin(), s_.mem_now.end(), 0.0);
   std::fill(s_.peak_dynamic.begin(), s_.peak_dynamic.end(), 0.0);
+  s_.host_clock = 0;
   if (log_ != nullptr) log_->used = 0;
 }
 
@@ -190,6 +191,7 @@ void ContentionRun::save_checkpoint() {
   c.device_busy_us = result_.device_busy_us;
   c.bytes_moved = result_.bytes_moved;
   c.transfers_done = result_.transfers;
+  c.host_clock = s_.host_clock;
   c.deps_left = s_.deps_left;
   c.op_refs = s_.op_refs;
   c.transfer_refs.resize(s_.transfers.size());
@@ -213,6 +215,7 @@ bool ContentionRun::resume(const ContentionScratch& base, const ContentionCheckp
   result_.peak_memory_bytes.assign(D_, 0);
   result_.bytes_moved = from.bytes_moved;
   result_.transfers = from.transfers_done;
+  s_.host_clock = from.host_clock;
   for (size_t l = 0; l < s_.fifo.size(); ++l)
     s_.fifo[l].assign(base.fifo[l].begin(), base.fifo[l].begin() + from.fifo_size[l]);
   s_.fifo_head = from.fifo_head;
@@ -287,11 +290,12 @@ AWARE_HOT_INLINE void ContentionRun::start_next_task(int lane) {
     cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
   }
   s_.device_busy[lane] = 1;
-  s_.start_us[op] = now_;
-  s_.end_us[op] = now_ + cost;
+  const double start = issued_at(interference_.host_op_us);
+  s_.start_us[op] = start;
+  s_.end_us[op] = start + cost;
   result_.device_busy_us[d] += cost;
   allocate(d, p_.out_total_bytes[op] + p_.temp_bytes[op], op);
-  queue_push(Event{now_ + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(op))});
+  queue_push(Event{start + cost, Prepared::pack(0, 0, static_cast<std::uint64_t>(op))});
 }
 
 // The tasks made ready in this round in (topological rank, id) order: a few at
@@ -377,8 +381,8 @@ void ContentionRun::start_copy_task(int tid, int lane) {
     cost *= 1 + (slowdown - 1) * others_busy / (D_ - 1);
   }
   s_.device_busy[lane] = 1;
-  t.start_us = now_;
-  t.end_us = now_ + cost;
+  t.start_us = issued_at(interference_.host_copy_us);
+  t.end_us = t.start_us + cost;
   result_.device_busy_us[t.dst_dev] += cost;
   queue_push(Event{t.end_us, Prepared::pack(1, 0, static_cast<std::uint64_t>(tid))});
 }
@@ -463,7 +467,7 @@ AWARE_HOT_INLINE void ContentionRun::book_transfers_from(int first_new) {
       continue;
     }
     const size_t r = static_cast<size_t>(t.route);
-    double start = now_;
+    double start = issued_at(interference_.host_copy_us);
     for (int c = p_.route_begin[r]; c < p_.route_begin[r + 1]; ++c)
       start = std::max(start, s_.channel_free_us[p_.route_channels[c]]);
     t.start_us = start;

@@ -94,6 +94,14 @@ class ContentionRun {
   const Event& queue_top() const;
   Event queue_pop();
   void start_next_task(int lane);
+  // The earliest start of a task the simulator starts now: now, or, where one
+  // host issues every task (Interference::host_*), when the host has issued it
+  // (it issues the tasks in the order they start, `cost` µs each).
+  double issued_at(double cost) {
+    if (!(cost > 0)) return now_;
+    s_.host_clock += cost;
+    return s_.host_clock > now_ ? s_.host_clock : now_;
+  }
   void sort_staged();
   void start_copy_task(int tid, int lane);
   void finish_op(int op);

@@ -67,6 +67,7 @@ struct ContentionScratch {
   std::vector<double> mem_now;       // per device: everything else, now
   std::vector<double> peak_dynamic;  // per device: the highest mem_now so far
   std::vector<int> finish_round;     // per op: the round its end was processed in
+  double host_clock = 0;             // Interference::host_*: when the host has issued the tasks started so far
 };
 
 // The state of a contention step at the start of one round, minus what a later
@@ -84,6 +85,7 @@ struct ContentionCheckpoint {
   std::vector<double> channel_free_us, mem_now, peak_dynamic, device_busy_us;
   double bytes_moved = 0;
   int transfers_done = 0;
+  double host_clock = 0;
   std::vector<int> deps_left, op_refs, transfer_refs;
 };
 

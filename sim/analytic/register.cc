@@ -32,6 +32,11 @@ void register_analytic_evaluator() {
            "contention mode: fifo (each device runs its queued tasks first come first served, as "
            "Placeto's simulator) or rank (the queued task of lowest topological rank, as the cpu "
            "executor's order=rank)"},
+          {"host.op_us", T::kDouble, "0",
+           "contention mode: one host issues every task, in the order they start, and needs this "
+           "long per op; no task starts before its issue (the cuda executor's one issuing thread; "
+           "0: no host)"},
+          {"host.copy_us", T::kDouble, "0", "contention mode: the same host's time to issue a copy"},
           {"costs", T::kPath, "", "a cost table (aware-cost-table JSON): measured µs per op "
                                   "and device kind; other ops keep the roofline"},
        },

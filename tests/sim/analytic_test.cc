@@ -3,6 +3,8 @@
 // hop, 1e9 B/s = 1000 bytes per us), so a 1000-byte tensor takes 2 + 1 = 3 us.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "builtins/builtins.h"
 #include "core/errors.h"
 #include "core/graph_algorithms.h"
@@ -478,6 +480,85 @@ TEST(AnalyticContention, CopiesOnTheConsumerHoldItsComputeStream) {
   EXPECT_THROW(AnalyticSimulator::from_options({{"copies", "sideways"}}), ConfigError);
   EXPECT_THROW(AnalyticSimulator::from_options({{"mode", "placeto"}, {"copies", "consumer"}}),
                ConfigError);
+}
+
+// host.op_us / host.copy_us: one host issues every task, in the order they
+// start, each after the last. The k-th task cannot start before its issue.
+TEST(AnalyticHost, OneHostIssuesEveryTaskInTurn) {
+  const Cluster one = testing::star_cluster(1);
+  auto host10 = AnalyticSimulator::from_options({{"host.op_us", "10"}});
+  auto chain = [](double us) {
+    OpGraph g("chain4");
+    int prev = -1;
+    for (int i = 0; i < 4; ++i) {
+      const int op = g.add_op(testing::timed_op("op" + std::to_string(i), us));
+      if (prev >= 0) g.add_edge(prev, op);
+      prev = op;
+    }
+    return g;
+  };
+  // Short ops run at the host's pace: issued at 10, 20, 30, 40; 1 us each.
+  Trace trace;
+  EXPECT_DOUBLE_EQ(host10->evaluate(chain(1), one, Placement({0, 0, 0, 0}), &trace).step_time_us, 41);
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(trace.ops[i].start_us, 10.0 * (i + 1)) << i;
+  // Long ops: the host runs ahead; only the first issue shows.
+  EXPECT_DOUBLE_EQ(host10->evaluate(chain(100), one, Placement({0, 0, 0, 0})).step_time_us, 10 + 400);
+  // Without a host, the chain's sum.
+  EXPECT_DOUBLE_EQ(AnalyticSimulator::from_options({})->evaluate(chain(1), one, Placement({0, 0, 0, 0})).step_time_us, 4);
+
+  // Two independent 5 us ops on two devices: one host issues them one after the
+  // other (10, then 20), so they do not run side by side.
+  OpGraph pair("pair");
+  pair.add_op(testing::timed_op("a", 5));
+  pair.add_op(testing::timed_op("c", 5));
+  const Cluster two = testing::star_cluster(2);
+  Trace both;
+  EXPECT_DOUBLE_EQ(host10->evaluate(pair, two, Placement({0, 1}), &both).step_time_us, 25);
+  EXPECT_DOUBLE_EQ(std::min(both.ops[0].start_us, both.ops[1].start_us), 10);
+  EXPECT_DOUBLE_EQ(std::max(both.ops[0].start_us, both.ops[1].start_us), 20);
+
+  // A copy is a task too: a (dev0, 1 us) -> b (dev1, 1 us), 1000 bytes = 3 us on
+  // the star. a issued at 10 (runs 10-11); its copy at 15 (15-18); b at 25 (25-26).
+  OpGraph ab("ab");
+  const int a = ab.add_op(testing::timed_op("a", 1));
+  const int b = ab.add_op(testing::timed_op("b", 1));
+  ab.add_edge(a, b, 0, 1000);
+  for (const char* copies : {"links", "consumer"}) {
+    SCOPED_TRACE(copies);
+    auto sim = AnalyticSimulator::from_options({{"host.op_us", "10"}, {"host.copy_us", "5"}, {"copies", copies}});
+    Trace t;
+    EXPECT_DOUBLE_EQ(sim->evaluate(ab, two, Placement({0, 1}), &t).step_time_us, 26);
+    ASSERT_EQ(t.transfers.size(), 1u);
+    EXPECT_DOUBLE_EQ(t.transfers[0].start_us, 15);
+    EXPECT_DOUBLE_EQ(t.transfers[0].end_us, 18);
+    EXPECT_DOUBLE_EQ(sim->clone()->evaluate(ab, two, Placement({0, 1})).step_time_us, 26);
+  }
+  // On one device there is no copy: 10-11 and 20-21.
+  EXPECT_DOUBLE_EQ(host10->evaluate(ab, two, Placement({1, 1})).step_time_us, 21);
+
+  EXPECT_NE(host10->describe().find("one host issues every task"), std::string::npos);
+  EXPECT_EQ(AnalyticSimulator::from_options({})->describe().find("host"), std::string::npos);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"host.op_us", "-1"}}), ConfigError);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"host.copy_us", "inf"}}), ConfigError);
+  EXPECT_THROW(AnalyticSimulator::from_options({{"mode", "placeto"}, {"host.op_us", "5"}}), ConfigError);
+}
+
+// host.op_us=0 is no host: every step of a generated graph's random placements is
+// the default's, bit for bit.
+TEST(AnalyticHost, ZeroIsNoHost) {
+  const OpGraph g = testing::layered_dag(60, 3);
+  const Cluster c = testing::star_cluster(3);
+  auto plain = AnalyticSimulator::from_options({});
+  auto zero = AnalyticSimulator::from_options({{"host.op_us", "0"}, {"host.copy_us", "0"}});
+  std::uint64_t state = 9;
+  for (int i = 0; i < 20; ++i) {
+    Placement p(std::vector<int>(g.num_ops()));
+    for (int op = 0; op < g.num_ops(); ++op) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      p[op] = static_cast<int>((state >> 33) % 3);
+    }
+    EXPECT_EQ(zero->evaluate(g, c, p).step_time_us, plain->evaluate(g, c, p).step_time_us) << i;
+  }
 }
 
 }  // namespace
