@@ -375,6 +375,10 @@ class CudaBackend final : public Backend {
     op_issued_.assign(plan.ops.size(), 0);
     copy_issued_.assign(plan.copies.size(), 0);
     last_event_.assign(lanes_.size(), nullptr);
+    // The host's time to issue the step (RunTimes::issue_us): one thread issues
+    // every task of every device, and a stream of short ops runs at its pace.
+    const auto issue_begin = Clock::now();
+    double issue_us = 0;
     try {
       issue_step_start();
       for (const auto& [device, task] : issue_order_) {
@@ -383,6 +387,7 @@ class CudaBackend final : public Backend {
         else
           issue_op(plan, task.index);
       }
+      issue_us = std::chrono::duration<double, std::micro>(Clock::now() - issue_begin).count();
     } catch (...) {
       drain();
       throw;
@@ -391,6 +396,7 @@ class CudaBackend final : public Backend {
     note_memory_in_use();  // after the step: cuBLAS may allocate at a first GEMM
 
     RunTimes times;
+    times.issue_us = issue_us;
     times.op_start.assign(plan.ops.size(), 0);
     times.op_end.assign(plan.ops.size(), 0);
     times.copy_start.assign(plan.copies.size(), 0);

@@ -132,6 +132,22 @@ std::unique_ptr<Evaluator> HardwareEvaluator::clone() const {
   return std::make_unique<HardwareEvaluator>(name_, description_, factory_, options_);
 }
 
+std::string issue_note(const std::vector<RunTimes>& runs, int tasks) {
+  if (runs.empty() || tasks < 1) return {};
+  std::vector<double> issue, step;
+  for (const RunTimes& r : runs) {
+    if (!(r.issue_us >= 0)) return {};
+    issue.push_back(r.issue_us);
+    step.push_back(r.step_us);
+  }
+  const double i = median_of(issue), s = median_of(step);
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "host issue: %.0f us for %d tasks (%.2f us a task), %.2f of the step's %.0f us (medians of %zu runs)",
+                i, tasks, i / tasks, s > 0 ? i / s : 0.0, s, runs.size());
+  return line;
+}
+
 StepResult HardwareEvaluator::run_step(const OpGraph& graph, const Cluster& cluster,
                                        const Placement& placement, StepObserver* observer) {
   graph.validate();
@@ -227,6 +243,9 @@ StepResult HardwareEvaluator::run_step(const OpGraph& graph, const Cluster& clus
     }
     result.notes.push_back(note);
   }
+
+  const std::string issue = issue_note(runs, static_cast<int>(plan.ops.size() + plan.copies.size()));
+  if (!issue.empty()) result.notes.push_back(issue);
 
   // The run whose step time is the median (the lower middle one for an even count).
   std::vector<int> order(runs.size());

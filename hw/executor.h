@@ -32,7 +32,19 @@ struct RunTimes {
   std::vector<double> op_start, op_end;      // by op id
   std::vector<double> copy_start, copy_end;  // by copy index
   double step_us = 0;                        // last end
+  // How long the host took to issue the step's tasks (a backend that issues
+  // ahead of its devices from one thread: CUDA), µs on the host's clock; < 0
+  // where not measured (the CPU backend's threads run their own tasks).
+  double issue_us = -1;
 };
+
+// One line on the host's issue time over `runs` (their medians), against the step's,
+// with the time per task of `tasks`. Issue taking about as long as the step means
+// either that the step ran at the host's pace or that the host waited on a full
+// launch queue (about a thousand launches pending): the time per task tells them
+// apart only against the host's own cost (a chain of tiny ops, aware calibrate).
+// "" where a run did not measure it.
+std::string issue_note(const std::vector<RunTimes>& runs, int tasks);
 
 // The bytes of the plan's buffers each device held at once in one run, as an
 // allocator that frees a tensor after its last use holds them (a framework's

@@ -138,5 +138,23 @@ TEST(LivePeakBytes, HandComputedChain) {
   EXPECT_EQ(live_peak_bytes(split, t2), std::vector<double>({100, 500}));
 }
 
+// The host-issue note: medians of the runs' issue and step times, per task; no
+// note where any run did not measure it (the CPU backend) or there are no tasks.
+TEST(IssueNote, MediansPerTaskAndShareOfTheStep) {
+  std::vector<RunTimes> runs(3);
+  const double issue[3] = {900, 1000, 5000}, step[3] = {1300, 1250, 2000};
+  for (int i = 0; i < 3; ++i) {
+    runs[i].issue_us = issue[i];
+    runs[i].step_us = step[i];
+  }
+  // Medians 1000 and 1300: 10.00 us a task over 100 tasks, 0.77 of the step.
+  EXPECT_EQ(issue_note(runs, 100),
+            "host issue: 1000 us for 100 tasks (10.00 us a task), 0.77 of the step's 1300 us (medians of 3 runs)");
+  EXPECT_EQ(issue_note(runs, 0), "");
+  EXPECT_EQ(issue_note({}, 100), "");
+  runs[1].issue_us = -1;  // not measured
+  EXPECT_EQ(issue_note(runs, 100), "");
+}
+
 }  // namespace
 }  // namespace aware
