@@ -18,10 +18,14 @@ fits) and prints three markdown tables:
    (what a host that needs L µs to issue each op would impose on a stream of
    short ops).
 3. The same with the host as a pipeline: op k cannot start before k·h µs.
+4. Where the run measured it (builds from 2026-12-07 on), the host's own issue
+   time of each model's one-device step (the `host issue:` note of
+   RUN_DIR/kernels-*-real.json).
 
 Nothing is run on a GPU: this reads what a run measured. The graphs are built
 with `aware graph build` at the sizes validate.json names. Run from the
 repository root."""
+import glob
 import json
 import os
 import statistics
@@ -141,6 +145,22 @@ def main(argv):
                 gpu = max(gpu, host) + t
             cells.append(f"{gpu / 1e3:.1f}")
         print(f"| {name} | {measured / 1e3:.1f} | " + " | ".join(cells) + " |")
+
+    measured_issue = []
+    for path in sorted(glob.glob(os.path.join(run_dir, "kernels-*-real.json"))):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        for note in doc.get("notes", []):
+            if note.startswith("host issue:"):
+                measured_issue.append((doc.get("graph", os.path.basename(path)), note[len("host issue:"):].strip()))
+    print()
+    if measured_issue:
+        print("| model (one device) | the host's issue time, as measured |")
+        print("|---|---|")
+        for graph, note in measured_issue:
+            print(f"| {graph} | {note} |")
+    else:
+        print("This run did not measure the host's issue time (built before 2026-12-07).")
 
 
 if __name__ == "__main__":
