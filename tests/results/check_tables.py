@@ -143,6 +143,10 @@ STDOUT_SCRIPTS = [
     (["experiments/aware_decision.py"], "experiments/results/aware-defaults/decision-20000-s1.md"),
     (["experiments/aware_decision.py", "--seed", "1,2", "--variants", "noelite,elite10"],
      "experiments/results/aware-defaults/decision-20000-s12-elite10.md"),
+    (["experiments/aware_decision.py", "--seed", "1,2,3", "--variants", "elite10"],
+     "experiments/results/aware-defaults/decision-20000-s123-elite10.md"),
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1,2,3", "--variant", "elite10"],
+     "experiments/results/aware-defaults/vs-anneal-graph-20000-s123-elite10.md"),
     (["experiments/aware_decision.py", "--seed", "1,2", "--variants", "hierarchical,hierarchical-explore5"],
      "experiments/results/aware-defaults/decision-20000-s12-hierarchical.md"),
     (["experiments/curve_summary.py"] + [
