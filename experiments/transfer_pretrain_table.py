@@ -5,26 +5,31 @@ zero-shot placement competes with), the pre-trained policy's zero-shot placement
 paper's argmax decode and with the load-aware balanced decode, fine-tuned from it and from
 scratch (the same evaluations), then the counts issue 44 asks for. The same thresholds as
 experiments/zero_shot_table.py: better than one GPU = more than 0.1% below it; at or below
-m-ETF = not above it. '-' = not run (yet)."""
+m-ETF = not above it. '-' = not run (yet).
+
+transfer_pretrain_table.py DIR --beside OTHER also compares, run by run (held-out member
+and seed, where both have it), DIR's placements with OTHER's: how often DIR's step is
+lower, the same (within 0.1%) or higher."""
 import json
 import os
 import sys
 
-if len(sys.argv) != 2:
-    sys.exit("usage: transfer_pretrain_table.py DIR")
+if len(sys.argv) not in (2, 4) or (len(sys.argv) == 4 and sys.argv[2] != "--beside"):
+    sys.exit("usage: transfer_pretrain_table.py DIR [--beside OTHER_DIR]")
 run = sys.argv[1]
+beside = sys.argv[3] if len(sys.argv) == 4 else None
 
 
-def load(name):
-    path = os.path.join(run, name)
+def load(name, where=None):
+    path = os.path.join(where or run, name)
     if not os.path.exists(path):
         return None
     with open(path) as f:
         return json.load(f)
 
 
-def step(name):
-    doc = load(name)
+def step(name, where=None):
+    doc = load(name, where)
     return None if doc is None or not doc.get("feasible", True) else doc["step_time_us"] / 1e3
 
 
@@ -80,3 +85,28 @@ for label, test in lines:
     print(f"| {label} | {k} of {n} |")
 print("\nPre-training, seconds (one thread): " +
       ", ".join(f"{fam} seed {s} {d['seconds']:.0f}" for (fam, s), d in sorted(pre.items())) + ".")
+
+if beside is not None:
+    if not os.path.isdir(beside):
+        sys.exit(f"error: --beside {beside}: not a folder")
+    kinds = [("argmax zero-shot", "zero-shot"), ("balanced zero-shot", "zero-shot-balanced"),
+             ("fine-tuned", "finetune"), ("from scratch", "scratch")]
+    print(f"\nBeside {beside}, run by run (held-out member and seed): this folder's step lower, the same "
+          "(within 0.1%) or higher.\n")
+    print("| placement | runs | lower | the same | higher |\n|---|---:|---:|---:|---:|")
+    for label, kind in kinds:
+        lower = same = higher = 0
+        for fam in ("cifar10", "ptb"):
+            for m in (4, 8, 12):
+                for sd in (1, 2, 3):
+                    name = f"{fam}-{m}__s{sd}__{kind}.json"
+                    a, b = step(name), step(name, beside)
+                    if a is None or b is None:
+                        continue
+                    if abs(a - b) <= 0.001 * b:
+                        same += 1
+                    elif a < b:
+                        lower += 1
+                    else:
+                        higher += 1
+        print(f"| {label} | {lower + same + higher} | {lower} | {same} | {higher} |")
