@@ -23,7 +23,7 @@ fits) and prints three markdown tables:
    RUN_DIR/kernels-*-real.json).
 
 Nothing is run on a GPU: this reads what a run measured. The graphs are built
-with `aware graph build` at the sizes validate.json names. Run from the
+with `aware graph export` at the sizes the run's log names. Run from the
 repository root."""
 import glob
 import json
@@ -35,23 +35,12 @@ import tempfile
 
 
 def build_graph(aware, spec, tmp):
-    """zoo:NAME:key=value,... -> the graph's op list (via aware graph build)."""
-    parts = spec.split(":")
-    if len(parts) < 2 or parts[0] != "zoo":
-        sys.exit(f"error: gpu_issue_bound.py: graph '{spec}' is not a zoo model")
-    args = ["graph", "build", "--model", parts[1]]
-    flags = {"batch": "--batch", "seq_len": "--seq-len", "hidden": "--hidden", "layers": "--layers",
-             "vocab": "--vocab", "image_size": "--image-size"}
-    if len(parts) > 2 and parts[2]:
-        for item in parts[2].split(","):
-            key, _, value = item.partition("=")
-            if key not in flags:
-                sys.exit(f"error: gpu_issue_bound.py: graph '{spec}': unknown key '{key}'")
-            args += [flags[key], value]
-    out = os.path.join(tmp, parts[1] + ".json")
-    done = subprocess.run([aware] + args + ["-o", out], capture_output=True, text=True)
+    """A graph spec (zoo:NAME:key=value,...) -> the graph's op list (via aware graph export)."""
+    out = os.path.join(tmp, "graph.json")
+    done = subprocess.run([aware, "graph", "export", spec, "--format", "json", "-o", out],
+                          capture_output=True, text=True)
     if done.returncode != 0:
-        sys.exit(f"error: gpu_issue_bound.py: {aware} {' '.join(args)}: {done.stderr.strip()}")
+        sys.exit(f"error: gpu_issue_bound.py: {aware} graph export {spec}: {done.stderr.strip()}")
     with open(out, encoding="utf-8") as f:
         return json.load(f)["ops"]
 
