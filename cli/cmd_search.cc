@@ -71,6 +71,9 @@ struct TrainArgs {
   double lr = 0;
   double entropy = -1;
   double entropy_end = -1;
+  double entropy_floor = 0;
+  double entropy_floor_until = 0.5;
+  double entropy_floor_step = 1.0;
   std::string init;
   std::string save_policy;
   std::string curve;
@@ -108,6 +111,9 @@ rl::TrainOptions shared_train_options(const TrainArgs& a) {
   t.learning_rate = a.lr;
   t.entropy_coef = a.entropy;
   t.entropy_end = a.entropy_end;
+  t.entropy_floor = a.entropy_floor;
+  t.entropy_floor_until = a.entropy_floor_until;
+  t.entropy_floor_step = a.entropy_floor_step;
   t.init_policy = a.init;
   t.save_policy = a.save_policy;
   t.curve_csv = a.curve;
@@ -264,6 +270,17 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_option("--entropy-end", a.entropy_end,
                 "Entropy schedule: the bonus weight moves linearly from --entropy (or the agent's default) "
                 "to this over the budget (< 0: constant; not the papers')");
+  c->add_option("--entropy-floor", a.entropy_floor,
+                "Entropy floor (ours; agents/rl/entropy_floor.h): the bonus weight rises by dual ascent to hold "
+                "the entropy per decision at this fraction of the first update's (0: off)")
+      ->check(number_range(0.0, 0.999));
+  c->add_option("--entropy-floor-until", a.entropy_floor_until,
+                "The entropy floor holds until this fraction of the budget is spent")
+      ->check(number_range(0.0, 1.0))
+      ->capture_default_str();
+  c->add_option("--entropy-floor-step", a.entropy_floor_step, "The entropy floor's dual-ascent step")
+      ->check(number_range(1e-9, 1e6))
+      ->capture_default_str();
   c->add_option("--init", a.init, "Start from this policy file");
   c->add_option("--curve", a.curve, curve_help);
   c->add_option("--resume", a.resume,

@@ -41,9 +41,12 @@
 #               al. NeurIPS 2018; agents/rl/elite.h; default's network). The default
 #               preset's values since 2026-12-07, so its runs are the default's, bit for bit
 #   around97-elite10  both: sampling around the incumbent and the elite step
+#   hold20-elite10  the elite step with an entropy floor (--entropy-floor 0.2: the bonus
+#               weight rises by dual ascent to hold the entropy per decision at a fifth
+#               of its start until half the budget; ours, agents/rl/entropy_floor.h)
 #   paper-ent0, paper-norm  the paper preset without its entropy bonus (--entropy 0) /
 #               with our graph normalisation (norm=on): which holds it uniform
-# Every variant but default, noelite, paper*, hinge, fine, explore5, around*, elite* and the Hierarchical ones was run
+# Every variant but default, noelite, paper*, hinge, fine, explore5, around*, elite*, hold* and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 # Every Aware variant but default, noelite (explicitly) and those named elite runs without the
 # elite step (--elite 0), as it was measured before the default took it on 2026-12-07.
@@ -110,9 +113,10 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
     around97) extra=(--agent-option around=0.97) ;;
     elite10) extra=(--elite 0.1 --elite-window 64) ;;
     around97-elite10) extra=(--agent-option around=0.97 --elite 0.1 --elite-window 64) ;;
+    hold20-elite10) extra=(--elite 0.1 --elite-window 64 --entropy-floor 0.2) ;;
     *) echo "error: unknown variant '$v'" >&2; exit 2 ;;
   esac
-  case "$v" in default|noelite|paper*|hierarchical*|hinge|fine|explore5|around*|elite*) ;; *) extra+=(--agent-option norm=off) ;; esac
+  case "$v" in default|noelite|paper*|hierarchical*|hinge|fine|explore5|around*|elite*|hold*) ;; *) extra+=(--agent-option norm=off) ;; esac
   case "$v" in default|noelite|paper*|hierarchical*|*elite10) ;; *) extra+=(--elite 0) ;; esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)

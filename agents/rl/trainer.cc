@@ -103,6 +103,9 @@ TrainResult Trainer::run() {
   const std::pair<const char*, double> numbers[] = {{"learning rate (--lr)", opt_.learning_rate},
                                                     {"entropy bonus (--entropy)", opt_.entropy_coef},
                                                     {"entropy end (--entropy-end)", opt_.entropy_end},
+                                                    {"--entropy-floor", opt_.entropy_floor},
+                                                    {"--entropy-floor-until", opt_.entropy_floor_until},
+                                                    {"--entropy-floor-step", opt_.entropy_floor_step},
                                                     {"--checkpoint-every", opt_.checkpoint_every_s},
                                                     {"--budget-seconds", opt_.budget_seconds}};
   for (const auto& [name, value] : numbers)
@@ -275,6 +278,8 @@ TrainResult Trainer::run() {
   if (opt_.elite > 0 && agent_network(name_) != "aware")
     throw ConfigError("elite: agent '" + name_ + "' has no imitation loss (the elite step is for aware)");
   elite_windows_.assign(graphs_.size(), EliteWindow(opt_.elite_window));
+  entropy_floors_.assign(graphs_.size(),
+                         EntropyFloor(opt_.entropy_floor, opt_.entropy_floor_until, opt_.entropy_floor_step));
   if (defaults_.guide_share > 0 && !zero_shot) {
     if (graphs_.size() > 1) throw ConfigError("the guided hybrid (" + name_ + ") trains on one graph");
     guide_ = std::make_unique<Guide>(

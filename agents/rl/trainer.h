@@ -70,6 +70,14 @@ struct TrainOptions {
   // the agent's default) at the start to this at the end of the budget
   // (entropy_weight_at); < 0: constant.
   double entropy_end = -1;
+  // An entropy floor (ours; agents/rl/entropy_floor.h): while less than
+  // entropy_floor_until of the budget is spent, the bonus weight gains a
+  // multiplier moved by dual ascent (entropy_floor_step) that holds the mean
+  // entropy per decision at or above entropy_floor x the first update's.
+  // 0: off. One controller a graph.
+  double entropy_floor = 0;
+  double entropy_floor_until = 0.5;
+  double entropy_floor_step = 1.0;
   double grad_clip = 0;         // global gradient-norm clip; 0: agent default
   int episodes_per_update = 0;  // 0: agent default
   int ppo_epochs = 0;           // PPO only: passes over each batch (0: the preset's, 4)

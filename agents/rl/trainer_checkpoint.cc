@@ -130,6 +130,11 @@ json Trainer::own_state() const {
     own["elite_windows"] = windows;
   }
   if (elite_updates_ > 0) own["elite_updates"] = elite_updates_;
+  if (opt_.entropy_floor > 0) {
+    json floors = json::array();
+    for (const EntropyFloor& f : entropy_floors_) floors.push_back(f.state());
+    own["entropy_floors"] = floors;
+  }
   if (guide_ != nullptr) own["guide"] = json::parse(guide_->state());
   return own;
 }
@@ -263,6 +268,15 @@ void Trainer::restore_own_state(const json& state) {
     elite_windows_[0].restore(own.at("elite_window"));
   }
   elite_updates_ = own.value("elite_updates", 0LL);
+  // The entropy floor's controllers (a checkpoint without them: the floor was
+  // off in the run that wrote it, and starts afresh here).
+  if (opt_.entropy_floor > 0 && own.contains("entropy_floors")) {
+    const json& floors = own.at("entropy_floors");
+    if (floors.size() != entropy_floors_.size())
+      throw ConfigError("checkpoint holds entropy floors for " + std::to_string(floors.size()) +
+                        " graphs, this run trains on " + std::to_string(entropy_floors_.size()));
+    for (size_t g = 0; g < entropy_floors_.size(); ++g) entropy_floors_[g].restore(floors.at(g));
+  }
   // The hybrid's refinements so far (its share is kept against the evaluations
   // restored; with another process count, this process's part of the old one's).
   if (guide_ != nullptr && own.contains("guide")) guide_->restore(own.at("guide").dump());

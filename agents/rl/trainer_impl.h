@@ -17,6 +17,7 @@
 
 #include "agents/rl/agent.h"
 #include "agents/rl/elite.h"
+#include "agents/rl/entropy_floor.h"
 #include "agents/rl/guide.h"
 #include "agents/rl/trainer.h"
 
@@ -131,6 +132,9 @@ class Trainer {
   // its window is empty). Several graphs keep their windows apart, as they keep
   // their baselines: a placement is only an imitation target on its own graph.
   std::vector<EliteWindow> elite_windows_;
+  // The entropy floor's controllers (TrainOptions::entropy_floor), one a graph
+  // (index as graphs_; checkpointed).
+  std::vector<EntropyFloor> entropy_floors_;
   EliteWindow& elite_window() { return elite_windows_.at(current_); }
   long long elite_updates_ = 0;
   double elite_probability_ = 0;

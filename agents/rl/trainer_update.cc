@@ -118,7 +118,18 @@ void Trainer::update(std::vector<Episode>& episodes) {
   finish_advantages(all_returns, sequential, defaults_.advantage == AdvantageKind::kLeaveOneOut, standardize_,
                     advantages);
 
-  const double entropy_coef = entropy_weight_at(entropy_coef_, opt_.entropy_end, spent);
+  double entropy_coef = entropy_weight_at(entropy_coef_, opt_.entropy_end, spent);
+  if (opt_.entropy_floor > 0) {
+    // The floor's controller reads this batch's entropy per decision, as sampled
+    // (entropy_floor.h), before the loss that its weight enters.
+    double sum = 0, decisions = 0;
+    for (const Episode& ep : episodes)
+      for (const Step& s : ep.steps) {
+        sum += s.entropy.item<double>();
+        decisions += s.decisions;
+      }
+    entropy_coef = entropy_floors_.at(current_).weight(entropy_coef, sum / std::max(1.0, decisions), spent);
+  }
   auto compute_loss = [&](const std::vector<std::vector<torch::Tensor>>* old, double* entropy_out) {
     torch::Tensor loss = policy_loss(episodes, advantages, old, ppo_clip_, entropy_coef, entropy_out);
     if (self_target.size() > 0) loss = loss + self_imitation_loss(self_target, self_imitated);
@@ -172,10 +183,10 @@ void Trainer::update(std::vector<Episode>& episodes) {
       for (const auto& t : agent_->module().parameters()) norm += t.abs().sum().item<double>();
     }
     std::fprintf(stderr,
-                 "%s update %lld%s%s: evals %lld mean %.1f best %.1f entropy %.4f loss %.4f "
+                 "%s update %lld%s%s: evals %lld mean %.1f best %.1f entropy %.4f (weight %.4g) loss %.4f "
                  "|params| %.4f\n",
                  name_.c_str(), counters_.updates, p.graph.empty() ? "" : " on ", p.graph.c_str(),
-                 p.evaluations, p.mean_step_us, p.best_step_us, p.entropy, p.loss, norm);
+                 p.evaluations, p.mean_step_us, p.best_step_us, p.entropy, entropy_coef, p.loss, norm);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "agents/rl/elite.h"
+#include "agents/rl/entropy_floor.h"
 #include "agents/rl/env.h"
 #include "agents/rl/trainer.h"
 #include "core/errors.h"
@@ -60,6 +61,44 @@ TEST(EliteWindow, KeepsTheLastSamplesAndPicksTheFastestCeilFraction) {
   EXPECT_THROW(w.elite(0), ConfigError);
   EXPECT_THROW(w.elite(1.5), ConfigError);
   EXPECT_THROW(EliteWindow(0), ConfigError);
+}
+
+// The entropy floor's controller (entropy_floor.h), by hand: floor 0.5 of the
+// first update's entropy 2.0 (target 1.0), step 0.5, until 0.5 of the budget.
+// e = (1.0 - H) / 2.0; lambda <- clamp(lambda + 0.5 e, 0, 100); the weight is
+// base + lambda + 10 max(e, 0).
+TEST(EntropyFloor, DualAscentOnTheShortfallRelativeToTheStart) {
+  ASSERT_EQ(EntropyFloor::kProportionalGain, 10.0);
+  EntropyFloor f(0.5, 0.5, 0.5);
+  EXPECT_DOUBLE_EQ(f.weight(0.01, 2.0, 0.0), 0.01) << "above the target: lambda stays at 0";
+  EXPECT_DOUBLE_EQ(f.start(), 2.0);
+  EXPECT_DOUBLE_EQ(f.weight(0.01, 0.2, 0.1), 0.01 + 0.2 + 10 * 0.4) << "e = 0.4, lambda 0.2";
+  EXPECT_DOUBLE_EQ(f.weight(0.01, 0.6, 0.2), 0.01 + 0.3 + 10 * 0.2) << "e = 0.2, lambda + 0.1";
+  EXPECT_DOUBLE_EQ(f.weight(0.01, 1.8, 0.3), 0.01 + 0.1) << "e = -0.4: lambda - 0.2, no proportional part";
+  EXPECT_DOUBLE_EQ(f.weight(0.01, 2.0, 0.4), 0.01) << "lambda never below 0";
+  EXPECT_DOUBLE_EQ(f.weight(0.01, 0.0, 0.45), 0.01 + 0.25 + 10 * 0.5);
+  // The checkpoint's state resumes the same controller.
+  EntropyFloor back(0.5, 0.5, 0.5);
+  back.restore(f.state());
+  EXPECT_DOUBLE_EQ(back.start(), 2.0);
+  EXPECT_DOUBLE_EQ(back.multiplier(), 0.25);
+  EXPECT_DOUBLE_EQ(back.weight(0.01, 0.0, 0.46), f.weight(0.01, 0.0, 0.46));
+  // Past `until` the floor lets go: the weight is the base alone.
+  EXPECT_DOUBLE_EQ(f.weight(0.01, 0.0, 0.5), 0.01);
+  EXPECT_DOUBLE_EQ(f.multiplier(), 0.0);
+  // The multiplier is bounded above.
+  EntropyFloor hard(0.9, 1.0, 1e6);
+  hard.weight(0, 1.0, 0);
+  hard.weight(0, 0.0, 0.1);
+  EXPECT_DOUBLE_EQ(hard.multiplier(), EntropyFloor::kMaxMultiplier);
+  // Off (fraction 0) it is the base weight, whatever the entropy.
+  EntropyFloor off;
+  EXPECT_FALSE(off.active());
+  EXPECT_DOUBLE_EQ(off.weight(0.3, 0.0, 0.1), 0.3);
+  EXPECT_THROW(EntropyFloor(1.0, 0.5, 1), ConfigError);
+  EXPECT_THROW(EntropyFloor(-0.1, 0.5, 1), ConfigError);
+  EXPECT_THROW(EntropyFloor(0.2, 1.5, 1), ConfigError);
+  EXPECT_THROW(EntropyFloor(0.2, 0.5, 0), ConfigError);
 }
 
 TEST(Baselines, PerStepMeanOverRecentEpisodes) {

@@ -1,0 +1,91 @@
+// An entropy floor held by dual ascent (TrainOptions::entropy_floor; ours, not
+// the papers').
+//
+// The elite step (elite.h) is a cross-entropy method, and the cross-entropy
+// method converges early: its distribution narrows onto the first good samples
+// and stops exploring. Szita and Lőrincz ("Learning Tetris Using the Noisy
+// Cross-Entropy Method", Neural Computation 18(12), 2006) keep it searching by
+// adding noise to the fitted distribution's variance at every step. A policy
+// network has no variance to add to; what it has is its entropy, and an entropy
+// bonus whose weight can be made to hold a target, as Soft Actor-Critic tunes
+// its temperature (Haarnoja et al., "Soft Actor-Critic Algorithms and
+// Applications", 2018, section 5: the weight is the Lagrange multiplier of a
+// minimum-entropy constraint, moved by gradient steps on the dual).
+//
+// Here the constraint is: the policy's mean entropy per decision stays at or
+// above `fraction` of what it was at the first update, while less than `until`
+// of the budget is spent. Each update, before its loss:
+//   e = (fraction * H0 - H) / H0,   lambda <- clamp(lambda + step * e, 0, max)
+// where H is this batch's mean entropy per decision, and the bonus weight is
+// the preset's (or --entropy's) plus lambda plus kProportionalGain x max(e, 0).
+// Past `until` lambda is 0 and the
+// bonus is the preset's alone: the policy may then narrow onto its best.
+// The error is taken relative to H0 so that `step` means the same on two
+// devices (H0 = ln 2) as on eight (ln 8).
+//
+// Torch-free, so that the controller and its checkpoint are tested alone.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+
+namespace aware::rl {
+
+class EntropyFloor {
+ public:
+  static constexpr double kMaxMultiplier = 100.0;
+  // The proportional part: the multiplier alone (pure dual ascent) answers a
+  // shortfall only as fast as it accumulates, and the policy answers the weight
+  // a few updates later, so the entropy overshoots the floor downwards first;
+  // a term in the shortfall itself pushes back at once (a PI controller).
+  static constexpr double kProportionalGain = 10.0;
+
+  EntropyFloor() = default;
+  EntropyFloor(double fraction, double until, double step) : fraction_(fraction), until_(until), step_(step) {
+    if (!(fraction >= 0 && fraction < 1))
+      throw ConfigError("entropy floor must be a fraction of the start entropy in [0, 1), got " + std::to_string(fraction));
+    if (!(until >= 0 && until <= 1))
+      throw ConfigError("entropy floor's end must be a fraction of the budget in [0, 1], got " + std::to_string(until));
+    if (!(step > 0 && std::isfinite(step)))
+      throw ConfigError("entropy floor's step must be a positive number, got " + std::to_string(step));
+  }
+
+  bool active() const { return fraction_ > 0; }
+
+  // The entropy bonus weight for this update: `base` plus the multiplier after
+  // this batch's step. `entropy` is the batch's mean entropy per decision (nats),
+  // `spent` the fraction of the budget used (0..1). The first call records the
+  // start entropy.
+  double weight(double base, double entropy, double spent) {
+    if (!active() || !std::isfinite(entropy)) return base;
+    if (start_ < 0) start_ = entropy;
+    if (spent >= until_ || start_ <= 0) {
+      multiplier_ = 0;
+      return base;
+    }
+    const double error = (fraction_ * start_ - entropy) / start_;
+    multiplier_ = std::clamp(multiplier_ + step_ * error, 0.0, kMaxMultiplier);
+    return base + multiplier_ + kProportionalGain * std::max(0.0, error);
+  }
+
+  double multiplier() const { return multiplier_; }
+  double start() const { return start_; }
+
+  nlohmann::json state() const { return {{"start", start_}, {"multiplier", multiplier_}}; }
+  void restore(const nlohmann::json& j) {
+    start_ = j.at("start").get<double>();
+    multiplier_ = j.at("multiplier").get<double>();
+  }
+
+ private:
+  double fraction_ = 0, until_ = 0.5, step_ = 1.0;
+  double start_ = -1;     // the first update's entropy per decision; < 0: not yet
+  double multiplier_ = 0;
+};
+
+}  // namespace aware::rl
