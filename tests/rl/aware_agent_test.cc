@@ -329,11 +329,9 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
 // the same time, so the policy-gradient term is zero and only the elite term
 // can move the policy: with a window of one it clones its own last sample and
 // sharpens; with weight 0 it stays near uniform.
-TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
-  register_builtins();
-  const OpGraph g = flat_chain();
-  const Cluster c = testing::zero_latency_star(3);
-  AnalyticSimulator sim;
+// Aware unfused on the flat chain, 800 evaluations, cloning its last sample
+// with weight 5 every update: the elite step at its strongest.
+TrainOptions strong_elite_on_the_flat_chain() {
   TrainOptions t;
   t.budget_evals = 800;
   t.seed = 4;
@@ -341,6 +339,15 @@ TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
   t.elite = 1;
   t.elite_window = 1;
   t.elite_weight = 5;
+  return t;
+}
+
+TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
+  register_builtins();
+  const OpGraph g = flat_chain();
+  const Cluster c = testing::zero_latency_star(3);
+  AnalyticSimulator sim;
+  TrainOptions t = strong_elite_on_the_flat_chain();
   const TrainResult r = train_agent("aware", g, c, sim, t);
   EXPECT_EQ(r.elite_updates, r.updates);
   EXPECT_GT(r.elite_probability, 0.6) << "from 1/3, uniform over three devices";
@@ -374,13 +381,7 @@ TEST(AwareAgent, EntropyFloorHoldsTheEntropyAgainstTheEliteStep) {
   const OpGraph g = flat_chain();
   const Cluster c = testing::zero_latency_star(3);
   AnalyticSimulator sim;
-  TrainOptions t;
-  t.budget_evals = 800;
-  t.seed = 4;
-  t.agent_options = off_fusion();
-  t.elite = 1;
-  t.elite_window = 1;
-  t.elite_weight = 5;
+  TrainOptions t = strong_elite_on_the_flat_chain();
   t.greedy_eval = false;
   auto lowest_late = [](const TrainResult& r) {
     double low = 1e9;
