@@ -18,8 +18,9 @@
 //   e = (fraction * H0 - H) / H0,   lambda <- clamp(lambda + step * e, 0, max)
 // where H is this batch's mean entropy per decision, and the bonus weight is
 // the preset's (or --entropy's) plus lambda plus kProportionalGain x max(e, 0).
-// Past `until` lambda is 0 and the
-// bonus is the preset's alone: the policy may then narrow onto its best.
+// Past `until` lambda is 0 and the bonus is the preset's alone: the policy may
+// then narrow onto its best. In data-parallel training each process holds its
+// own controller on its own batches.
 // The error is taken relative to H0 so that `step` means the same on two
 // devices (H0 = ln 2) as on eight (ln 8).
 //
