@@ -391,6 +391,12 @@ void run_search(const SearchArgs& a) {
                       {"weight", a.elite_weight},
                       {"updates", r.elite_updates},
                       {"probability", r.elite_probability}};
+    if (r.entropy_floor > 0)
+      out["entropy_floor"] = {{"fraction", r.entropy_floor},
+                              {"until", r.entropy_floor_until},
+                              {"step", a.entropy_floor_step},
+                              {"start_entropy", r.entropy_floor_start},
+                              {"multiplier", r.entropy_floor_multiplier}};
     out["cancelled"] = r.cancelled;
     if (!a.out.empty()) out["placement_file"] = a.out;
     if (!a.curve.empty()) out["curve_file"] = a.curve;

@@ -17,10 +17,12 @@
 // of the budget is spent. Each update, before its loss:
 //   e = (fraction * H0 - H) / H0,   lambda <- clamp(lambda + step * e, 0, max)
 // where H is this batch's mean entropy per decision, and the bonus weight is
-// the preset's (or --entropy's) plus lambda plus kProportionalGain x max(e, 0).
+// the preset's (or --entropy's, or --entropy-end's schedule's) plus lambda plus kProportionalGain x max(e, 0).
 // Past `until` lambda is 0 and the bonus is the preset's alone: the policy may
-// then narrow onto its best. In data-parallel training each process holds its
-// own controller on its own batches.
+// then narrow onto its best. The trainer refuses it in data-parallel training
+// and with Aware's `around` (whose samples' entropy is a mixture's). A run
+// resumed with the floor from a checkpoint written without it takes its start
+// entropy from its first update after the resume.
 // The error is taken relative to H0 so that `step` means the same on two
 // devices (H0 = ln 2) as on eight (ln 8).
 //

@@ -278,6 +278,16 @@ TrainResult Trainer::run() {
   if (opt_.elite > 0 && agent_network(name_) != "aware")
     throw ConfigError("elite: agent '" + name_ + "' has no imitation loss (the elite step is for aware)");
   elite_windows_.assign(graphs_.size(), EliteWindow(opt_.elite_window));
+  if (opt_.entropy_floor > 0) {
+    // Aware's `around` scores its samples as a mixture whose entropy is at most
+    // about a tenth of ln D at around=0.97: a floor on it could not be met.
+    if (config_.count("around") && std::stod(config_.at("around")) > 0)
+      throw ConfigError("--entropy-floor and around (sampling around the incumbent) cannot be combined: the "
+                        "samples' entropy is the mixture's, which the floor cannot raise");
+    // One controller per process would hold each process's share of the batch
+    // apart; a shared one is not built yet.
+    if (parallel_ != nullptr) throw ConfigError("--entropy-floor is for training in one process (no --ranks)");
+  }
   entropy_floors_.assign(graphs_.size(),
                          EntropyFloor(opt_.entropy_floor, opt_.entropy_floor_until, opt_.entropy_floor_step));
   if (defaults_.guide_share > 0 && !zero_shot) {
@@ -460,6 +470,12 @@ TrainResult Trainer::run() {
   result.elite_probability = elite_probability_;
   result.elite_fraction = opt_.elite;
   result.elite_window = opt_.elite_window;
+  result.entropy_floor = opt_.entropy_floor;
+  result.entropy_floor_until = opt_.entropy_floor_until;
+  if (!entropy_floors_.empty()) {
+    result.entropy_floor_start = entropy_floors_.at(current_).start();
+    result.entropy_floor_multiplier = entropy_floors_.at(current_).multiplier();
+  }
   if (guide_ != nullptr) {
     result.guide_rounds = guide_->rounds();
     result.guide_evaluations = guide_->evaluations();

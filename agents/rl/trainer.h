@@ -250,6 +250,9 @@ struct TrainResult {
   // The elite step as the run had it (the preset's or the user's): fraction (0: off) and window.
   double elite_fraction = 0;
   int elite_window = 0;
+  // The entropy floor as the run had it (0: off), and its controller at the end
+  // (the current graph's): the first update's entropy per decision and the multiplier.
+  double entropy_floor = 0, entropy_floor_until = 0, entropy_floor_start = 0, entropy_floor_multiplier = 0;
   // The guided hybrid (aware-guided): refinements run, the evaluations they
   // made (in `evaluations`), and how many found a better placement than their start.
   long long guide_rounds = 0, guide_evaluations = 0, guide_improvements = 0;

@@ -331,6 +331,8 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
 // sharpens; with weight 0 it stays near uniform.
 // Aware unfused on the flat chain, 800 evaluations, cloning its last sample
 // with weight 5 every update: the elite step at its strongest.
+fs::path test_dir(const std::string& what, int seed);  // below
+
 TrainOptions strong_elite_on_the_flat_chain() {
   TrainOptions t;
   t.budget_evals = 800;
@@ -395,7 +397,8 @@ TEST(AwareAgent, EntropyFloorHoldsTheEntropyAgainstTheEliteStep) {
   ASSERT_GT(free_run.curve.size(), 8u);
   EXPECT_LT(lowest_late(free_run), 0.25) << "the elite step alone narrows the policy";
   EXPECT_GT(lowest_late(held), 0.3) << "the floor (0.5 of the start) holds it, give or take the controller's lag";
-  EXPECT_EQ(held.evaluations, free_run.evaluations) << "the floor costs no evaluations";
+  EXPECT_EQ(held.entropy_floor, 0.5) << "the result says what ran";
+  EXPECT_GT(held.entropy_floor_start, 0.9) << "the first update's entropy, near ln 3 = 1.10";
   // Released at a tenth of the budget, the floor no longer holds the second half.
   t.entropy_floor_until = 0.1;
   const TrainResult released = train_agent("aware", g, c, sim, t);
@@ -406,6 +409,15 @@ TEST(AwareAgent, EntropyFloorHoldsTheEntropyAgainstTheEliteStep) {
   bad = t;
   bad.entropy_floor_until = 1.5;
   EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  bad = t;
+  bad.agent_options["around"] = "0.97";  // the samples' entropy is a mixture's
+  EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  // Stopped and resumed, the run is the straight one: the controller (its start
+  // entropy and multiplier) is in the checkpoint.
+  t.entropy_floor_until = 1.0;
+  t.budget_evals = 497;  // 1 + 16 x 31; stopped at 1 + 16 x 22, where the multiplier is at work
+  testing::expect_resume_is_the_straight_run("aware", g, c, sim, t, 353, test_dir("resume_entropy_floor", 6),
+                                             "entropy floor");
 }
 
 // The elite step is a preset setting: left unset (-1) a run takes its preset's
