@@ -19,8 +19,15 @@
 // where H is this batch's mean entropy per decision, and the bonus weight is
 // the preset's (or --entropy's, or --entropy-end's schedule's) plus lambda plus kProportionalGain x max(e, 0).
 // Past `until` lambda is 0 and the bonus is the preset's alone: the policy may
-// then narrow onto its best. The trainer refuses it in data-parallel training
-// and with Aware's `around` (whose samples' entropy is a mixture's). A run
+// then narrow onto its best. The trainer refuses it with Aware's `around`
+// (whose samples' entropy is a mixture's). In data-parallel training (worker
+// threads or MPI ranks) each process has its own controller, fed by its own
+// share of the batch, and checkpoints it with its own state: the processes
+// share one network, so each share's entropy estimates the same policy's, and
+// their weights differ by the half-batches' sampling noise, which the integral
+// averages out. A controller fed by the job's batch (two more sums each
+// update) would be the exact single-process one; the runs of 2026-12-07 were
+// made with one per process (--workers 2), so that is what is kept. A run
 // resumed with the floor from a checkpoint written without it takes its start
 // entropy from its first update after the resume.
 // The error is taken relative to H0 so that `step` means the same on two

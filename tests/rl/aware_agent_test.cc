@@ -37,6 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::parallel_chains_graph;
 using testing::star_cluster;
+using testing::flat_chain;
 using testing::timed_op;
 using testing::two_chains_graph;
 
@@ -264,17 +265,6 @@ TEST(AwareAgent, BehaviourCloningReproducesATargetPlacement) {
   EXPECT_THROW(train_agent("aware", big, c, sim, bad), ConfigError) << "the target would take the budget";
   bad.imitate = "m-etf";
   EXPECT_THROW(train_agent("placeto", big, c, sim, bad), ConfigError) << "placeto cannot imitate";
-}
-
-// A chain of 7 ops whose tensors are empty: on links without latency
-// (testing::zero_latency_star) every placement takes the same time, so the
-// policy-gradient term carries no signal, and what moves the policy is the
-// imitation term under test.
-OpGraph flat_chain() {
-  OpGraph g("flat-chain");
-  for (int i = 0; i < 7; ++i) g.add_op(timed_op("op" + std::to_string(i), 100, 0));
-  for (int i = 0; i + 1 < 7; ++i) g.add_edge(i, i + 1);
-  return g;
 }
 
 // Self-imitation (not the paper's): every update also clones the best placement

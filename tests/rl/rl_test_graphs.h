@@ -8,6 +8,17 @@
 
 namespace aware::testing {
 
+// A chain of 7 ops whose tensors are empty: on links without latency
+// (testing::zero_latency_star) every placement takes the same time, so the
+// policy-gradient term carries no signal, and what moves the policy is the
+// imitation term under test.
+inline OpGraph flat_chain() {
+  OpGraph g("flat-chain");
+  for (int i = 0; i < 7; ++i) g.add_op(timed_op("op" + std::to_string(i), 100, 0));
+  for (int i = 0; i + 1 < 7; ++i) g.add_edge(i, i + 1);
+  return g;
+}
+
 // Two independent chains of `length` ops (1 ms each) whose tensors are large
 // (`bytes`, 10 ms on a 1 GB/s link): the best placement on two devices puts one
 // chain on each device (step ~ length ms, half of one device's 2 x length ms).
