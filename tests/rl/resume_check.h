@@ -1,17 +1,28 @@
 // The learned-agent tests' resume check: a run stopped after an update and
 // resumed with the same budget must be the run that never stopped, bit for bit.
+// And the scratch folder each such test (or a policy file) writes into.
 #pragma once
 
-#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <functional>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "agents/rl/trainer.h"
 #include "core/progress.h"
 
 namespace aware::testing {
+
+// A fresh folder for one test's policy file.
+inline std::filesystem::path test_dir(const std::string& what, int seed) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / (what + "_" + std::to_string(seed) + "_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 // Cancels the run once an update has brought it to `at` evaluations.
 class StopAt final : public ProgressObserver {

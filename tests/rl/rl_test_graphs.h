@@ -19,6 +19,17 @@ inline OpGraph flat_chain() {
   return g;
 }
 
+// A small asymmetric DAG: different costs and sizes, a fork, a join and a side branch.
+inline OpGraph asymmetric_graph() {
+  OpGraph g("asym");
+  const double us[] = {100, 250, 80, 400, 120, 60, 300};
+  const double bytes[] = {1e5, 3e5, 2e4, 8e5, 1e5, 5e4, 2e5};
+  for (int i = 0; i < 7; ++i) g.add_op(timed_op("op" + std::to_string(i), us[i], bytes[i]));
+  for (auto [s, d] : std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 3}, {2, 3}, {3, 4}, {2, 5}, {5, 6}})
+    g.add_edge(s, d);
+  return g;
+}
+
 // Two independent chains of `length` ops (1 ms each) whose tensors are large
 // (`bytes`, 10 ms on a 1 GB/s link): the best placement on two devices puts one
 // chain on each device (step ~ length ms, half of one device's 2 x length ms).
