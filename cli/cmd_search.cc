@@ -397,6 +397,8 @@ void run_search(const SearchArgs& a) {
                               {"step", a.entropy_floor_step},
                               {"start_entropy", r.entropy_floor_start},
                               {"multiplier", r.entropy_floor_multiplier}};
+    // Data-parallel: every process has its own controller; these are process 0's.
+    if (r.entropy_floor > 0 && (a.workers > 1 || ranks > 1)) out["entropy_floor"]["controller_of"] = "process 0";
     out["cancelled"] = r.cancelled;
     if (!a.out.empty()) out["placement_file"] = a.out;
     if (!a.curve.empty()) out["curve_file"] = a.curve;

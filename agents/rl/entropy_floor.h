@@ -22,11 +22,14 @@
 // then narrow onto its best. The trainer refuses it with Aware's `around`
 // (whose samples' entropy is a mixture's). In data-parallel training (worker
 // threads or MPI ranks) each process has its own controller, fed by its own
-// share of the batch, and checkpoints it with its own state: the processes
-// share one network, so each share's entropy estimates the same policy's, and
-// their weights differ by the half-batches' sampling noise, which the integral
-// averages out. A controller fed by the job's batch (two more sums each
-// update) would be the exact single-process one; the runs of 2026-12-07 were
+// share of the batch, and checkpoints it with its own state (resumed with
+// another number of processes, each takes the processes' mean: mean_state).
+// The processes share one network, so each share's entropy estimates the same
+// policy's; but this is not the single-process controller on the job's batch:
+// the proportional part and the clamp are not linear, so near the floor the
+// noisier half-batches give a somewhat larger mean weight, and each process has
+// its own start entropy. A controller fed by the job's batch (two more sums
+// each update) would be the single-process one; the runs of 2026-12-07 were
 // made with one per process (--workers 2), so that is what is kept. A run
 // resumed with the floor from a checkpoint written without it takes its start
 // entropy from its first update after the resume.
@@ -39,6 +42,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -87,6 +91,25 @@ class EntropyFloor {
   double start() const { return start_; }
 
   nlohmann::json state() const { return {{"start", start_}, {"multiplier", multiplier_}}; }
+  // Several processes' states as one (a checkpoint of data-parallel training
+  // resumed with another number of processes): the mean start over those that
+  // had one (none: not yet) and the mean multiplier, so that the job's bonus
+  // weight (the processes' weights averaged with their gradients) goes on near
+  // where it was.
+  static nlohmann::json mean_state(const std::vector<nlohmann::json>& states) {
+    double start = 0, multiplier = 0;
+    int started = 0;
+    for (const nlohmann::json& s : states) {
+      const double x = s.at("start").get<double>();
+      if (x >= 0) {
+        start += x;
+        ++started;
+      }
+      multiplier += s.at("multiplier").get<double>();
+    }
+    return {{"start", started > 0 ? start / started : -1.0},
+            {"multiplier", states.empty() ? 0.0 : multiplier / static_cast<double>(states.size())}};
+  }
   void restore(const nlohmann::json& j) {
     start_ = j.at("start").get<double>();
     multiplier_ = j.at("multiplier").get<double>();

@@ -269,13 +269,25 @@ void Trainer::restore_own_state(const json& state) {
   }
   elite_updates_ = own.value("elite_updates", 0LL);
   // The entropy floor's controllers (a checkpoint without them: the floor was
-  // off in the run that wrote it, and starts afresh here).
+  // off in the run that wrote it, and starts afresh here). The same number of
+  // processes: each its own; another: each graph's mean over the checkpoint's
+  // processes (EntropyFloor::mean_state).
   if (opt_.entropy_floor > 0 && own.contains("entropy_floors")) {
-    const json& floors = own.at("entropy_floors");
-    if (floors.size() != entropy_floors_.size())
-      throw ConfigError("checkpoint holds entropy floors for " + std::to_string(floors.size()) +
-                        " graphs, this run trains on " + std::to_string(entropy_floors_.size()));
-    for (size_t g = 0; g < entropy_floors_.size(); ++g) entropy_floors_[g].restore(floors.at(g));
+    for (const json& part : parts) {
+      const size_t n = part.contains("entropy_floors") ? part.at("entropy_floors").size() : 0;
+      if (n != entropy_floors_.size())
+        throw ConfigError("checkpoint holds entropy floors for " + std::to_string(n) +
+                          " graphs, this run trains on " + std::to_string(entropy_floors_.size()));
+    }
+    for (size_t g = 0; g < entropy_floors_.size(); ++g) {
+      if (same) {
+        entropy_floors_[g].restore(own.at("entropy_floors").at(g));
+      } else {
+        std::vector<json> states;
+        for (const json& part : parts) states.push_back(part.at("entropy_floors").at(g));
+        entropy_floors_[g].restore(EntropyFloor::mean_state(states));
+      }
+    }
   }
   // The hybrid's refinements so far (its share is kept against the evaluations
   // restored; with another process count, this process's part of the old one's).

@@ -343,6 +343,49 @@ TEST(ParallelTraining, WorkersHoldTheEntropyFloorEachWithItsOwnController) {
                                              "entropy floor on two workers");
 }
 
+// A checkpoint of two processes with the entropy floor, resumed by one: its
+// controller is the two processes' mean (EntropyFloor::mean_state). The two
+// stop at 560 of 640 evaluations, while their controllers are at work (at the
+// last update the budget is spent and the floor lets go); the one resumes
+// with the budget they had spent, so it makes no update and its controller is
+// the restored one.
+TEST(ParallelTraining, OneProcessResumesTheFloorsOfTwoAsTheirMean) {
+  register_builtins();
+  const OpGraph graph = testing::flat_chain();
+  const Cluster cluster = testing::zero_latency_star(3);
+  const fs::path dir = fs::temp_directory_path() / ("aware-floor-two-to-one-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  TrainOptions t;
+  t.budget_evals = 640;
+  t.seed = 4;
+  t.greedy_eval = false;
+  t.agent_options = {{"fusion", "off"}};
+  t.elite = 1;
+  t.elite_window = 1;
+  t.elite_weight = 5;
+  t.entropy_floor = 0.5;
+  t.entropy_floor_until = 1.0;
+  t.resume_dir = dir.string();
+  t.checkpoint_every_updates = 1;
+  testing::StopAt stop(560);
+  t.progress = &stop;
+  const std::vector<TrainResult> two = train_on_two("aware", graph, cluster, t);
+  ASSERT_TRUE(two[0].cancelled);
+  ASSERT_GT(two[0].entropy_floor_multiplier, 0) << "the controllers must be at work when the checkpoint is written";
+  ASSERT_GT(two[1].entropy_floor_multiplier, 0);
+  EXPECT_NE(two[0].entropy_floor_multiplier, two[1].entropy_floor_multiplier) << "each its own share's";
+  AnalyticSimulator sim;
+  t.progress = nullptr;
+  t.budget_evals = two[0].evaluations + two[1].evaluations;
+  const TrainResult alone = train_agent("aware", graph, cluster, sim, t);
+  fs::remove_all(dir);
+  EXPECT_TRUE(alone.resumed);
+  EXPECT_EQ(alone.updates, two[0].updates) << "no update after the resume";
+  EXPECT_DOUBLE_EQ(alone.entropy_floor_multiplier,
+                   (two[0].entropy_floor_multiplier + two[1].entropy_floor_multiplier) / 2);
+  EXPECT_DOUBLE_EQ(alone.entropy_floor_start, (two[0].entropy_floor_start + two[1].entropy_floor_start) / 2);
+}
+
 // A worker whose evaluator throws ends every worker (none is left waiting at a
 // meeting) and its error reaches the caller.
 TEST(ParallelTraining, AFailingWorkerEndsThemAllWithItsError) {

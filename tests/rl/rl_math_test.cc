@@ -99,6 +99,14 @@ TEST(EntropyFloor, DualAscentOnTheShortfallRelativeToTheStart) {
   EXPECT_THROW(EntropyFloor(-0.1, 0.5, 1), ConfigError);
   EXPECT_THROW(EntropyFloor(0.2, 1.5, 1), ConfigError);
   EXPECT_THROW(EntropyFloor(0.2, 0.5, 0), ConfigError);
+  // Several processes' controllers as one (a resume with another process
+  // count): the mean start over those that have one, the mean multiplier.
+  const nlohmann::json mean = EntropyFloor::mean_state(
+      {{{"start", 2.0}, {"multiplier", 0.4}}, {{"start", 1.0}, {"multiplier", 0.2}}, {{"start", -1.0}, {"multiplier", 0.0}}});
+  EXPECT_DOUBLE_EQ(mean.at("start").get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(mean.at("multiplier").get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(EntropyFloor::mean_state({{{"start", -1.0}, {"multiplier", 0.0}}}).at("start").get<double>(), -1.0)
+      << "none had started";
 }
 
 TEST(Baselines, PerStepMeanOverRecentEpisodes) {
