@@ -71,7 +71,7 @@ struct TrainArgs {
   double lr = 0;
   double entropy = -1;
   double entropy_end = -1;
-  double entropy_floor = 0;
+  double entropy_floor = -1;  // < 0: the preset's
   double entropy_floor_until = 0.5;
   double entropy_floor_step = 1.0;
   std::string init;
@@ -272,7 +272,8 @@ void add_train_options(CLI::App* c, TrainArgs& a,
                 "to this over the budget (< 0: constant; not the papers')");
   c->add_option("--entropy-floor", a.entropy_floor,
                 "Entropy floor (ours; agents/rl/entropy_floor.h): the bonus weight rises by dual ascent to hold "
-                "the entropy per decision at this fraction of the first update's (0: off)")
+                "the entropy per decision at this fraction of the first update's (default: the preset's, 0 in every "
+                "preset; 0: off)")
       ->check(number_range(0.0, 0.999));
   c->add_option("--entropy-floor-until", a.entropy_floor_until,
                 "The entropy floor holds until this fraction of the budget is spent")

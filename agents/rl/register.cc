@@ -41,7 +41,7 @@ rl::TrainOptions train_options_from_context(const PlaceContext& context, const s
     else if (key == "lr") t.learning_rate = option_double(context.options, key, 0, owner);
     else if (key == "entropy") t.entropy_coef = option_double(context.options, key, -1, owner);
     else if (key == "entropy_end") t.entropy_end = option_double(context.options, key, -1, owner);
-    else if (key == "entropy_floor") t.entropy_floor = option_double(context.options, key, 0, owner);
+    else if (key == "entropy_floor") t.entropy_floor = option_double(context.options, key, -1, owner);
     else if (key == "entropy_floor_until") t.entropy_floor_until = option_double(context.options, key, 0.5, owner);
     else if (key == "entropy_floor_step") t.entropy_floor_step = option_double(context.options, key, 1.0, owner);
     else if (key == "episodes_per_update")
@@ -110,9 +110,9 @@ std::vector<OptionSpec> trainer_options() {
       {"lr", T::kDouble, "", "learning rate (default: the agent's)", 0, 1e3},
       {"entropy", T::kDouble, "", "entropy bonus (default: the agent's)"},
       {"entropy_end", T::kDouble, "", "entropy schedule: the bonus moves linearly to this over the budget (default: constant)"},
-      {"entropy_floor", T::kDouble, "0",
+      {"entropy_floor", T::kDouble, "",
        "entropy floor (ours): the bonus weight rises by dual ascent to hold the entropy per decision at this "
-       "fraction of the first update's (0: off)", 0, 0.999},
+       "fraction of the first update's (default: the preset's; 0: off)", 0, 0.999},
       {"entropy_floor_until", T::kDouble, "0.5", "the entropy floor holds until this fraction of the budget", 0, 1},
       {"entropy_floor_step", T::kDouble, "1", "the entropy floor's dual-ascent step", 1e-9, 1e6},
       {"episodes_per_update", T::kInt, "", "episodes per gradient step (default: the agent's)", 0, 100000},

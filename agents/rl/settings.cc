@@ -262,6 +262,8 @@ AgentSettings run_settings(const std::string& agent, TrainOptions& opt) {
     throw ConfigError("elite window must hold 1 to 10000 placements, got " + std::to_string(opt.elite_window));
   if (!(opt.elite_weight >= 0) || !std::isfinite(opt.elite_weight))
     throw ConfigError("elite weight must be >= 0, got " + setting_number(opt.elite_weight));
+  // -1 (the field's default): the preset's entropy floor (EntropyFloor checks the value).
+  if (opt.entropy_floor == -1) opt.entropy_floor = s.entropy_floor;
   // The guided hybrid's settings (the guide checks their values).
   if (opt.guide_share >= 0) s.guide_share = opt.guide_share;
   if (opt.guide_evals != 0) s.guide_evals = opt.guide_evals;
@@ -304,6 +306,7 @@ std::vector<SettingRow> agent_setting_rows(const std::string& agent, const std::
   if (agent_network(agent) == "aware") {
     rows.push_back({"elite", setting_number(s.elite)});
     rows.push_back({"elite_window", std::to_string(s.elite_window)});
+    rows.push_back({"entropy_floor", setting_number(s.entropy_floor)});
   }
   if (s.self_imitation > 0 || s.guide_share > 0) {
     rows.push_back({"self_imitation", setting_number(s.self_imitation)});

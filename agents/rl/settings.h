@@ -91,6 +91,10 @@ struct AgentSettings {
   // default since 2026-12-07; 0 in every other preset), and the window.
   double elite = 0.0;
   int elite_window = 64;
+  // The entropy floor (TrainOptions::entropy_floor when the user gives none):
+  // the fraction of the first update's entropy held until entropy_floor_until
+  // of the budget (agents/rl/entropy_floor.h), 0 off (every preset so far).
+  double entropy_floor = 0.0;
   // The guided hybrid (aware-guided; agents/rl/guide.h): a local search refines
   // the policy's proposals and spends this share of the evaluations (0: off,
   // every other agent); each refinement runs `guide_evals` evaluations of the

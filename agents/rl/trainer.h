@@ -75,7 +75,7 @@ struct TrainOptions {
   // multiplier moved by dual ascent (entropy_floor_step) that holds the mean
   // entropy per decision at or above entropy_floor x the first update's.
   // 0: off. One controller a graph.
-  double entropy_floor = 0;
+  double entropy_floor = -1;  // -1: the preset's (AgentSettings::entropy_floor)
   double entropy_floor_until = 0.5;
   double entropy_floor_step = 1.0;
   double grad_clip = 0;         // global gradient-norm clip; 0: agent default

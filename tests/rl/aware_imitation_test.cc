@@ -240,6 +240,20 @@ TEST(AwareAgent, EliteStepDefaultsToThePresetsAndTheResultSaysWhatRan) {
   run_settings("aware", given);
   EXPECT_EQ(given.elite, 0.25);
   EXPECT_EQ(given.elite_window, 8);
+  // The entropy floor is a preset setting the same way (0, off, in every preset
+  // so far): unset (-1) it is the preset's; given, the user's.
+  for (const char* agent : {"aware", "aware-guided", "placeto", "hierarchical"})
+    for (const char* preset : {"default", "paper"}) {
+      if (std::string(agent) == "aware-guided" && std::string(preset) == "paper") continue;
+      TrainOptions unset;
+      unset.preset = preset;
+      const AgentSettings s = run_settings(agent, unset);
+      EXPECT_EQ(unset.entropy_floor, s.entropy_floor) << agent << " " << preset;
+      EXPECT_EQ(s.entropy_floor, 0.0) << agent << " " << preset;
+    }
+  given.entropy_floor = 0.2;
+  run_settings("aware", given);
+  EXPECT_EQ(given.entropy_floor, 0.2);
 
   register_builtins();
   const OpGraph g = flat_chain();
