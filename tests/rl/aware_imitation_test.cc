@@ -26,6 +26,7 @@ using testing::asymmetric_graph;
 using testing::flat_chain;
 using testing::parallel_chains_graph;
 using testing::star_cluster;
+using testing::strong_elite_on_the_flat_chain;
 using testing::test_dir;
 using testing::two_chains_graph;
 
@@ -128,20 +129,6 @@ TEST(AwareAgent, SelfImitationPullsThePolicyTowardTheBestPlacement) {
 // the same time, so the policy-gradient term is zero and only the elite term
 // can move the policy: with a window of one it clones its own last sample and
 // sharpens; with weight 0 it stays near uniform.
-// Aware unfused on the flat chain, 800 evaluations, cloning its last sample
-// with weight 5 every update: the elite step at its strongest.
-
-TrainOptions strong_elite_on_the_flat_chain() {
-  TrainOptions t;
-  t.budget_evals = 800;
-  t.seed = 4;
-  t.agent_options = off_fusion();
-  t.elite = 1;
-  t.elite_window = 1;
-  t.elite_weight = 5;
-  return t;
-}
-
 TEST(AwareAgent, EliteStepPullsThePolicyTowardItsFastestSamples) {
   register_builtins();
   const OpGraph g = flat_chain();

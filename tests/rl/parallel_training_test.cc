@@ -311,14 +311,8 @@ TEST(ParallelTraining, WorkersHoldTheEntropyFloorEachWithItsOwnController) {
   const OpGraph graph = testing::flat_chain();
   const Cluster cluster = testing::zero_latency_star(3);
   AnalyticSimulator sim;
-  TrainOptions t;
-  t.budget_evals = 800;
-  t.seed = 4;
+  TrainOptions t = testing::strong_elite_on_the_flat_chain();
   t.greedy_eval = false;
-  t.agent_options = {{"fusion", "off"}};
-  t.elite = 1;
-  t.elite_window = 1;
-  t.elite_weight = 5;
   const auto on_two = [&](const TrainOptions& o) { return train_agent_workers("aware", graph, cluster, sim, o, 2); };
   const auto lowest_late = [](const TrainResult& r) {
     double low = 1e9;
@@ -355,14 +349,9 @@ TEST(ParallelTraining, OneProcessResumesTheFloorsOfTwoAsTheirMean) {
   const Cluster cluster = testing::zero_latency_star(3);
   const fs::path dir = fs::temp_directory_path() / ("aware-floor-two-to-one-" + std::to_string(getpid()));
   fs::remove_all(dir);
-  TrainOptions t;
+  TrainOptions t = testing::strong_elite_on_the_flat_chain();
   t.budget_evals = 640;
-  t.seed = 4;
   t.greedy_eval = false;
-  t.agent_options = {{"fusion", "off"}};
-  t.elite = 1;
-  t.elite_window = 1;
-  t.elite_weight = 5;
   t.entropy_floor = 0.5;
   t.entropy_floor_until = 1.0;
   t.resume_dir = dir.string();

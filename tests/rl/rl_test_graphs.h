@@ -1,8 +1,11 @@
-// Graphs for the learned-agent tests.
+// Graphs for the learned-agent tests, and a run on one of them.
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "agents/rl/trainer.h"
 #include "core/op_graph.h"
 #include "tests/test_graphs.h"
 
@@ -28,6 +31,19 @@ inline OpGraph asymmetric_graph() {
   for (auto [s, d] : std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {1, 3}, {2, 3}, {3, 4}, {2, 5}, {5, 6}})
     g.add_edge(s, d);
   return g;
+}
+
+// Aware unfused on the flat chain, 800 evaluations, cloning its last sample
+// with weight 5 every update: the elite step at its strongest.
+inline rl::TrainOptions strong_elite_on_the_flat_chain() {
+  rl::TrainOptions t;
+  t.budget_evals = 800;
+  t.seed = 4;
+  t.agent_options = {{"fusion", "off"}};
+  t.elite = 1;
+  t.elite_window = 1;
+  t.elite_weight = 5;
+  return t;
 }
 
 // Two independent chains of `length` ops (1 ms each) whose tensors are large
