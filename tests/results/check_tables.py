@@ -168,6 +168,15 @@ STDOUT_SCRIPTS = [
         f"experiments/results/aware-defaults/cells/{m}__k40x{d}__hold20-elite10__e20000__s2.curve.csv"
         for d in (4, 2, 8) for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
      "experiments/results/aware-defaults/curves-20000-hold20-s2.md"),
+    (["experiments/aware_decision.py", "--seed", "1,2,3", "--variants", "elite10,hold20-elite10"],
+     "experiments/results/aware-defaults/decision-20000-s123-hold20.md"),
+    (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1,2,3", "--variant", "hold20-elite10",
+      "--beside", "elite10"],
+     "experiments/results/aware-defaults/vs-anneal-graph-20000-s123-hold20.md"),
+    (["experiments/curve_summary.py"] + [
+        f"experiments/results/aware-defaults/cells/{m}__k40x{d}__hold20-elite10__e20000__s3.curve.csv"
+        for d in (4, 2, 8) for m in ("inception_v3", "resnet50", "nasnet", "nmt4", "gnmt")],
+     "experiments/results/aware-defaults/curves-20000-hold20-s3.md"),
     (["experiments/aware_decision.py", "--seed", "1,2", "--variants", "hierarchical,hierarchical-explore5"],
      "experiments/results/aware-defaults/decision-20000-s12-hierarchical.md"),
     (["experiments/curve_summary.py"] + [
