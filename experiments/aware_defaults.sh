@@ -7,7 +7,8 @@
 # an exploration floor (explore=0.01, variant `floor`), which the variants marked
 # (+floor) keep; `noexplore` won, and is the default preset since.
 #   default     the default preset (ours; since 2026-12-05 with norm=on, since
-#               2026-12-07 with the elite step: the same runs as elite10)
+#               2026-12-07 with the elite step and, later that day, the entropy
+#               floor: the same runs as hold20-elite10)
 #   noelite     --elite 0: the default preset before 2026-12-07 (cells named
 #               default before then were renamed noelite)
 #   nonorm      norm=off: the default preset before 2026-12-05 (cells named
@@ -39,17 +40,22 @@
 #   elite10     --elite 0.1 --elite-window 64: a cross-entropy step on the fastest tenth
 #               of each worker's last 64 samples every update (ours, after Post, Gao et
 #               al. NeurIPS 2018; agents/rl/elite.h; default's network). The default
-#               preset's values since 2026-12-07, so its runs are the default's, bit for bit
+#               preset from its switch on 2026-12-07 until the entropy floor joined it
+#               the same day (run with --entropy-floor 0 since)
 #   around97-elite10  both: sampling around the incumbent and the elite step
 #   hold20-elite10  the elite step with an entropy floor (--entropy-floor 0.2: the bonus
 #               weight rises by dual ascent to hold the entropy per decision at a fifth
-#               of its start until half the budget; ours, agents/rl/entropy_floor.h)
+#               of its start until half the budget; ours, agents/rl/entropy_floor.h).
+#               The default preset's values since 2026-12-07 (seventh sitting), so its
+#               runs are the default's, bit for bit
 #   paper-ent0, paper-norm  the paper preset without its entropy bonus (--entropy 0) /
 #               with our graph normalisation (norm=on): which holds it uniform
 # Every variant but default, noelite, paper*, hinge, fine, explore5, around*, elite*, hold* and the Hierarchical ones was run
 # around the default before 2026-12-05 and keeps its network: norm=off.
 # Every Aware variant but default, noelite (explicitly) and those named elite runs without the
 # elite step (--elite 0), as it was measured before the default took it on 2026-12-07.
+# Every Aware variant but default and hold* runs without the entropy floor
+# (--entropy-floor 0), as it was measured before the default took it (2026-12-07).
 #   hierarchical, hierarchical-paper   the Hierarchical planner, default and paper presets
 #   [AWARE=BIN] experiments/aware_defaults.sh [--budget 2000] [--seeds "1 2"] [--devices "4"]
 #       [--models "inception_v3 resnet50 nasnet nmt4 gnmt"] [--variants "default paper ..."] [--table]
@@ -118,6 +124,7 @@ for m in $MODELS; do for d in $DEVICES; do for v in $VARIANTS; do for s in $SEED
   esac
   case "$v" in default|noelite|paper*|hierarchical*|hinge|fine|explore5|around*|elite*|hold*) ;; *) extra+=(--agent-option norm=off) ;; esac
   case "$v" in default|noelite|paper*|hierarchical*|*elite10) ;; *) extra+=(--elite 0) ;; esac
+  case "$v" in default|hold*|paper*|hierarchical*) ;; *) extra+=(--entropy-floor 0) ;; esac
   echo "$m k40x$d $v seed $s" >&2
   start=$(date +%s.%N)
   "$AWARE" search --agent "$agent" --graph "zoo:$m" --cluster "preset:k40x$d" --budget-evals "$BUDGET" --seed "$s" \

@@ -93,7 +93,7 @@ struct AgentSettings {
   int elite_window = 64;
   // The entropy floor (TrainOptions::entropy_floor when the user gives none):
   // the fraction of the first update's entropy held until entropy_floor_until
-  // of the budget (agents/rl/entropy_floor.h), 0 off (every preset so far).
+  // of the budget (agents/rl/entropy_floor.h), 0 off (Aware's default: 0.2; the rest 0).
   double entropy_floor = 0.0;
   // The guided hybrid (aware-guided; agents/rl/guide.h): a local search refines
   // the policy's proposals and spends this share of the evaluations (0: off,

@@ -122,6 +122,7 @@ TrainResult Trainer::run() {
   if (opt_.threads < 1) throw ConfigError("--threads must be at least 1");
   if (!AgentRegistry::instance().has(name_)) AgentRegistry::instance().create(name_, {}, 1);  // throws listing names
   // The preset's settings (settings.h), the options given winning.
+  const bool floor_given = opt_.entropy_floor != -1;
   defaults_ = run_settings(name_, opt_);
   ppo_ = opt_.algorithm == "ppo";
   ppo_epochs_ = defaults_.ppo_epochs;
@@ -280,10 +281,15 @@ TrainResult Trainer::run() {
   elite_windows_.assign(graphs_.size(), EliteWindow(opt_.elite_window));
   if (opt_.entropy_floor > 0) {
     // Aware's `around` scores its samples as a mixture whose entropy is at most
-    // about a tenth of ln D at around=0.97: a floor on it could not be met.
-    if (config_.count("around") && std::stod(config_.at("around")) > 0)
-      throw ConfigError("--entropy-floor and around (sampling around the incumbent) cannot be combined: the "
-                        "samples' entropy is the mixture's, which the floor cannot raise");
+    // about a tenth of ln D at around=0.97: a floor on it could not be met. A
+    // floor the user gave is refused; the preset's yields (off, as `around` was
+    // measured), and the result's entropy_floor says 0.
+    if (config_.count("around") && std::stod(config_.at("around")) > 0) {
+      if (floor_given)
+        throw ConfigError("--entropy-floor and around (sampling around the incumbent) cannot be combined: the "
+                          "samples' entropy is the mixture's, which the floor cannot raise");
+      opt_.entropy_floor = 0;
+    }
     // Data-parallel (--workers, --ranks): one controller per process, reading its
     // own share of the batch (entropy_floor.h says why), as the measured runs had.
   }

@@ -197,6 +197,14 @@ TEST(AwareAgent, EntropyFloorHoldsTheEntropyAgainstTheEliteStep) {
   bad = t;
   bad.agent_options["around"] = "0.97";  // the samples' entropy is a mixture's
   EXPECT_THROW(train_agent("aware", g, c, sim, bad), ConfigError);
+  // The preset's floor (the default's) yields to `around` instead: the run
+  // goes on without it, and its result says so.
+  TrainOptions around = bad;
+  around.entropy_floor = -1;
+  around.budget_evals = 65;
+  const TrainResult yielded = train_agent("aware", g, c, sim, around);
+  EXPECT_EQ(yielded.entropy_floor, 0.0);
+  EXPECT_EQ(yielded.entropy_floor_multiplier, 0.0);
   // Stopped and resumed, the run is the straight one: the controller (its start
   // entropy and multiplier) is in the checkpoint.
   t.entropy_floor_until = 1.0;
@@ -227,8 +235,10 @@ TEST(AwareAgent, EliteStepDefaultsToThePresetsAndTheResultSaysWhatRan) {
   run_settings("aware", given);
   EXPECT_EQ(given.elite, 0.25);
   EXPECT_EQ(given.elite_window, 8);
-  // The entropy floor is a preset setting the same way (0, off, in every preset
-  // so far): unset (-1) it is the preset's; given, the user's.
+  // The entropy floor is a preset setting the same way (a fifth of the start
+  // entropy in Aware's default since 2026-12-07; 0, off, in every other preset
+  // and in aware-guided's, as measured): unset (-1) it is the preset's; given,
+  // the user's.
   for (const char* agent : {"aware", "aware-guided", "placeto", "hierarchical"})
     for (const char* preset : {"default", "paper"}) {
       if (std::string(agent) == "aware-guided" && std::string(preset) == "paper") continue;
@@ -236,7 +246,8 @@ TEST(AwareAgent, EliteStepDefaultsToThePresetsAndTheResultSaysWhatRan) {
       unset.preset = preset;
       const AgentSettings s = run_settings(agent, unset);
       EXPECT_EQ(unset.entropy_floor, s.entropy_floor) << agent << " " << preset;
-      EXPECT_EQ(s.entropy_floor, 0.0) << agent << " " << preset;
+      const bool aware_default = std::string(agent) == "aware" && std::string(preset) == "default";
+      EXPECT_EQ(s.entropy_floor, aware_default ? 0.2 : 0.0) << agent << " " << preset;
     }
   given.entropy_floor = 0.2;
   run_settings("aware", given);
@@ -251,6 +262,7 @@ TEST(AwareAgent, EliteStepDefaultsToThePresetsAndTheResultSaysWhatRan) {
   t.seed = 3;
   t.agent_options = off_fusion();
   const TrainResult preset = train_agent("aware", g, c, sim, t);
+  EXPECT_EQ(preset.entropy_floor, 0.2) << "the default's floor ran";
   EXPECT_EQ(preset.elite_fraction, 0.1);
   EXPECT_EQ(preset.elite_window, 64);
   EXPECT_GT(preset.elite_updates, 0);
