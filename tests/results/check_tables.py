@@ -137,6 +137,8 @@ STDOUT_SCRIPTS = [
      "experiments/results/aware-defaults/curves-20000-around97.md"),
     (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "elite10", "--beside", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-elite10.md"),
+    (["experiments/aware_vs_search.py", "--seeds", "1,2,3", "--variant", "hold20-elite10", "--beside", "elite10"],
+     "experiments/results/aware-defaults/vs-anneal-graph-2000-s123-hold20.md"),
     (["experiments/aware_vs_search.py", "--budget", "20000", "--seeds", "1", "--variant", "elite10", "--beside", "noelite"],
      "experiments/results/aware-defaults/vs-anneal-graph-20000-s1-elite10.md"),
     (["experiments/curve_summary.py"] + [
