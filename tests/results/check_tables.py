@@ -78,6 +78,8 @@ STDOUT_SCRIPTS = [
      "experiments/results/reproduce-small-3seeds-d/zero-shot.md"),
     (["experiments/zero_shot_table.py", "experiments/results/reproduce-small-3seeds-e"],
      "experiments/results/reproduce-small-3seeds-e/zero-shot.md"),
+    (["experiments/zero_shot_table.py", "experiments/results/reproduce-small-3seeds-f"],
+     "experiments/results/reproduce-small-3seeds-f/zero-shot.md"),
     (["experiments/transfer_pretrain_table.py", "experiments/results/transfer-pretrain18000"],
      "experiments/results/transfer-pretrain18000/TABLE.md"),
     (["experiments/transfer_pretrain_table.py", "experiments/results/transfer-pretrain18000-noelite",
