@@ -293,6 +293,32 @@ void add_train_options(CLI::App* c, TrainArgs& a,
   c->add_flag("--json", a.json, "Print one JSON object");
 }
 
+// The elite step's and the entropy floor's blocks of a result, when they ran
+// (the preset's or the user's), for `search` and `pretrain` alike. The floor's
+// controller is one per process and per graph: the figures are process 0's
+// (data-parallel) and one graph's (pre-training; the trainer's graph at the end).
+void add_elite_and_floor(nlohmann::json& out, const rl::TrainResult& r, const TrainArgs& a, bool parallel,
+                         size_t graphs) {
+  if (r.elite_fraction > 0)
+    out["elite"] = {{"fraction", r.elite_fraction},
+                    {"window", r.elite_window},
+                    {"weight", a.elite_weight},
+                    {"updates", r.elite_updates},
+                    {"probability", r.elite_probability}};
+  if (r.entropy_floor > 0) {
+    out["entropy_floor"] = {{"fraction", r.entropy_floor},
+                            {"until", r.entropy_floor_until},
+                            {"step", a.entropy_floor_step},
+                            {"start_entropy", r.entropy_floor_start},
+                            {"multiplier", r.entropy_floor_multiplier}};
+    std::string of;
+    if (parallel) of = "process 0";
+    if (graphs > 1)
+      of += std::string(of.empty() ? "" : ", ") + "one graph of " + std::to_string(graphs) + " (each has its own)";
+    if (!of.empty()) out["entropy_floor"]["controller_of"] = of;
+  }
+}
+
 void run_search(const SearchArgs& a) {
   if (a.seed < 0) throw ConfigError("--seed must not be negative");
   if (a.budget_evals < 0 || a.budget_seconds < 0) throw ConfigError("budgets must not be negative");
@@ -386,20 +412,7 @@ void run_search(const SearchArgs& a) {
                                {"from", a.self_imitation_from},
                                {"updates", r.self_imitation_updates},
                                {"probability", r.self_imitation_probability}};
-    if (r.elite_fraction > 0)
-      out["elite"] = {{"fraction", r.elite_fraction},
-                      {"window", r.elite_window},
-                      {"weight", a.elite_weight},
-                      {"updates", r.elite_updates},
-                      {"probability", r.elite_probability}};
-    if (r.entropy_floor > 0)
-      out["entropy_floor"] = {{"fraction", r.entropy_floor},
-                              {"until", r.entropy_floor_until},
-                              {"step", a.entropy_floor_step},
-                              {"start_entropy", r.entropy_floor_start},
-                              {"multiplier", r.entropy_floor_multiplier}};
-    // Data-parallel: every process has its own controller; these are process 0's.
-    if (r.entropy_floor > 0 && (a.workers > 1 || ranks > 1)) out["entropy_floor"]["controller_of"] = "process 0";
+    add_elite_and_floor(out, r, a, a.workers > 1 || ranks > 1, 1);
     out["cancelled"] = r.cancelled;
     if (!a.out.empty()) out["placement_file"] = a.out;
     if (!a.curve.empty()) out["curve_file"] = a.curve;
@@ -476,6 +489,12 @@ void run_pretrain(const PretrainArgs& a) {
       out["greedy_graph"] = graphs.front().name();
       out["greedy_step_time_us"] = r.greedy_step_us;
     }
+#ifdef AWARE_HAVE_MPI
+    const bool parallel = job != nullptr && job->size() > 1;
+#else
+    const bool parallel = false;
+#endif
+    add_elite_and_floor(out, r, a, parallel, graphs.size());
     if (!a.curve.empty()) out["curve_file"] = a.curve;
     std::cout << out.dump(1) << "\n";
     return;

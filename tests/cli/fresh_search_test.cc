@@ -111,6 +111,31 @@ TEST(FreshSearch, GuidedHybridAndEpisodeBudgetFromTheCommandLine) {
   EXPECT_TRUE(contains(episodes.output, "\"budget_episodes\": 20")) << episodes.output;
 }
 
+// The result says what ran: Aware's default preset has the elite step and
+// the entropy floor (since 2026-12-07), and `search` and `pretrain` both report
+// their blocks; `--entropy-floor 0` leaves the floor's block out.
+TEST(FreshSearch, ResultsSayTheDefaultsEliteStepAndEntropyFloorRan) {
+  if (!have_agents()) GTEST_SKIP() << "built without the learned agents (LibTorch)";
+  const Outcome search = aware("search --graph random:20:1 --cluster preset:k40x2 --agent aware "
+                               "--budget-evals 40 --json", true);
+  ASSERT_EQ(search.exit_code, 0) << search.output;
+  EXPECT_TRUE(contains(search.output, "\"entropy_floor\"")) << search.output;
+  EXPECT_TRUE(contains(search.output, "\"fraction\": 0.2")) << search.output;
+  EXPECT_TRUE(contains(search.output, "\"elite\"")) << search.output;
+  const Outcome off = aware("search --graph random:20:1 --cluster preset:k40x2 --agent aware "
+                            "--budget-evals 40 --entropy-floor 0 --json", true);
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_FALSE(contains(off.output, "\"entropy_floor\"")) << off.output;
+  const std::string policy = tmp("fresh-search-pretrain-floor.pt");
+  const Outcome pre = aware("pretrain --family cifar10 --count 4 --cluster preset:k40x4 --agent aware "
+                            "--budget-evals 40 --json --save-policy " + policy, true);
+  ASSERT_EQ(pre.exit_code, 0) << pre.output;
+  EXPECT_TRUE(contains(pre.output, "\"entropy_floor\"")) << pre.output;
+  EXPECT_TRUE(contains(pre.output, "one graph of 3 (each has its own)")) << pre.output;
+  EXPECT_TRUE(contains(pre.output, "\"elite\"")) << pre.output;
+  fs::remove(policy);
+}
+
 // P20: a budget too large to finish still shows progress, by time, not only at
 // every 1/200 of the budget (which 99999999999 evaluations never reach).
 TEST(FreshSearch, AHugeBudgetStillReportsProgress) {
